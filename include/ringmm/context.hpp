@@ -1,0 +1,45 @@
+// The context chooses the backend and carries the CUDA stream and tuning overrides.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace ringmm {
+
+enum class Backend { automatic, cpu, cuda };
+
+// How the CUDA backend handles matrices whose sizes are not tile multiples (seed 000):
+// pad = copy into tile-multiple buffers filled with 0̄ and run the branch-free kernel;
+// predicate = bounds checks inside the kernel; automatic = the heuristic picks per shape.
+enum class BorderPolicy { automatic, pad, predicate };
+
+struct Context {
+  Backend backend = Backend::automatic;
+  BorderPolicy border = BorderPolicy::automatic;
+  void* cuda_stream = nullptr;  // a cudaStream_t; null means the legacy default stream
+  int cpu_threads = 0;          // 0 = OpenMP's default
+  std::string cuda_config;      // a name from the CUDA configuration table; empty = heuristic
+  // Receives one-line notices such as "no CUDA device; using the CPU backend". Null: stderr.
+  std::function<void(std::string_view)> on_notice;
+
+  // The backend a call made with this context runs on. `automatic` picks CUDA when it is compiled
+  // in and a device is present, otherwise the CPU (and reports why through on_notice, once).
+  Backend resolved_backend() const;
+  void notice(std::string_view message) const;
+};
+
+std::string_view to_string(Backend b);
+std::string_view to_string(BorderPolicy b);
+Backend parse_backend(std::string_view text, std::string_view what = "backend");
+BorderPolicy parse_border(std::string_view text, std::string_view what = "border");
+
+// What this build of ringmm contains.
+bool cuda_compiled();
+bool blas_compiled();
+bool mpi_compiled();
+// True when the CUDA backend is compiled in and at least one device answers; `why` says otherwise.
+bool cuda_device_available(std::string* why = nullptr);
+std::string_view version();
+
+}  // namespace ringmm

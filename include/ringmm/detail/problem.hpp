@@ -1,0 +1,34 @@
+// The normalised problem every backend receives: ops applied, arguments validated.
+#pragma once
+
+#include "ringmm/context.hpp"
+#include "ringmm/matrix.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::detail {
+
+// C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for b in [0, batch), with X_b = X + b·stride_x.
+// When `symmetric` is set (Aᵀ·A), A_b ⊗ B_b is symmetric: backends compute the lower triangle
+// (i ≥ j, reading only that triangle of C) and mirror it into the upper one.
+template <class T> struct Problem {
+  Strided<const T> a;  // M×K
+  Strided<const T> b;  // K×N
+  Strided<T> c;        // M×N
+  T alpha;
+  T beta;
+  index_t batch = 1;
+  index_t stride_a = 0, stride_b = 0, stride_c = 0;
+  bool symmetric = false;
+
+  index_t m() const { return c.rows; }
+  index_t n() const { return c.cols; }
+  index_t k() const { return a.cols; }
+  // Semiring updates (i, j, k triples) the product performs: the unit of every rate we report.
+  double updates() const { return double(m()) * double(n()) * double(k()) * double(batch); }
+};
+
+// Backend entry points for the built-in semirings (explicitly instantiated in src/cpu, src/cuda).
+template <class S> void cpu_run(const Context& ctx, const Problem<typename S::value_type>& p);
+template <class S> void cuda_run(const Context& ctx, const Problem<typename S::value_type>& p);
+
+}  // namespace ringmm::detail

@@ -1,0 +1,123 @@
+// gemm, strided-batched gemm and syrk (op(A)ᵀ·op(A)) over any semiring.
+//
+//   C ← α ⊗ (op(A) ⊗ op(B)) ⊕ β ⊗ C
+//
+// Every argument is checked before any work starts; a refused call throws ringmm::Error and
+// leaves C untouched. With β = 0̄ the old C is never read. Pointers may be host memory (any
+// backend) or, for the CUDA backend, device memory.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "ringmm/context.hpp"
+#include "ringmm/cpu/blocked.hpp"
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/detail/validate.hpp"
+#include "ringmm/error.hpp"
+#include "ringmm/matrix.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm {
+
+namespace detail {
+
+template <class S> void run(const Context& ctx, const Problem<typename S::value_type>& p) {
+  if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
+  const Backend backend = ctx.resolved_backend();
+  if (backend == Backend::cuda) {
+    if constexpr (is_builtin_v<S>) {
+      cuda_run<S>(ctx, p);
+      return;
+    } else {
+      throw Error(Errc::unsupported, "semiring",
+                  "user-defined semirings run on the CPU backend only; instantiate the CUDA kernel "
+                  "template for it or use Backend::cpu");
+    }
+  }
+  check_host_values<S>(p);
+  if constexpr (is_builtin_v<S>) cpu_run<S>(ctx, p);
+  else cpu::blocked_gemm<S>(p, ctx.cpu_threads);
+}
+
+template <class S>
+Problem<typename S::value_type> make_problem(Op op_a, const MatrixView<const typename S::value_type>& a, Op op_b,
+                                             const MatrixView<const typename S::value_type>& b,
+                                             const MatrixView<typename S::value_type>& c, typename S::value_type alpha,
+                                             typename S::value_type beta) {
+  validate_view(a, "A");
+  validate_view(b, "B");
+  validate_view(c, "C");
+  Problem<typename S::value_type> p{apply_op(op_a, a), apply_op(op_b, b), apply_op(Op::N, c), alpha, beta};
+  if (p.a.rows != c.rows)
+    throw Error(Errc::dimension_mismatch, "A", "op(A) has " + std::to_string(p.a.rows) + " rows but C has " +
+                                                   std::to_string(c.rows));
+  if (p.b.cols != c.cols)
+    throw Error(Errc::dimension_mismatch, "B", "op(B) has " + std::to_string(p.b.cols) + " columns but C has " +
+                                                   std::to_string(c.cols));
+  if (p.a.cols != p.b.rows)
+    throw Error(Errc::dimension_mismatch, "B", "op(A) is " + std::to_string(p.a.rows) + "x" +
+                                                   std::to_string(p.a.cols) + " but op(B) is " +
+                                                   std::to_string(p.b.rows) + "x" + std::to_string(p.b.cols) +
+                                                   " (inner dimensions differ)");
+  return p;
+}
+
+}  // namespace detail
+
+template <class S>
+void gemm(const Context& ctx, Op op_a, MatrixView<const typename S::value_type> a, Op op_b,
+          MatrixView<const typename S::value_type> b, MatrixView<typename S::value_type> c,
+          typename S::value_type alpha = S::one(), typename S::value_type beta = S::zero()) {
+  auto p = detail::make_problem<S>(op_a, a, op_b, b, c, alpha, beta);
+  if (detail::views_overlap(c, a, c.extent(), a.extent())) throw Error(Errc::aliasing, "C", "C overlaps A");
+  if (detail::views_overlap(c, b, c.extent(), b.extent())) throw Error(Errc::aliasing, "C", "C overlaps B");
+  detail::run<S>(ctx, p);
+}
+
+// batch products; member b of X starts at X.data + b·stride_x (strides in elements, ≥ 0; a
+// stride of 0 reuses one A or B for every member; C's members must not overlap).
+template <class S>
+void gemm_batched(const Context& ctx, Op op_a, MatrixView<const typename S::value_type> a, index_t stride_a, Op op_b,
+                  MatrixView<const typename S::value_type> b, index_t stride_b, MatrixView<typename S::value_type> c,
+                  index_t stride_c, index_t batch, typename S::value_type alpha = S::one(),
+                  typename S::value_type beta = S::zero()) {
+  if (batch < 0) throw Error(Errc::invalid_argument, "batch", "batch count " + std::to_string(batch) + " is negative");
+  if (stride_a < 0) throw Error(Errc::invalid_argument, "stride_a", "negative batch stride");
+  if (stride_b < 0) throw Error(Errc::invalid_argument, "stride_b", "negative batch stride");
+  if (stride_c < 0) throw Error(Errc::invalid_argument, "stride_c", "negative batch stride");
+  auto p = detail::make_problem<S>(op_a, a, op_b, b, c, alpha, beta);
+  if (batch > 1 && !c.empty() && stride_c < c.extent())
+    throw Error(Errc::aliasing, "stride_c", "stride " + std::to_string(stride_c) +
+                                                " makes members of C overlap (each spans " + std::to_string(c.extent()) +
+                                                " elements)");
+  if (batch == 0) return;
+  const index_t c_span = detail::batch_span(c, batch, stride_c);
+  if (detail::views_overlap(c, a, c_span, detail::batch_span(a, batch, stride_a)))
+    throw Error(Errc::aliasing, "C", "C overlaps A");
+  if (detail::views_overlap(c, b, c_span, detail::batch_span(b, batch, stride_b)))
+    throw Error(Errc::aliasing, "C", "C overlaps B");
+  p.batch = batch;
+  p.stride_a = stride_a;
+  p.stride_b = stride_b;
+  p.stride_c = stride_c;
+  detail::run<S>(ctx, p);
+}
+
+// C ← α ⊗ (op(A)ᵀ ⊗ op(A)) ⊕ β ⊗ C: op = N gives Aᵀ·A (seed 003), op = T gives A·Aᵀ. The product
+// is symmetric for every commutative ⊗ (all built-in semirings); one triangle is computed and
+// mirrored, and with β ≠ 0̄ only C's lower triangle is read.
+template <class S>
+void syrk(const Context& ctx, Op op_a, MatrixView<const typename S::value_type> a, MatrixView<typename S::value_type> c,
+          typename S::value_type alpha = S::one(), typename S::value_type beta = S::zero()) {
+  const Op op_t = op_a == Op::N ? Op::T : Op::N;
+  if (c.rows != c.cols)
+    throw Error(Errc::dimension_mismatch, "C", "syrk needs a square C, got " + std::to_string(c.rows) + "x" +
+                                                   std::to_string(c.cols));
+  auto p = detail::make_problem<S>(op_t, a, op_a, a, c, alpha, beta);
+  if (detail::views_overlap(c, a, c.extent(), a.extent())) throw Error(Errc::aliasing, "C", "C overlaps A");
+  p.symmetric = true;
+  detail::run<S>(ctx, p);
+}
+
+}  // namespace ringmm

@@ -1,0 +1,10 @@
+// ringmm: dense matrix multiplication over semirings. Include this one header.
+#pragma once
+
+#include "ringmm/context.hpp"
+#include "ringmm/dispatch.hpp"
+#include "ringmm/error.hpp"
+#include "ringmm/gemm.hpp"
+#include "ringmm/matrix.hpp"
+#include "ringmm/semiring.hpp"
+#include "ringmm/types.hpp"

@@ -1,0 +1,25 @@
+// Built when the CUDA backend is not compiled in: the CUDA entry points say so.
+#include <string>
+
+#include "ringmm/context.hpp"
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/error.hpp"
+
+namespace ringmm {
+
+bool cuda_compiled() { return false; }
+
+bool cuda_device_available(std::string* why) {
+  if (why) *why = "this build of ringmm has no CUDA backend (nvcc was not found at configure time)";
+  return false;
+}
+
+namespace detail {
+template <class S> void cuda_run(const Context&, const Problem<typename S::value_type>&) {
+  throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+}
+#define RINGMM_INSTANTIATE(S) template void cuda_run<S>(const Context&, const Problem<typename S::value_type>&);
+RINGMM_FOR_EACH_BUILTIN(RINGMM_INSTANTIATE)
+}  // namespace detail
+
+}  // namespace ringmm

@@ -1,0 +1,151 @@
+// Shared test helpers: random semiring data, poisoned outputs, exact or bounded comparison.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ringmm/cpu/reference.hpp"
+#include "ringmm/ringmm.hpp"
+
+namespace ringmm::testing {
+
+// An owning host matrix with a view; `pad` extra elements per leading-dimension line.
+template <class T> struct HostMatrix {
+  std::vector<T> storage;
+  MatrixView<T> view;
+  HostMatrix() = default;
+  HostMatrix(index_t rows, index_t cols, Layout layout, index_t pad = 0) {
+    const index_t ld = std::max<index_t>(1, (layout == Layout::row_major ? cols : rows) + pad);
+    const index_t lines = layout == Layout::row_major ? rows : cols;
+    storage.resize(std::size_t(std::max<index_t>(1, lines * ld)));
+    view = {storage.data(), rows, cols, ld, layout};
+  }
+  HostMatrix(const HostMatrix& o) : storage(o.storage), view(o.view) { view.data = storage.data(); }
+  HostMatrix& operator=(const HostMatrix& o) {
+    storage = o.storage;
+    view = o.view;
+    view.data = storage.data();
+    return *this;
+  }
+  MatrixView<const T> cview() const { return {storage.data(), view.rows, view.cols, view.ld, view.layout}; }
+  T& operator()(index_t i, index_t j) { return view(i, j); }
+  T operator()(index_t i, index_t j) const { return view(i, j); }
+};
+
+// A value no kernel produces from our random data: shows unwritten elements.
+template <class T> T poison() {
+  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::quiet_NaN();
+  else if constexpr (std::is_same_v<T, i16x2>) return {std::int16_t(0x7bad), std::int16_t(-0x7bad)};
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return 0xa5;
+  else return T(0x7eadbeef);
+}
+
+// Random valid inputs for semiring S; a fraction of 0̄ (the tropical ∞ / sentinel) included.
+// `k` is the inner dimension, used to keep or-and products from saturating to all-true.
+template <class S> typename S::value_type random_value(std::mt19937_64& rng, index_t k = 64) {
+  using T = typename S::value_type;
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  if constexpr (std::is_same_v<S, OrAnd>) {
+    const double density = std::min(0.5, std::sqrt(0.7 / double(std::max<index_t>(1, k))));
+    return u(rng) < density ? T(1 + rng() % 3) : T(0);  // nonzero values other than 1 are true too
+  } else if constexpr (S::kind == SemiringKind::plus_times) {
+    if constexpr (std::is_floating_point_v<T>) return T(2.0 * u(rng) - 1.0);
+    else return T(std::int64_t(rng() % 17) - 8);
+  } else {
+    const bool special = u(rng) < 0.05;
+    if constexpr (std::is_same_v<T, i16x2>) {
+      const std::int16_t r = tropical_int_limits<std::int16_t>::finite_max;
+      auto lane = [&](std::int16_t zero) {
+        return special && (rng() & 1) ? zero : std::int16_t(std::int64_t(rng() % (2 * r + 1)) - r);
+      };
+      return {lane(S::zero().lo), lane(S::zero().hi)};
+    } else if constexpr (std::is_same_v<T, std::int32_t>) {
+      if (special) return (rng() & 1) ? S::zero() : S::one();
+      if constexpr (S::kind == SemiringKind::max_min) return T(std::int64_t(rng() % 2001) - 1000);
+      const std::int64_t r = tropical_int_limits<std::int32_t>::finite_max;
+      return T(std::int64_t(rng() % std::uint64_t(2 * r + 1)) - r);
+    } else {
+      if (special) return (rng() & 1) ? S::zero() : S::one();
+      return T(std::round((2.0 * u(rng) - 1.0) * 1000.0) / 8.0);
+    }
+  }
+}
+
+template <class S>
+HostMatrix<typename S::value_type> random_matrix(index_t rows, index_t cols, Layout layout, index_t pad,
+                                                 std::mt19937_64& rng, index_t k = 64) {
+  HostMatrix<typename S::value_type> m(rows, cols, layout, pad);
+  for (auto& x : m.storage) x = poison<typename S::value_type>();  // padding keeps poison: must not be read into results
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) m(i, j) = random_value<S>(rng, k);
+  return m;
+}
+
+template <class T> std::string show(T x) {
+  std::ostringstream os;
+  if constexpr (std::is_same_v<T, i16x2>) os << "(" << x.lo << "," << x.hi << ")";
+  else if constexpr (std::is_same_v<T, std::uint8_t>) os << int(x);
+  else os << x;
+  return os.str();
+}
+
+// Float plus-times is compared within the rounding bound |err| ≤ 2·K·ε·(|α|·(|A||B|)ᵢⱼ + |β|·|Cᵢⱼ|)
+// (computed in double); every other semiring and type must match exactly.
+template <class S> struct Tolerance {
+  using T = typename S::value_type;
+  static constexpr bool exact = !(S::kind == SemiringKind::plus_times && std::is_floating_point_v<T>);
+};
+
+template <class S>
+::testing::AssertionResult matrices_match(const detail::Problem<typename S::value_type>& p,
+                                          const detail::Strided<typename S::value_type>& expected_c,
+                                          const detail::Strided<typename S::value_type>& actual_c,
+                                          const detail::Strided<const typename S::value_type>* c_before = nullptr) {
+  using T = typename S::value_type;
+  index_t bad = 0;
+  std::ostringstream first;
+  for (index_t bt = 0; bt < p.batch; ++bt) {
+    for (index_t i = 0; i < p.m(); ++i) {
+      for (index_t j = 0; j < p.n(); ++j) {
+        const T e = expected_c.p[bt * p.stride_c + i * expected_c.rs + j * expected_c.cs];
+        const T a = actual_c.p[bt * p.stride_c + i * actual_c.rs + j * actual_c.cs];
+        bool ok;
+        if constexpr (Tolerance<S>::exact) {
+          ok = e == a;
+        } else {
+          double mag = 0;
+          for (index_t k = 0; k < p.k(); ++k)
+            mag += std::fabs(double(p.a.p[bt * p.stride_a + i * p.a.rs + k * p.a.cs])) *
+                   std::fabs(double(p.b.p[bt * p.stride_b + k * p.b.rs + j * p.b.cs]));
+          mag *= std::fabs(double(p.alpha));
+          if (c_before && p.beta != T(0))
+            mag += std::fabs(double(p.beta)) * std::fabs(double(c_before->p[bt * p.stride_c + i * c_before->rs + j * c_before->cs]));
+          const double tol = 2.0 * double(std::max<index_t>(p.k(), 1) + 1) * std::numeric_limits<T>::epsilon() * mag;
+          ok = std::fabs(double(e) - double(a)) <= tol;
+        }
+        if (!ok && bad++ == 0)
+          first << "first mismatch at batch " << bt << " (" << i << ", " << j << "): expected " << show(e) << ", got "
+                << show(a);
+      }
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " mismatched elements; " << first.str();
+}
+
+// Element-wise equality of two whole buffers (for "C was not touched" checks).
+template <class T> bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
+
+}  // namespace ringmm::testing

@@ -1,0 +1,36 @@
+// Reading and writing NumPy .npy files (format versions 1.0–3.0, as numpy.save writes them).
+//
+// dtypes: <f4 ↔ f32, <f8 ↔ f64, <i4 ↔ i32, |u1 and |b1 ↔ u8, and <i2 with a trailing axis of 2
+// ↔ i16x2 (shape (rows, cols, 2): lane 0 is .lo, lane 1 is .hi).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "ringmm/matrix.hpp"
+#include "ringmm/types.hpp"
+
+namespace ringmm::npy {
+
+// A 2-D matrix read from a file: element (i, j) is data[i*cols + j] (row-major) whatever the
+// file's order; `fortran_order` tells what the file held.
+struct Matrix {
+  DType dtype = DType::f32;
+  index_t rows = 0;
+  index_t cols = 0;
+  bool fortran_order = false;
+  std::vector<std::byte> data;
+
+  template <class T> MatrixView<T> view() { return {reinterpret_cast<T*>(data.data()), rows, cols, cols, Layout::row_major}; }
+};
+
+// Throws ringmm::Error naming `path`: io_error when the file cannot be read, format_error for a bad
+// magic string, header, dtype, rank, or a file shorter than its header says.
+Matrix read(const std::string& path);
+
+// Writes a row-major rows×cols matrix. The file appears complete or not at all (written to a
+// temporary name, then renamed), so a failed write never leaves a partial file.
+void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data);
+
+}  // namespace ringmm::npy

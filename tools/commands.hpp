@@ -1,0 +1,19 @@
+// The subcommands of the `ringmm` tool. Each takes its arguments after the command name and
+// returns the process exit code; main.cpp holds the table that maps names onto them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ringmm::tools {
+
+using Args = std::vector<std::string>;
+
+int multiply_command(const Args& args);
+int bench_command(const Args& args);
+int info_command(const Args& args);
+int demo_command(const Args& args);
+int microbench_command(const Args& args);  // needs the CUDA backend
+int summa_command(const Args& args);       // needs MPI; run under mpirun
+
+}  // namespace ringmm::tools

@@ -1,10 +1,335 @@
-// Every refused call names its problem and leaves C untouched.
+// Every refused call throws the specific ringmm::Error, names its argument, and leaves C untouched.
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
 
 #include "ringmm_testing.hpp"
 
 namespace ringmm {
 namespace {
+
 using testing::HostMatrix;
+
+Context cpu_context() {
+  Context ctx;
+  ctx.backend = Backend::cpu;
+  return ctx;
+}
+
+// Runs `call`, expects Error{code, subject}, and checks that `c` kept every byte.
+template <class T>
+void expect_refused(const std::function<void()>& call, Errc code, const std::string& subject, const HostMatrix<T>& c) {
+  const auto before = c.storage;
+  try {
+    call();
+    ADD_FAILURE() << "call was accepted; expected " << to_string(code) << " on " << subject;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_EQ(e.subject(), subject) << e.what();
+    EXPECT_NE(std::string(e.what()).find(subject), std::string::npos) << "message must name the argument";
+  }
+  EXPECT_TRUE(testing::same_bits(before, c.storage)) << "C was modified by a refused call";
+}
+
+class Validation : public ::testing::Test {
+ protected:
+  using S = MaxPlus<float>;
+  std::mt19937_64 rng{42};
+  HostMatrix<float> a = testing::random_matrix<S>(4, 3, Layout::row_major, 0, rng);
+  HostMatrix<float> b = testing::random_matrix<S>(3, 5, Layout::row_major, 0, rng);
+  HostMatrix<float> c = testing::random_matrix<S>(4, 5, Layout::row_major, 0, rng);
+  Context ctx = cpu_context();
+  void gemm_ab(MatrixView<const float> av, MatrixView<const float> bv, MatrixView<float> cv, Op oa = Op::N,
+               Op ob = Op::N) {
+    gemm<S>(ctx, oa, av, ob, bv, cv);
+  }
+};
+
+TEST_F(Validation, RowsOfOpAMustMatchC) {
+  auto bad = a.cview();
+  bad.rows = 3;
+  expect_refused([&] { gemm_ab(bad, b.cview(), c.view); }, Errc::dimension_mismatch, "A", c);
+}
+
+TEST_F(Validation, ColsOfOpBMustMatchC) {
+  auto bad = b.cview();
+  bad.cols = 4;
+  expect_refused([&] { gemm_ab(a.cview(), bad, c.view); }, Errc::dimension_mismatch, "B", c);
+}
+
+TEST_F(Validation, InnerDimensionsMustAgree) {
+  auto bad = b.cview();
+  bad.rows = 2;
+  expect_refused([&] { gemm_ab(a.cview(), bad, c.view); }, Errc::dimension_mismatch, "B", c);
+}
+
+TEST_F(Validation, TransposeChangesWhichDimensionsMustAgree) {
+  // op(A) = Aᵀ is 3×4: its rows no longer match C's 4.
+  expect_refused([&] { gemm_ab(a.cview(), b.cview(), c.view, Op::T); }, Errc::dimension_mismatch, "A", c);
+}
+
+TEST_F(Validation, ZeroLeadingDimensionIsRefused) {
+  auto bad = a.cview();
+  bad.ld = 0;
+  expect_refused([&] { gemm_ab(bad, b.cview(), c.view); }, Errc::invalid_leading_dim, "ldA", c);
+}
+
+TEST_F(Validation, RowMajorLeadingDimensionBelowColsIsRefused) {
+  auto bad = b.cview();
+  bad.ld = 4;  // B has 5 columns
+  expect_refused([&] { gemm_ab(a.cview(), bad, c.view); }, Errc::invalid_leading_dim, "ldB", c);
+}
+
+TEST_F(Validation, ColMajorLeadingDimensionBelowRowsIsRefused) {
+  HostMatrix<float> acm(4, 3, Layout::col_major);
+  auto bad = acm.cview();
+  bad.ld = 3;  // col-major needs ld ≥ rows = 4
+  expect_refused([&] { gemm_ab(bad, b.cview(), c.view); }, Errc::invalid_leading_dim, "ldA", c);
+}
+
+TEST_F(Validation, TooSmallLeadingDimensionOfCIsRefused) {
+  auto bad = c.view;
+  bad.ld = 2;
+  expect_refused([&] { gemm_ab(a.cview(), b.cview(), bad); }, Errc::invalid_leading_dim, "ldC", c);
+}
+
+TEST_F(Validation, NegativeSizeIsRefused) {
+  auto bad = a.cview();
+  bad.rows = -4;
+  expect_refused([&] { gemm_ab(bad, b.cview(), c.view); }, Errc::invalid_argument, "A", c);
+}
+
+TEST_F(Validation, NullAWithNonzeroSizeIsRefused) {
+  auto bad = a.cview();
+  bad.data = nullptr;
+  expect_refused([&] { gemm_ab(bad, b.cview(), c.view); }, Errc::null_pointer, "A", c);
+}
+
+TEST_F(Validation, NullBWithNonzeroSizeIsRefused) {
+  auto bad = b.cview();
+  bad.data = nullptr;
+  expect_refused([&] { gemm_ab(a.cview(), bad, c.view); }, Errc::null_pointer, "B", c);
+}
+
+TEST_F(Validation, NullCWithNonzeroSizeIsRefused) {
+  auto bad = c.view;
+  bad.data = nullptr;
+  expect_refused([&] { gemm_ab(a.cview(), b.cview(), bad); }, Errc::null_pointer, "C", c);
+}
+
+TEST_F(Validation, NullPointersWithZeroSizeAreAccepted) {
+  MatrixView<const float> a0{nullptr, 4, 0, 1, Layout::row_major};
+  MatrixView<const float> b0{nullptr, 0, 5, 5, Layout::row_major};
+  gemm_ab(a0, b0, c.view);  // K = 0: C = α ⊗ 0̄ ⊕ β ⊗ C with β = 0̄ gives 0̄ everywhere
+  for (index_t i = 0; i < 4; ++i)
+    for (index_t j = 0; j < 5; ++j) EXPECT_EQ(c(i, j), S::zero());
+}
+
+TEST_F(Validation, CEqualToAIsRefused) {
+  HostMatrix<float> sq = testing::random_matrix<S>(4, 4, Layout::row_major, 0, rng);
+  HostMatrix<float> sb = testing::random_matrix<S>(4, 4, Layout::row_major, 0, rng);
+  expect_refused([&] { gemm<S>(ctx, Op::N, sq.cview(), Op::N, sb.cview(), sq.view); }, Errc::aliasing, "C", sq);
+}
+
+TEST_F(Validation, COverlappingPartOfBIsRefused) {
+  // B and C are overlapping windows of one 8×8 array.
+  HostMatrix<float> big = testing::random_matrix<S>(8, 8, Layout::row_major, 0, rng);
+  MatrixView<const float> bv{big.storage.data(), 4, 4, 8, Layout::row_major};
+  MatrixView<float> cv{big.storage.data() + 2 * 8 + 2, 4, 4, 8, Layout::row_major};
+  HostMatrix<float> av = testing::random_matrix<S>(4, 4, Layout::row_major, 0, rng);
+  expect_refused([&] { gemm<S>(ctx, Op::N, av.cview(), Op::N, bv, cv); }, Errc::aliasing, "C", big);
+}
+
+TEST_F(Validation, DisjointBlocksOfOneArrayAreAccepted) {
+  // A and C side by side in one row-major 4×8 array: their address ranges interleave, elements don't.
+  HostMatrix<float> big = testing::random_matrix<S>(4, 8, Layout::row_major, 0, rng);
+  HostMatrix<float> sb = testing::random_matrix<S>(4, 4, Layout::row_major, 0, rng);
+  MatrixView<const float> av{big.storage.data(), 4, 4, 8, Layout::row_major};
+  MatrixView<float> cv{big.storage.data() + 4, 4, 4, 8, Layout::row_major};
+  HostMatrix<float> a_copy(4, 4, Layout::row_major), expected(4, 4, Layout::row_major);
+  for (index_t i = 0; i < 4; ++i)
+    for (index_t j = 0; j < 4; ++j) a_copy(i, j) = av(i, j);
+  gemm<S>(ctx, Op::N, a_copy.cview(), Op::N, sb.cview(), expected.view);
+  gemm<S>(ctx, Op::N, av, Op::N, sb.cview(), cv);
+  for (index_t i = 0; i < 4; ++i)
+    for (index_t j = 0; j < 4; ++j) EXPECT_EQ(cv(i, j), expected(i, j));
+}
+
+// ---- value ranges ------------------------------------------------------------------------------
+
+class IntegerRanges : public ::testing::Test {
+ protected:
+  using S = MaxPlus<std::int32_t>;
+  static constexpr std::int32_t r = tropical_int_limits<std::int32_t>::finite_max;
+  std::mt19937_64 rng{7};
+  HostMatrix<std::int32_t> a = testing::random_matrix<S>(5, 6, Layout::row_major, 0, rng);
+  HostMatrix<std::int32_t> b = testing::random_matrix<S>(6, 7, Layout::col_major, 1, rng);
+  HostMatrix<std::int32_t> c = testing::random_matrix<S>(5, 7, Layout::row_major, 0, rng);
+  Context ctx = cpu_context();
+  void run(std::int32_t alpha = 0, std::int32_t beta = S::zero()) {
+    gemm<S>(ctx, Op::N, a.cview(), Op::N, b.cview(), c.view, alpha, beta);
+  }
+};
+
+TEST_F(IntegerRanges, FiniteValueAboveRangeInAIsRefused) {
+  a(2, 3) = r + 1;
+  expect_refused([&] { run(); }, Errc::value_out_of_range, "A", c);
+}
+
+TEST_F(IntegerRanges, WrongInfinityInBIsRefused) {
+  b(4, 1) = MinPlus<std::int32_t>::zero();  // +∞ has no place in max-plus
+  expect_refused([&] { run(); }, Errc::value_out_of_range, "B", c);
+}
+
+TEST_F(IntegerRanges, Int32MinInBIsRefused) {
+  b(0, 0) = std::numeric_limits<std::int32_t>::min();
+  expect_refused([&] { run(); }, Errc::value_out_of_range, "B", c);
+}
+
+TEST_F(IntegerRanges, OutOfRangeCIsRefusedWhenRead) {
+  c(1, 1) = -r - 1;
+  expect_refused([&] { run(0, 0); }, Errc::value_out_of_range, "C", c);
+}
+
+TEST_F(IntegerRanges, OutOfRangeCIsIgnoredWhenBetaIsZero) {
+  c(1, 1) = std::numeric_limits<std::int32_t>::max();  // β = 0̄: C is write-only
+  EXPECT_NO_THROW(run());
+  EXPECT_NE(c(1, 1), std::numeric_limits<std::int32_t>::max());
+}
+
+TEST_F(IntegerRanges, OutOfRangeAlphaIsRefused) {
+  expect_refused([&] { run(r + 5); }, Errc::value_out_of_range, "alpha", c);
+}
+
+TEST_F(IntegerRanges, OutOfRangeBetaIsRefused) {
+  expect_refused([&] { run(0, -r - 5); }, Errc::value_out_of_range, "beta", c);
+}
+
+TEST(IntegerRangesI16x2, OneLaneOutOfRangeIsRefused) {
+  using S = MinPlus<i16x2>;
+  std::mt19937_64 rng(3);
+  auto a = testing::random_matrix<S>(3, 4, Layout::row_major, 0, rng);
+  auto b = testing::random_matrix<S>(4, 2, Layout::row_major, 0, rng);
+  auto c = testing::random_matrix<S>(3, 2, Layout::row_major, 0, rng);
+  a(1, 2).hi = std::int16_t(tropical_int_limits<std::int16_t>::finite_max + 1);
+  expect_refused([&] { gemm<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view); },
+                 Errc::value_out_of_range, "A", c);
+}
+
+TEST(PlusTimesI32, PossibleOverflowIsRefused) {
+  using S = PlusTimes<std::int32_t>;
+  testing::HostMatrix<std::int32_t> a(2, 3, Layout::row_major), b(3, 2, Layout::row_major), c(2, 2, Layout::row_major);
+  for (auto& x : a.storage) x = 40000;
+  for (auto& x : b.storage) x = 40000;  // 3 · 40000² = 4.8e9 > INT32_MAX
+  expect_refused([&] { gemm<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view); },
+                 Errc::value_out_of_range, "A", c);
+}
+
+TEST(PlusTimesI32, ProductJustInsideTheBoundIsExact) {
+  using S = PlusTimes<std::int32_t>;
+  testing::HostMatrix<std::int32_t> a(1, 2, Layout::row_major), b(2, 1, Layout::row_major), c(1, 1, Layout::row_major);
+  a(0, 0) = a(0, 1) = 32767;
+  b(0, 0) = b(1, 0) = 32767;  // 2 · 32767² = 2147352578 ≤ INT32_MAX
+  gemm<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view);
+  EXPECT_EQ(c(0, 0), 2147352578);
+}
+
+// ---- batched and syrk --------------------------------------------------------------------------
+
+TEST_F(Validation, NegativeBatchCountIsRefused) {
+  expect_refused([&] { gemm_batched<S>(ctx, Op::N, a.cview(), 0, Op::N, b.cview(), 0, c.view, 20, -1); },
+                 Errc::invalid_argument, "batch", c);
+}
+
+TEST_F(Validation, NegativeBatchStrideIsRefused) {
+  expect_refused([&] { gemm_batched<S>(ctx, Op::N, a.cview(), -12, Op::N, b.cview(), 0, c.view, 20, 1); },
+                 Errc::invalid_argument, "stride_a", c);
+}
+
+TEST_F(Validation, OverlappingBatchMembersOfCAreRefused) {
+  expect_refused([&] { gemm_batched<S>(ctx, Op::N, a.cview(), 0, Op::N, b.cview(), 0, c.view, 10, 2); },
+                 Errc::aliasing, "stride_c", c);
+}
+
+TEST_F(Validation, BatchOfCRunningIntoAIsRefused) {
+  // Two members of C, 20 elements apart, inside one buffer whose second half is A.
+  HostMatrix<float> buf = testing::random_matrix<S>(1, 40, Layout::row_major, 0, rng);
+  MatrixView<float> cv{buf.storage.data(), 4, 5, 5, Layout::row_major};
+  MatrixView<const float> av{buf.storage.data() + 30, 4, 3, 3, Layout::row_major};
+  expect_refused([&] { gemm_batched<S>(ctx, Op::N, av, 0, Op::N, b.cview(), 0, cv, 20, 2); }, Errc::aliasing, "C",
+                 buf);
+}
+
+TEST_F(Validation, SyrkNeedsSquareC) {
+  expect_refused([&] { syrk<S>(ctx, Op::N, a.cview(), c.view); }, Errc::dimension_mismatch, "C", c);
+}
+
+TEST_F(Validation, SyrkWithCOverlappingAIsRefused) {
+  HostMatrix<float> sq = testing::random_matrix<S>(3, 3, Layout::row_major, 0, rng);
+  expect_refused([&] { syrk<S>(ctx, Op::N, sq.cview(), sq.view); }, Errc::aliasing, "C", sq);
+}
+
+TEST_F(Validation, SyrkWithWrongCSizeIsRefused) {
+  HostMatrix<float> c4 = testing::random_matrix<S>(4, 4, Layout::row_major, 0, rng);  // AᵀA of a 4×3 A is 3×3
+  expect_refused([&] { syrk<S>(ctx, Op::N, a.cview(), c4.view); }, Errc::dimension_mismatch, "A", c4);
+}
+
+// ---- backends and runtime names ---------------------------------------------------------------
+
+TEST_F(Validation, CudaBackendWithoutDeviceIsRefused) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  ctx.backend = Backend::cuda;
+  expect_refused([&] { gemm_ab(a.cview(), b.cview(), c.view); }, Errc::backend_unavailable, "backend", c);
+}
+
+TEST(RuntimeNames, UnsupportedSemiringTypePairIsRefused) {
+  try {
+    visit_semiring(SemiringKind::max_min, DType::f64, [](auto) { return 0; });
+    ADD_FAILURE() << "max-min f64 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::unsupported);
+    EXPECT_EQ(e.subject(), "type");
+    EXPECT_NE(std::string(e.what()).find("supported: f32, i32"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimeNames, IsSupportedAgreesWithVisit) {
+  for (auto kind : {SemiringKind::plus_times, SemiringKind::max_plus, SemiringKind::min_plus, SemiringKind::max_min,
+                    SemiringKind::or_and})
+    for (auto type : {DType::f32, DType::f64, DType::i32, DType::i16x2, DType::u8}) {
+      bool visited = false;
+      try {
+        visited = visit_semiring(kind, type, [](auto) { return true; });
+      } catch (const Error&) {
+      }
+      EXPECT_EQ(visited, is_supported(kind, type)) << to_string(kind) << " " << to_string(type);
+    }
+}
+
+TEST(RuntimeNames, UnknownNamesAreRefusedWithTheValidOnes) {
+  try {
+    parse_semiring("max-times");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    EXPECT_EQ(e.subject(), "semiring");
+    EXPECT_NE(std::string(e.what()).find("max-plus"), std::string::npos);
+  }
+  EXPECT_THROW(parse_dtype("float"), Error);
+  EXPECT_THROW(parse_backend("gpu"), Error);
+  EXPECT_THROW(parse_border("crop"), Error);
+  EXPECT_EQ(parse_dtype("i16x2"), DType::i16x2);
+}
+
+TEST(RuntimeNames, InexactIntegerScalarIsRefused) {
+  EXPECT_THROW(scalar_from_double<MaxPlus<std::int32_t>>(1.5, "alpha"), Error);
+  EXPECT_THROW(scalar_from_double<PlusTimes<std::int32_t>>(3e10, "beta"), Error);
+  EXPECT_EQ(scalar_from_double<MaxPlus<std::int32_t>>(-INFINITY, "beta"), MaxPlus<std::int32_t>::zero());
+  EXPECT_EQ(scalar_from_double<MinPlus<i16x2>>(INFINITY, "beta"), MinPlus<i16x2>::zero());
+}
+
 }  // namespace
 }  // namespace ringmm

@@ -1,0 +1,187 @@
+// Distributed matrices and SUMMA over MPI (and NCCL for device buffers): library ringmm::dist.
+//
+//   C ← α ⊗ (op(A) ⊗ op(B)) ⊕ β ⊗ C   with A, B, C spread over a pr × pc process grid
+//
+// Layout: 2D block-cyclic with square nb × nb blocks. Global block (bi, bj) lives on process
+// (bi mod pr, bj mod pc); each rank stores its blocks row-major, packed in global order, with
+// leading dimension max(1, local_cols). Any global size works: the last block row / column may
+// be short and a rank may own nothing.
+//
+// Every collective call first checks that all ranks agree on its parameters (one MPI_Allreduce
+// of min and max per parameter) and that no rank has a local problem; a disagreement throws the
+// same ringmm::Error on every rank (Errc::distributed_mismatch naming the parameter), never a hang.
+// See docs/distributed.md.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ringmm/context.hpp"
+#include "ringmm/error.hpp"
+#include "ringmm/matrix.hpp"
+#include "ringmm/npy.hpp"
+#include "ringmm/types.hpp"
+
+namespace ringmm::dist {
+
+// ---- process grid ------------------------------------------------------------------------------
+
+// The pr × pc factorisation of p with pr ≤ pc and pr as close to √p as possible (6 → 2×3).
+std::pair<int, int> near_square_grid(int processes);
+
+// A pr × pc grid over a communicator; rank r sits at (r / pc, r mod pc). Holds its own duplicate
+// of the communicator and the row and column communicators (rank within a row = process column).
+// Construction is collective over `comm`: all ranks must pass the same shape.
+class Grid {
+ public:
+  Grid(MPI_Comm comm, int prow, int pcol);
+  explicit Grid(MPI_Comm comm);  // near_square_grid(size of comm)
+  ~Grid();
+  Grid(const Grid&) = delete;
+  Grid& operator=(const Grid&) = delete;
+
+  int rows() const { return prow_; }
+  int cols() const { return pcol_; }
+  int row() const { return my_row_; }
+  int col() const { return my_col_; }
+  int rank() const { return rank_; }
+  int size() const { return prow_ * pcol_; }
+  MPI_Comm comm() const { return comm_; }
+  MPI_Comm row_comm() const { return row_comm_; }  // the pc ranks of my process row
+  MPI_Comm col_comm() const { return col_comm_; }  // the pr ranks of my process column
+  int rank_of(int row, int col) const { return row * pcol_ + col; }
+
+  // Per-grid state of the device path (NCCL communicators), created on first use.
+  struct DeviceState;
+  DeviceState* device_state() const { return device_.get(); }
+  void set_device_state(std::shared_ptr<DeviceState> state) const { device_ = std::move(state); }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL, row_comm_ = MPI_COMM_NULL, col_comm_ = MPI_COMM_NULL;
+  int prow_ = 1, pcol_ = 1, my_row_ = 0, my_col_ = 0, rank_ = 0;
+  mutable std::shared_ptr<DeviceState> device_;
+};
+
+// ---- block-cyclic layout along one dimension ---------------------------------------------------
+
+struct BlockCyclic {
+  index_t n = 0;   // global extent
+  index_t nb = 1;  // block size
+  int procs = 1;   // processes along this dimension
+
+  index_t blocks() const { return (n + nb - 1) / nb; }
+  int owner(index_t global) const { return int((global / nb) % procs); }
+  index_t to_local(index_t global) const { return (global / nb / procs) * nb + global % nb; }
+  index_t to_global(int proc, index_t local) const { return ((local / nb) * procs + proc) * nb + local % nb; }
+  // Number of indices that process `proc` owns.
+  index_t local_size(int proc) const;
+};
+
+// ---- distributed matrix ------------------------------------------------------------------------
+
+// This rank's part of a rows × cols matrix in the grid's block-cyclic layout. Construction is
+// local (no communication): every rank builds its own with the same global shape and block.
+template <class T> class DistMatrix {
+ public:
+  DistMatrix() = default;
+  DistMatrix(const Grid& grid, index_t rows, index_t cols, index_t nb);
+
+  index_t rows() const { return rows_; }
+  index_t cols() const { return cols_; }
+  index_t block() const { return nb_; }
+  int grid_rows() const { return row_map_.procs; }
+  int grid_cols() const { return col_map_.procs; }
+  int grid_row() const { return my_row_; }
+  int grid_col() const { return my_col_; }
+  const BlockCyclic& row_map() const { return row_map_; }
+  const BlockCyclic& col_map() const { return col_map_; }
+  index_t local_rows() const { return local_rows_; }
+  index_t local_cols() const { return local_cols_; }
+  index_t ld() const { return std::max<index_t>(1, local_cols_); }
+  MatrixView<T> local() { return {storage_.data(), local_rows_, local_cols_, ld(), Layout::row_major}; }
+  MatrixView<const T> local() const { return {storage_.data(), local_rows_, local_cols_, ld(), Layout::row_major}; }
+  // Element (i, j) of the global matrix when this rank owns it.
+  bool owns(index_t i, index_t j) const { return row_map_.owner(i) == my_row_ && col_map_.owner(j) == my_col_; }
+  T& global(index_t i, index_t j) { return storage_[std::size_t(row_map_.to_local(i) * ld() + col_map_.to_local(j))]; }
+
+ private:
+  index_t rows_ = 0, cols_ = 0, nb_ = 1;
+  BlockCyclic row_map_, col_map_;
+  int my_row_ = 0, my_col_ = 0;
+  index_t local_rows_ = 0, local_cols_ = 0;
+  std::vector<T> storage_;
+};
+
+// Collective. Root's `global` (rows × cols of `out`, any layout; ignored on other ranks) is cut
+// into blocks and sent to their owners.
+template <class T> void scatter(const Grid& grid, MatrixView<const T> global, DistMatrix<T>& out, int root = 0);
+// Collective. Assembles the matrix on root into `global` (rows × cols, any layout; ignored elsewhere).
+template <class T> void gather(const Grid& grid, const DistMatrix<T>& in, MatrixView<T> global, int root = 0);
+// Collective. The transpose, in the same layout and block size (blocks are moved with one
+// MPI_Alltoallv and transposed locally). `bytes_sent` (if given) is increased by this rank's share.
+template <class T>
+DistMatrix<T> transpose(const Grid& grid, const DistMatrix<T>& in, std::uint64_t* bytes_sent = nullptr);
+
+// .npy through one rank: root reads the file; every rank learns its dtype and shape (the data
+// stays on root). A missing or malformed file throws the same error, naming the file, everywhere.
+npy::Matrix read_npy_on_root(const Grid& grid, const std::string& path, int root = 0);
+// Collective. Gathers to root, which writes the file; a failed write throws on every rank.
+template <class T> void write_npy(const Grid& grid, const DistMatrix<T>& m, const std::string& path, int root = 0);
+
+// ---- SUMMA -------------------------------------------------------------------------------------
+
+enum class Variant { broadcast, ring };
+std::string_view to_string(Variant v);
+Variant parse_variant(std::string_view text, std::string_view what = "variant");
+
+struct Options {
+  Variant variant = Variant::broadcast;
+  // Local multiply: cpu, cuda (every rank needs a device; NCCL moves the panels), or automatic
+  // (cuda when this build has NCCL and every rank has a device, else cpu). Context::cpu_threads
+  // and cuda_config are passed on to the local ringmm::gemm.
+  Context context;
+};
+
+struct Stats {
+  double seconds = 0;          // the SUMMA loop: first panel sent to last local multiply done
+  double staging_seconds = 0;  // host ↔ device copies of the local A, B, C (device path only)
+  double transpose_seconds = 0;
+  std::uint64_t bytes_sent = 0;      // this rank: panel bytes it sent (see docs: broadcast attribution)
+  std::uint64_t bytes_received = 0;  // this rank: panel bytes it received (exact for both variants)
+  index_t steps = 0;                 // panel steps (k blocks)
+  Backend backend = Backend::cpu;    // where the local multiplies ran
+  double updates = 0;                // M·N·K for the whole product
+};
+
+// The 2D lower bound on words one rank must receive, (M·K + K·N)/√p (2n²/√p for square n).
+double lower_bound_words(index_t m, index_t n, index_t k, int processes);
+
+// Collective SUMMA. op(A) is M×K, op(B) K×N, C M×N, all with the same block size on `grid`.
+// Instantiated for every built-in semiring (RINGMM_FOR_EACH_BUILTIN).
+template <class S>
+Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
+           const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
+           typename S::value_type alpha, typename S::value_type beta, const Options& options = {});
+
+// ---- agreement ---------------------------------------------------------------------------------
+
+// One parameter of a collective call, compared across ranks.
+struct Param {
+  std::string name;  // what an error names: "A.rows", "semiring", "--grid", ...
+  std::int64_t value;
+};
+// Collective: throws Errc::distributed_mismatch on every rank, naming the first parameter
+// whose value differs between ranks (with its smallest and largest value).
+void check_agreement(MPI_Comm comm, const std::vector<Param>& params, const std::string& call);
+// Collective: if any rank passes an error, every rank throws the error of the lowest such rank.
+void throw_if_any(MPI_Comm comm, const std::optional<Error>& local);
+
+}  // namespace ringmm::dist

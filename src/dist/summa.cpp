@@ -1,0 +1,360 @@
+// SUMMA: agreement, argument and value checks, then the host path (panels moved by MPI, local
+// multiplies by ringmm::gemm on the CPU) or the device path (summa_nccl.cpp).
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mpi_util.hpp"
+#include "ringmm/dist.hpp"
+#include "ringmm/gemm.hpp"
+#include "ringmm/semiring.hpp"
+#include "summa_device.hpp"
+#include "summa_plan.hpp"
+
+namespace ringmm::dist {
+
+namespace {
+
+template <class T> std::string shape(const DistMatrix<T>& m) {
+  return std::to_string(m.rows()) + "x" + std::to_string(m.cols());
+}
+
+// Local value checks (integer tropical range, plus-times i32 overflow bound) agreed across ranks,
+// so that no rank's local multiply can refuse its panels later, when the others would wait for it.
+template <class S>
+void check_values(const Grid& grid, const DistMatrix<typename S::value_type>& a,
+                  const DistMatrix<typename S::value_type>& b, const DistMatrix<typename S::value_type>& c,
+                  typename S::value_type alpha, typename S::value_type beta, index_t k) {
+  using T = typename S::value_type;
+  const bool reads_c = !(beta == S::zero());
+  auto for_each = [](const DistMatrix<T>& m, auto&& visit) {
+    const MatrixView<const T> v = m.local();
+    for (index_t i = 0; i < v.rows; ++i)
+      for (index_t j = 0; j < v.cols; ++j) visit(v(i, j));
+  };
+  if constexpr (semiring_traits<S>::checks_input_range) {
+    std::optional<Error> problem;
+    auto check = [&](const char* name) {
+      return [&problem, name](T x) {
+        if (!problem && !S::valid_input(x))
+          problem = Error(Errc::value_out_of_range, name,
+                          "integer tropical inputs must be the 0̄ sentinel or finite within the policy range "
+                          "(see ringmm/semiring.hpp)");
+      };
+    };
+    check("alpha")(alpha);
+    check("beta")(beta);
+    for_each(a, check("A"));
+    for_each(b, check("B"));
+    if (reads_c) for_each(c, check("C"));
+    throw_if_any(grid.comm(), problem);
+  } else if constexpr (std::is_same_v<S, PlusTimes<std::int32_t>>) {
+    double max_abs[3] = {0, 0, 0};
+    for_each(a, [&](T x) { max_abs[0] = std::max(max_abs[0], std::fabs(double(x))); });
+    for_each(b, [&](T x) { max_abs[1] = std::max(max_abs[1], std::fabs(double(x))); });
+    if (reads_c) for_each(c, [&](T x) { max_abs[2] = std::max(max_abs[2], std::fabs(double(x))); });
+    MPI_Allreduce(MPI_IN_PLACE, max_abs, 3, MPI_DOUBLE, MPI_MAX, grid.comm());
+    const double bound = std::fabs(double(alpha)) * double(k) * max_abs[0] * max_abs[1] +
+                         (reads_c ? std::fabs(double(beta)) * max_abs[2] : 0.0);
+    if (bound > 2147483647.0)
+      throw Error(Errc::value_out_of_range, "A",
+                  "plus-times i32 product could overflow int32 (bound " + std::to_string(bound) +
+                      "); ringmm refuses rather than wrap around");
+  }
+}
+
+// One panel's journey for one step: a broadcast (one request), or a ring hop (receive from the
+// previous rank, then forward to the next one as soon as the receive completes).
+struct Transfer {
+  MPI_Request incoming = MPI_REQUEST_NULL;  // Ibcast or Irecv
+  MPI_Request outgoing = MPI_REQUEST_NULL;  // ring Isend
+  bool forward_pending = false;
+  void* buffer = nullptr;
+  int count = 0;
+  int next = 0, tag = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Datatype elem = MPI_DATATYPE_NULL;
+
+  void forward() {
+    MPI_Isend(buffer, count, elem, next, tag, comm, &outgoing);
+    forward_pending = false;
+  }
+  // Called between chunks of the local multiply: MPI progresses nonblocking calls only inside MPI.
+  void progress() {
+    int done = 0;
+    if (incoming != MPI_REQUEST_NULL) MPI_Test(&incoming, &done, MPI_STATUS_IGNORE);
+    if (forward_pending && incoming == MPI_REQUEST_NULL) forward();
+    if (outgoing != MPI_REQUEST_NULL) MPI_Test(&outgoing, &done, MPI_STATUS_IGNORE);
+  }
+  void finish_incoming() {
+    MPI_Wait(&incoming, MPI_STATUS_IGNORE);
+    if (forward_pending) forward();
+  }
+  void finish_outgoing() { MPI_Wait(&outgoing, MPI_STATUS_IGNORE); }
+};
+
+template <class S> class HostSumma {
+  using T = typename S::value_type;
+  static constexpr bool accumulate_apart = semiring_traits<S>::checks_input_range;
+
+ public:
+  HostSumma(const Grid& grid, const detail::Plan& plan, const DistMatrix<T>& a, const DistMatrix<T>& b,
+            DistMatrix<T>& c, T alpha, T beta, const Options& options)
+      : grid_(grid), plan_(plan), a_(a), b_(b), c_(c), alpha_(alpha), beta_(beta), elem_(sizeof(T)) {
+    ctx_ = options.context;
+    ctx_.backend = Backend::cpu;
+    for (int slot = 0; slot < 2; ++slot) {
+      a_panel_[slot].resize(std::size_t(std::max<index_t>(1, plan.m_local * plan.nb)));
+      b_panel_[slot].resize(std::size_t(std::max<index_t>(1, plan.nb * plan.n_local)));
+    }
+    if (accumulate_apart) {
+      acc_.resize(std::size_t(std::max<index_t>(1, plan.m_local * plan.n_local)));
+      part_.resize(acc_.size());
+    }
+  }
+
+  void run(Stats& stats) {
+    const index_t steps = plan_.steps();
+    MPI_Barrier(grid_.comm());
+    const double start = MPI_Wtime();
+    post(0, stats);
+    for (index_t s = 0; s < steps; ++s) {
+      const int slot = int(s % 2), next = 1 - slot;
+      if (s + 1 < steps) {
+        // The next slot held step s − 1: its forwards must be out before it is refilled.
+        a_move_[next].finish_outgoing();
+        b_move_[next].finish_outgoing();
+        post(s + 1, stats);
+      }
+      a_move_[slot].finish_incoming();
+      b_move_[slot].finish_incoming();
+      multiply(s);
+    }
+    for (int slot = 0; slot < 2; ++slot) {
+      a_move_[slot].finish_outgoing();
+      b_move_[slot].finish_outgoing();
+    }
+    if (accumulate_apart) finish_epilogue();
+    stats.seconds = MPI_Wtime() - start;
+    stats.steps = steps;
+  }
+
+ private:
+  // Starts moving the panels of step s into slot s mod 2: the owner packs, then broadcast or ring.
+  void post(index_t s, Stats& stats) {
+    const detail::Step st = plan_.step(s);
+    const int slot = int(s % 2);
+    const detail::Traffic traffic = detail::step_traffic(plan_, st, sizeof(T));
+    stats.bytes_sent += traffic.sent;
+    stats.bytes_received += traffic.received;
+    const int tag = int(s % 30000);
+
+    T* a_buf = a_panel_[slot].data();
+    if (plan_.my_col == st.a_owner) {
+      const MatrixView<const T> src = a_.local();
+      for (index_t i = 0; i < plan_.m_local; ++i)
+        std::memcpy(a_buf + i * st.width, &src(i, st.a_offset), std::size_t(st.width) * sizeof(T));
+    }
+    start_move(a_move_[slot], a_buf, plan_.m_local * st.width, st.a_owner, plan_.my_col, plan_.left(), plan_.right(),
+               plan_.pc, grid_.row_comm(), tag);
+
+    T* b_buf = b_panel_[slot].data();
+    if (plan_.my_row == st.b_owner && st.width * plan_.n_local > 0)
+      std::memcpy(b_buf, &b_.local()(st.b_offset, 0), std::size_t(st.width * plan_.n_local) * sizeof(T));
+    start_move(b_move_[slot], b_buf, st.width * plan_.n_local, st.b_owner, plan_.my_row, plan_.up(), plan_.down(),
+               plan_.pr, grid_.col_comm(), tag);
+  }
+
+  void start_move(Transfer& t, T* buf, index_t count, int owner, int me, int prev, int next, int group,
+                  MPI_Comm comm, int tag) {
+    t = Transfer{};
+    if (group == 1 || count == 0) return;  // count is the same on every rank of the group
+    t.buffer = buf;
+    t.count = int(count);
+    t.comm = comm;
+    t.elem = elem_.get();
+    t.next = next;
+    t.tag = tag;
+    if (plan_.variant == Variant::broadcast) {
+      MPI_Ibcast(buf, t.count, t.elem, owner, comm, &t.incoming);
+    } else if (me == owner) {
+      t.forward();
+    } else {
+      MPI_Irecv(buf, t.count, t.elem, prev, tag, comm, &t.incoming);
+      t.forward_pending = next != owner;
+    }
+  }
+
+  // C (or the separate accumulator) ⊕= A panel ⊗ B panel, in row chunks so that the transfers of
+  // the next step progress while this one computes.
+  void multiply(index_t s) {
+    const detail::Step st = plan_.step(s);
+    const int slot = int(s % 2);
+    const index_t m = plan_.m_local, n = plan_.n_local;
+    if (m == 0 || n == 0) return;
+    const index_t chunk = std::max<index_t>(1, (m + chunks_per_step - 1) / chunks_per_step);
+    const MatrixView<const T> b_panel{b_panel_[slot].data(), st.width, n, std::max<index_t>(1, n), Layout::row_major};
+    for (index_t i0 = 0; i0 < m; i0 += chunk) {
+      const index_t rows = std::min(chunk, m - i0);
+      const MatrixView<const T> a_panel{a_panel_[slot].data() + i0 * st.width, rows, st.width,
+                                        std::max<index_t>(1, st.width), Layout::row_major};
+      if constexpr (accumulate_apart) {
+        // Integer tropical: partial results can leave the accepted input range, so each step's
+        // product goes to `part` and is ⊕-ed into `acc`; α and β are applied once at the end.
+        T* target = (s == 0 ? acc_.data() : part_.data()) + i0 * n;
+        gemm<S>(ctx_, Op::N, a_panel, Op::N, b_panel, MatrixView<T>{target, rows, n, n, Layout::row_major}, S::one(),
+                S::zero());
+        if (s > 0)
+          for (index_t e = 0; e < rows * n; ++e) acc_[std::size_t(i0 * n + e)] = S::add(acc_[std::size_t(i0 * n + e)], target[e]);
+      } else {
+        // α ⊗ (x ⊕ y) = α ⊗ x ⊕ α ⊗ y, so each step adds α ⊗ (its product); β applies at step 0.
+        MatrixView<T> c_rows{&c_.local()(i0, 0), rows, n, c_.ld(), Layout::row_major};
+        gemm<S>(ctx_, Op::N, a_panel, Op::N, b_panel, c_rows, alpha_, s == 0 ? beta_ : S::one());
+      }
+      for (Transfer* t : {&a_move_[0], &a_move_[1], &b_move_[0], &b_move_[1]}) t->progress();
+    }
+  }
+
+  void finish_epilogue() {
+    const MatrixView<T> c = c_.local();
+    for (index_t i = 0; i < c.rows; ++i)
+      for (index_t j = 0; j < c.cols; ++j)
+        c(i, j) = semiring_traits<S>::epilogue(alpha_, acc_[std::size_t(i * c.cols + j)], beta_, &c(i, j));
+  }
+
+  static constexpr index_t chunks_per_step = 4;
+  const Grid& grid_;
+  const detail::Plan& plan_;
+  const DistMatrix<T>& a_;
+  const DistMatrix<T>& b_;
+  DistMatrix<T>& c_;
+  T alpha_, beta_;
+  Context ctx_;
+  detail::ElementType elem_;
+  std::vector<T> a_panel_[2], b_panel_[2], acc_, part_;
+  Transfer a_move_[2], b_move_[2];
+};
+
+// Which backend runs the local multiplies, decided alike on every rank.
+Backend agree_on_backend(const Grid& grid, Backend requested) {
+  int has_device = requested == Backend::cpu ? 0 : int(cuda_device_available());
+  MPI_Allreduce(MPI_IN_PLACE, &has_device, 1, MPI_INT, MPI_MIN, grid.comm());
+#if RINGMM_HAVE_NCCL
+  constexpr bool nccl = true;
+#else
+  constexpr bool nccl = false;
+#endif
+  if (requested == Backend::cuda) {
+    if (!nccl)
+      throw Error(Errc::backend_unavailable, "backend",
+                  "the distributed cuda path needs NCCL, which this build of ringmm::dist lacks");
+    if (!has_device)
+      throw Error(Errc::backend_unavailable, "backend", "cuda requested but at least one rank has no CUDA device");
+    return Backend::cuda;
+  }
+  return nccl && has_device ? Backend::cuda : Backend::cpu;
+}
+
+}  // namespace
+
+template <class S>
+Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
+           const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
+           typename S::value_type alpha, typename S::value_type beta, const Options& options) {
+  using T = typename S::value_type;
+  // 1. Agreement: every parameter, before any data moves.
+  check_agreement(grid.comm(),
+                  {{"semiring", detail::type_fingerprint<S>()},
+                   {"type", detail::type_fingerprint<T>()},
+                   {"grid rows", grid.rows()},
+                   {"grid cols", grid.cols()},
+                   {"A.rows", a.rows()},
+                   {"A.cols", a.cols()},
+                   {"B.rows", b.rows()},
+                   {"B.cols", b.cols()},
+                   {"C.rows", c.rows()},
+                   {"C.cols", c.cols()},
+                   {"A.block", a.block()},
+                   {"B.block", b.block()},
+                   {"C.block", c.block()},
+                   {"variant", std::int64_t(options.variant)},
+                   {"transa", std::int64_t(op_a)},
+                   {"transb", std::int64_t(op_b)},
+                   {"alpha", detail::scalar_bits(alpha)},
+                   {"beta", detail::scalar_bits(beta)},
+                   {"backend", std::int64_t(options.context.backend)}},
+                  "dist::gemm");
+  std::optional<Error> problem;
+  for (const auto* m : {&a, &b, static_cast<const DistMatrix<T>*>(&c)})
+    if (!problem && (m->grid_rows() != grid.rows() || m->grid_cols() != grid.cols() || m->grid_row() != grid.row() ||
+                     m->grid_col() != grid.col()))
+      problem = Error(Errc::invalid_argument, m == &a ? "A" : m == &b ? "B" : "C",
+                      "matrix was built for another process grid");
+  throw_if_any(grid.comm(), problem);
+
+  // 2. Shapes: agreed above, so every rank reaches the same verdict.
+  const index_t m = c.rows(), n = c.cols();
+  const index_t a_rows = op_a == Op::N ? a.rows() : a.cols(), k = op_a == Op::N ? a.cols() : a.rows();
+  const index_t b_rows = op_b == Op::N ? b.rows() : b.cols(), b_cols = op_b == Op::N ? b.cols() : b.rows();
+  if (a.block() != c.block() || b.block() != c.block())
+    throw Error(Errc::invalid_argument, "block",
+                "A, B and C must share one block size (got " + std::to_string(a.block()) + ", " +
+                    std::to_string(b.block()) + ", " + std::to_string(c.block()) + ")");
+  if (a_rows != m) throw Error(Errc::dimension_mismatch, "A", "op(A) has " + std::to_string(a_rows) + " rows but C is " + shape(c));
+  if (b_cols != n) throw Error(Errc::dimension_mismatch, "B", "op(B) has " + std::to_string(b_cols) + " columns but C is " + shape(c));
+  if (b_rows != k)
+    throw Error(Errc::dimension_mismatch, "B",
+                "op(A) has " + std::to_string(k) + " columns but op(B) has " + std::to_string(b_rows) +
+                    " rows (inner dimensions differ)");
+
+  // 3. Values and backend, agreed.
+  check_values<S>(grid, a, b, c, alpha, beta, k);
+  Stats stats;
+  stats.backend = agree_on_backend(grid, options.context.backend);
+  stats.updates = double(m) * double(n) * double(k);
+
+  if (k == 0) {  // no panels: C ← α ⊗ 0̄ ⊕ β ⊗ C
+    const MatrixView<T> cl = c.local();
+    for (index_t i = 0; i < cl.rows; ++i)
+      for (index_t j = 0; j < cl.cols; ++j) cl(i, j) = semiring_traits<S>::epilogue(alpha, S::zero(), beta, &cl(i, j));
+    return stats;
+  }
+
+  // 4. Transposed operands are redistributed once (blocks move to their transposed owners).
+  const double transpose_start = MPI_Wtime();
+  std::optional<DistMatrix<T>> a_t, b_t;
+  if (op_a == Op::T) a_t = transpose(grid, a, &stats.bytes_sent);
+  if (op_b == Op::T) b_t = transpose(grid, b, &stats.bytes_sent);
+  stats.transpose_seconds = MPI_Wtime() - transpose_start;
+  const DistMatrix<T>& a_n = a_t ? *a_t : a;
+  const DistMatrix<T>& b_n = b_t ? *b_t : b;
+
+  detail::Plan plan;
+  plan.m_local = c.local_rows();
+  plan.n_local = c.local_cols();
+  plan.k = k;
+  plan.nb = c.block();
+  plan.pr = grid.rows();
+  plan.pc = grid.cols();
+  plan.my_row = grid.row();
+  plan.my_col = grid.col();
+  plan.variant = options.variant;
+
+  if (stats.backend == Backend::cuda) {
+#if RINGMM_HAVE_NCCL
+    detail::summa_device<S>(grid, plan, a_n, b_n, c, alpha, beta, options, stats);
+#endif
+  } else {
+    HostSumma<S>(grid, plan, a_n, b_n, c, alpha, beta, options).run(stats);
+  }
+  return stats;
+}
+
+#define RINGMM_DIST_GEMM(S)                                                                                        \
+  template Stats gemm<S>(const Grid&, Op, const DistMatrix<typename S::value_type>&, Op,                             \
+                         const DistMatrix<typename S::value_type>&, DistMatrix<typename S::value_type>&,             \
+                         typename S::value_type, typename S::value_type, const Options&);
+RINGMM_FOR_EACH_BUILTIN(RINGMM_DIST_GEMM)
+
+}  // namespace ringmm::dist

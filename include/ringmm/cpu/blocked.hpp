@@ -1,13 +1,381 @@
-// Blocked multi-threaded CPU semiring kernel (BLIS-style). PLACEHOLDER until the CPU backend lands:
-// forwards to the reference so the tree builds.
+// Blocked multi-threaded CPU semiring kernel in the style of BLIS: five loops around a
+// register-blocked MR×NR micro-kernel, for any semiring S (user-defined ones included).
+//
+//   for each batch member
+//     jc: panels of NC columns of B, packed once for the whole K (NR-wide slivers, 0̄-padded)
+//       ic × column group: work items shared by the OpenMP team
+//         pc: KC-deep chunks of K; the MC×KC block of A is packed into MR-row micro-panels
+//           jr, ir: the micro-kernel on one MR×NR tile of C
+//
+// The micro-kernel is plain C++ over fixed-size arrays that the compiler vectorises. It is built
+// three times (generic x86-64 / AVX2+FMA / AVX-512) with function target attributes and the
+// widest one the running CPU supports is picked at run time, so the library itself needs no
+// -march flag. Accumulators live in registers for one KC chunk; between chunks they are parked in
+// a per-thread workspace, and only the last chunk applies the epilogue to C, so C is read only
+// where the contract allows (β ≠ 0̄) and the integer finalize sees the whole sum.
 #pragma once
 
-#include "ringmm/cpu/reference.hpp"
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include <omp.h>
+
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/semiring.hpp"
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define RINGMM_CPU_MULTIVERSION 1
+#define RINGMM_CPU_INLINE [[gnu::always_inline]] inline
+#else
+#define RINGMM_CPU_MULTIVERSION 0
+#define RINGMM_CPU_INLINE inline
+#endif
 
 namespace ringmm::cpu {
 
-template <class S> void blocked_gemm(const detail::Problem<typename S::value_type>& p, int /*threads*/) {
-  reference_gemm<S>(p);
+namespace blocked_detail {
+
+// Instruction sets the kernel is built for: register width, micro-tile shape, and whether an
+// FMA unit is there to take the tropical ⊗ (see Update).
+struct IsaGeneric {  // SSE2: 16 × 128-bit registers
+  static constexpr int vector_bytes = 16, vectors_per_row = 2, mr = 6;
+  static constexpr bool has_fma = false;
+};
+struct IsaAvx2 {  // 16 × 256-bit registers: 6×2 accumulators + 2 B vectors + broadcast + temp
+  static constexpr int vector_bytes = 32, vectors_per_row = 2, mr = 6;
+  static constexpr bool has_fma = true;
+};
+struct IsaAvx512 {  // 32 × 512-bit registers: 8×3 accumulators, the rest for B, A and temps
+  static constexpr int vector_bytes = 64, vectors_per_row = 3, mr = 8;
+  static constexpr bool has_fma = true;
+};
+
+// Cache blocking for element type T on instruction set Isa (tuned on Zen 4: 32 KiB L1d,
+// 1 MiB L2, shared L3; see docs/perf/cpu.md).
+template <class T, class Isa> struct Blocking {
+  static constexpr int lanes = Isa::vector_bytes >= int(sizeof(T)) ? Isa::vector_bytes / int(sizeof(T)) : 1;
+  static constexpr int mr = Isa::mr;
+  static constexpr int nr = std::min(128, lanes * Isa::vectors_per_row);
+  // KC: a KC×NR sliver of B stays in L1 while the MR-row panels of A stream past it.
+  static constexpr index_t kc = std::max<index_t>(64, (24 * 1024) / (nr * index_t(sizeof(T))) / 8 * 8);
+  // MC: the MC×KC block of A stays in L2.
+  static constexpr index_t mc = std::max<index_t>(mr, (256 * 1024) / (kc * index_t(sizeof(T))) / mr * mr);
+  // The packed B panel (all of K × NC) stays in the shared L3.
+  static constexpr std::size_t b_panel_bytes = std::size_t(4) << 20;
+  static constexpr index_t nc_max = 4096;
+};
+
+template <class S> inline constexpr bool is_float_tropical_v =
+    std::is_same_v<S, MaxPlus<float>> || std::is_same_v<S, MaxPlus<double>> || std::is_same_v<S, MinPlus<float>> ||
+    std::is_same_v<S, MinPlus<double>>;
+
+// The inner-loop update acc ⊕ (a ⊗ b). For the floating-point tropical semirings the ⊗ (an add)
+// is issued as fma(a, 1, b), which rounds exactly like a + b: on x86 cores whose FP adders also
+// execute max/min (Zen 4), this moves ⊗ onto the FMA pipes so ⊗ and ⊕ run side by side.
+template <class S, class Isa> struct Update {
+  using T = typename S::value_type;
+  RINGMM_CPU_INLINE static T apply(T acc, T a, T b) {
+    if constexpr (Isa::has_fma && is_float_tropical_v<S>) return S::add(acc, std::fma(a, T(1), b));
+    else return semiring_traits<S>::fma(acc, a, b);
+  }
+};
+
+template <class T> struct AlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t alignment{64};
+  AlignedAllocator() = default;
+  template <class U> AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, alignment); }
+  template <class U> bool operator==(const AlignedAllocator<U>&) const { return true; }
+};
+template <class T> using Buffer = std::vector<T, AlignedAllocator<T>>;
+
+// The threads working on one batch member: the whole OpenMP team, or one thread alone when the
+// team splits a batch of small products between its threads.
+struct Team {
+  int id = 0;
+  int size = 1;
+  void sync() const {
+    if (size > 1) {
+#pragma omp barrier
+    }
+  }
+};
+
+template <class T> struct Workspace {
+  Buffer<T> b_panel;  // K × NC, NR-wide slivers
+  Buffer<T> a_block;  // MC × KC, MR-row micro-panels
+  Buffer<T> partial;  // accumulators parked between KC chunks: MC × (columns of one work item)
+};
+
+// Packs columns [j0, j0 + nr_valid) of B (rows 0..K−1) into one K×NR sliver, 0̄ past the edge.
+template <class S, int NR>
+void pack_b_sliver(const detail::Strided<const typename S::value_type>& b, const typename S::value_type* base,
+                   index_t j0, index_t nr_valid, typename S::value_type* out) {
+  const index_t k_all = b.rows;
+  for (index_t k = 0; k < k_all; ++k) {
+    const auto* src = base + k * b.rs + j0 * b.cs;
+    auto* dst = out + k * NR;
+    for (index_t j = 0; j < nr_valid; ++j) dst[j] = src[j * b.cs];
+    for (index_t j = nr_valid; j < NR; ++j) dst[j] = S::zero();
+  }
+}
+
+// Packs rows [i0, i0 + mc) × k in [k0, k0 + kc) of A into MR-row micro-panels, 0̄ past the edge.
+template <class S, int MR>
+void pack_a_block(const detail::Strided<const typename S::value_type>& a, const typename S::value_type* base,
+                  index_t i0, index_t mc, index_t k0, index_t kc, typename S::value_type* out) {
+  for (index_t ir = 0; ir < mc; ir += MR) {
+    const index_t mr_valid = std::min<index_t>(MR, mc - ir);
+    auto* panel = out + ir * kc;
+    const auto* src = base + (i0 + ir) * a.rs + k0 * a.cs;
+    if (a.cs == 1 && mr_valid == MR) {  // row-major A: read along rows, write with stride MR
+      for (index_t i = 0; i < MR; ++i)
+        for (index_t k = 0; k < kc; ++k) panel[k * MR + i] = src[i * a.rs + k];
+    } else {
+      for (index_t k = 0; k < kc; ++k) {
+        for (index_t i = 0; i < mr_valid; ++i) panel[k * MR + i] = src[i * a.rs + k * a.cs];
+        for (index_t i = mr_valid; i < MR; ++i) panel[k * MR + i] = S::zero();
+      }
+    }
+  }
+}
+
+// Where one micro-tile's results go: the C tile, its valid extent and position (for the
+// symmetric case, which writes only elements on or below the diagonal), and the epilogue scalars.
+template <class T> struct TileOut {
+  T* c;
+  index_t rs, cs;
+  index_t mr_valid, nr_valid;
+  index_t row, col;  // global position of the tile's first element
+  bool lower_only;
+  T alpha, beta;
+};
+
+// One MR×NR tile over one KC chunk. `first`: start from 0̄ (else resume from `partial`);
+// `last`: apply the epilogue to C (else park the accumulators in `partial`).
+template <class S, class Isa, int MR, int NR>
+RINGMM_CPU_INLINE void micro_kernel(index_t kc, const typename S::value_type* __restrict ap,
+                                    const typename S::value_type* __restrict bp,
+                                    typename S::value_type* __restrict partial, bool first, bool last,
+                                    const TileOut<typename S::value_type>& out) {
+  using T = typename S::value_type;
+  using traits = semiring_traits<S>;
+  T acc[MR][NR];
+  if (first) {
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] = S::zero();
+  } else {
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] = partial[i * NR + j];
+  }
+  for (index_t k = 0; k < kc; ++k) {
+    const T* ak = ap + k * MR;
+    const T* bk = bp + k * NR;
+    for (int i = 0; i < MR; ++i) {
+      const T ai = ak[i];
+#pragma omp simd
+      for (int j = 0; j < NR; ++j) acc[i][j] = Update<S, Isa>::apply(acc[i][j], ai, bk[j]);
+    }
+  }
+  if (!last) {
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) partial[i * NR + j] = acc[i][j];
+    return;
+  }
+  for (index_t i = 0; i < out.mr_valid; ++i) {
+    // Symmetric: row (out.row + i) keeps columns up to the diagonal only.
+    const index_t n_row = out.lower_only ? std::min(out.nr_valid, out.row + i - out.col + 1) : out.nr_valid;
+    T* c_row = out.c + i * out.rs;
+    for (index_t j = 0; j < n_row; ++j) {
+      T* cij = c_row + j * out.cs;
+      *cij = traits::epilogue(out.alpha, acc[i][j], out.beta, cij);
+    }
+  }
+}
+
+// Everything about one call that the threads share.
+template <class S> struct Call {
+  using T = typename S::value_type;
+  const detail::Problem<T>* p;
+  bool split_batch;  // each thread takes whole batch members
+  index_t nc;        // columns per B panel
+  std::vector<Workspace<T>>* spaces;
+};
+
+// Copies the lower triangle of C onto the upper one, rows shared across the team.
+template <class T> void mirror_lower(const detail::Strided<T>& c, T* base, const Team& team) {
+  for (index_t i = team.id; i < c.rows; i += team.size)
+    for (index_t j = i + 1; j < c.cols; ++j) base[i * c.rs + j * c.cs] = base[j * c.rs + i * c.cs];
+}
+
+// One batch member computed by `team`.
+template <class S, class Isa>
+RINGMM_CPU_INLINE void member(const Call<S>& call, index_t bt, const Team& team, Workspace<typename S::value_type>& own,
+                              Workspace<typename S::value_type>& shared_b) {
+  using T = typename S::value_type;
+  using Blk = Blocking<T, Isa>;
+  constexpr int MR = Blk::mr, NR = Blk::nr;
+  const auto& p = *call.p;
+  const index_t m = p.m(), n = p.n(), k_all = p.k();
+  const T* a = p.a.p + bt * p.stride_a;
+  const T* b = p.b.p + bt * p.stride_b;
+  T* c = p.c.p + bt * p.stride_c;
+
+  if (k_all == 0) {  // no product terms: every element is α ⊗ 0̄ ⊕ β ⊗ c
+    for (index_t i = team.id; i < m; i += team.size)
+      for (index_t j = 0; j < (p.symmetric ? i + 1 : n); ++j) {
+        T* cij = c + i * p.c.rs + j * p.c.cs;
+        *cij = semiring_traits<S>::epilogue(p.alpha, S::zero(), p.beta, cij);
+      }
+  } else {
+    const index_t n_chunks = (k_all + Blk::kc - 1) / Blk::kc;
+    const index_t n_ic = (m + Blk::mc - 1) / Blk::mc;
+    for (index_t jc = 0; jc < n; jc += call.nc) {
+      const index_t nc = std::min(call.nc, n - jc);
+      const index_t n_slivers = (nc + NR - 1) / NR;
+      T* b_panel = shared_b.b_panel.data();
+      for (index_t s = team.id; s < n_slivers; s += team.size)
+        pack_b_sliver<S, NR>(p.b, b, jc + s * NR, std::min<index_t>(NR, nc - s * NR), b_panel + s * k_all * NR);
+      team.sync();
+
+      // Work items: (row block, column group). Several groups per row block only when there are
+      // too few row blocks to keep the team busy.
+      const index_t want_items = team.size == 1 ? 1 : 4 * index_t(team.size);
+      const index_t n_groups = std::min(n_slivers, std::max<index_t>(1, (want_items + n_ic - 1) / n_ic));
+      const index_t slivers_per_group = (n_slivers + n_groups - 1) / n_groups;
+      for (index_t item = team.id; item < n_ic * n_groups; item += team.size) {
+        const index_t ic = (item / n_groups) * Blk::mc;
+        const index_t mc = std::min<index_t>(Blk::mc, m - ic);
+        const index_t s_begin = (item % n_groups) * slivers_per_group;
+        const index_t s_end = std::min(n_slivers, s_begin + slivers_per_group);
+        if (s_begin >= s_end) continue;
+        if (p.symmetric && ic + mc - 1 < jc + s_begin * NR) continue;  // entirely above the diagonal
+        const index_t n_panels = (mc + MR - 1) / MR;
+        for (index_t chunk = 0; chunk < n_chunks; ++chunk) {
+          const index_t k0 = chunk * Blk::kc;
+          const index_t kc = std::min<index_t>(Blk::kc, k_all - k0);
+          pack_a_block<S, MR>(p.a, a, ic, mc, k0, kc, own.a_block.data());
+          for (index_t s = s_begin; s < s_end; ++s) {
+            const index_t col = jc + s * NR;
+            const T* b_sliver = b_panel + s * k_all * NR + k0 * NR;
+            for (index_t panel = 0; panel < n_panels; ++panel) {
+              const index_t row = ic + panel * MR;
+              const index_t mr_valid = std::min<index_t>(MR, m - row);
+              if (p.symmetric && row + mr_valid - 1 < col) continue;
+              T* partial = n_chunks == 1 ? nullptr
+                                         : own.partial.data() + ((s - s_begin) * n_panels + panel) * (MR * NR);
+              const TileOut<T> out{c + row * p.c.rs + col * p.c.cs, p.c.rs, p.c.cs,
+                                   mr_valid, std::min<index_t>(NR, n - col),
+                                   row, col, p.symmetric, p.alpha, p.beta};
+              micro_kernel<S, Isa, MR, NR>(kc, own.a_block.data() + panel * MR * kc, b_sliver, partial, chunk == 0,
+                                           chunk == n_chunks - 1, out);
+            }
+          }
+        }
+      }
+      team.sync();  // the B panel is rewritten for the next jc; the mirror reads other threads' rows
+    }
+  }
+  if (p.symmetric) {
+    if (k_all == 0) team.sync();
+    mirror_lower(p.c, c, team);
+  }
+}
+
+template <class S, class Isa> RINGMM_CPU_INLINE void run_team(const Call<S>& call, int id, int size) {
+  auto& spaces = *call.spaces;
+  if (call.split_batch) {
+    for (index_t bt = id; bt < call.p->batch; bt += size) member<S, Isa>(call, bt, Team{}, spaces[id], spaces[id]);
+  } else {
+    for (index_t bt = 0; bt < call.p->batch; ++bt) member<S, Isa>(call, bt, Team{id, size}, spaces[id], spaces[0]);
+  }
+}
+
+#if RINGMM_CPU_MULTIVERSION
+template <class S> [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2,prefer-vector-width=512")]]
+void run_team_avx512(const Call<S>& call, int id, int size) { run_team<S, IsaAvx512>(call, id, size); }
+template <class S> [[gnu::target("avx2,fma,bmi2")]]
+void run_team_avx2(const Call<S>& call, int id, int size) { run_team<S, IsaAvx2>(call, id, size); }
+
+enum class Isa { generic, avx2, avx512 };
+inline Isa detect_isa() {
+  static const Isa isa = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+      return Isa::avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+      return Isa::avx2;
+    return Isa::generic;
+  }();
+  return isa;
+}
+#endif
+
+template <class S, class Isa> void run_isa(const detail::Problem<typename S::value_type>& p, int threads) {
+  using T = typename S::value_type;
+  using Blk = Blocking<T, Isa>;
+  // Small products do not pay for waking the team: about 2^20 updates per thread at least.
+  const double updates = p.updates();
+  const int useful = int(std::min<double>(threads, std::max(1.0, updates / double(1 << 20))));
+  const double member_updates = updates / double(p.batch);
+  const bool split_batch = useful > 1 && p.batch >= useful && member_updates <= double(1 << 27);
+
+  Call<S> call{&p, split_batch, 0, nullptr};
+  const index_t k_all = std::max<index_t>(1, p.k());
+  const index_t nc_fit = index_t(Blk::b_panel_bytes / (std::size_t(k_all) * sizeof(T))) / Blk::nr * Blk::nr;
+  const index_t n_rounded = (p.n() + Blk::nr - 1) / Blk::nr * Blk::nr;
+  call.nc = std::clamp<index_t>(nc_fit, Blk::nr, std::min<index_t>(Blk::nc_max / Blk::nr * Blk::nr, n_rounded));
+
+  const index_t n_chunks = (p.k() + Blk::kc - 1) / Blk::kc;
+  std::vector<Workspace<T>> spaces(std::size_t(std::max(1, useful)));
+  for (std::size_t t = 0; t < spaces.size(); ++t) {
+    auto& ws = spaces[t];
+    if (t == 0 || split_batch) ws.b_panel.resize(std::size_t(k_all * ((call.nc + Blk::nr - 1) / Blk::nr) * Blk::nr));
+    ws.a_block.resize(std::size_t(Blk::mc * std::min<index_t>(Blk::kc, k_all)));
+    if (n_chunks > 1) ws.partial.resize(std::size_t(((Blk::mc + Blk::mr - 1) / Blk::mr) * Blk::mr * call.nc));
+  }
+  call.spaces = &spaces;
+
+  auto body = [&](int id, int size) {
+#if RINGMM_CPU_MULTIVERSION
+    if constexpr (std::is_same_v<Isa, IsaAvx512>) run_team_avx512<S>(call, id, size);
+    else if constexpr (std::is_same_v<Isa, IsaAvx2>) run_team_avx2<S>(call, id, size);
+    else run_team<S, Isa>(call, id, size);
+#else
+    run_team<S, Isa>(call, id, size);
+#endif
+  };
+  if (useful == 1) {
+    body(0, 1);
+    return;
+  }
+#pragma omp parallel num_threads(useful)
+  body(omp_get_thread_num(), omp_get_num_threads());
+}
+
+}  // namespace blocked_detail
+
+// C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for every batch member, on `threads` OpenMP threads
+// (0 = OpenMP's default). Honours the whole detail::Problem contract.
+template <class S> void blocked_gemm(const detail::Problem<typename S::value_type>& p, int threads) {
+  if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+#if RINGMM_CPU_MULTIVERSION
+  switch (blocked_detail::detect_isa()) {
+    case blocked_detail::Isa::avx512: return blocked_detail::run_isa<S, blocked_detail::IsaAvx512>(p, team);
+    case blocked_detail::Isa::avx2: return blocked_detail::run_isa<S, blocked_detail::IsaAvx2>(p, team);
+    case blocked_detail::Isa::generic: break;
+  }
+#endif
+  blocked_detail::run_isa<S, blocked_detail::IsaGeneric>(p, team);
 }
 
 }  // namespace ringmm::cpu

@@ -1,0 +1,463 @@
+// ringmm bench: times ringmm's products on random data and prints each beside its baselines —
+// OpenBLAS and ringmm's blocked kernel on the CPU; cuBLAS and the microbenchmark ceiling on CUDA.
+#include <omp.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#if RINGMM_TOOL_HAS_BLAS
+#include <cblas.h>
+#endif
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "results.hpp"
+#include "ringmm/cuda_tools.hpp"
+#include "ringmm/ringmm.hpp"
+#include "support.hpp"
+
+namespace ringmm::tools {
+
+namespace {
+
+using cuda::Product;
+
+struct Shape {
+  index_t m, n, k;
+};
+
+std::string_view product_name(Product p) {
+  switch (p) {
+    case Product::gemm: return "gemm";
+    case Product::batched: return "batched";
+    case Product::syrk: return "syrk";
+  }
+  return "?";
+}
+
+Product parse_product(const std::string& text) {
+  if (text == "gemm") return Product::gemm;
+  if (text == "batched") return Product::batched;
+  if (text == "syrk") return Product::syrk;
+  throw UsageError("--product", "unknown value '" + text + "' (valid: gemm, batched, syrk)");
+}
+
+// "4096" is 4096x4096x4096; "MxNxK" names all three. syrk (C = Aᵀ·A, A K×N) needs M = N.
+std::vector<Shape> parse_shapes(const std::string& text, Product product) {
+  std::vector<Shape> shapes;
+  constexpr index_t limit = index_t(1) << 24;
+  for (const std::string& item : split_list(text, "--shapes")) {
+    std::vector<index_t> dims;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t x = item.find('x', start);
+      dims.push_back(parse_integer(item.substr(start, x == std::string::npos ? std::string::npos : x - start),
+                                   "--shapes", 1, limit));
+      if (x == std::string::npos) break;
+      start = x + 1;
+    }
+    if (dims.size() == 1) shapes.push_back({dims[0], dims[0], dims[0]});
+    else if (dims.size() == 3) shapes.push_back({dims[0], dims[1], dims[2]});
+    else throw UsageError("--shapes", "'" + item + "' is neither N nor MxNxK");
+    if (product == Product::syrk && shapes.back().m != shapes.back().n)
+      throw UsageError("--shapes", "'" + item + "': syrk computes an NxN C = A^T A, so M must equal N");
+  }
+  return shapes;
+}
+
+std::string shape_text(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+// ---- a fixed-width table printed row by row --------------------------------------------------
+
+struct Column {
+  std::string title;
+  int width;
+};
+
+void print_row(const std::vector<Column>& columns, const std::vector<std::string>& cells) {
+  std::string line;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    std::string cell = i < cells.size() ? cells[i] : "";
+    if (columns[i].title == "|") cell = "|";
+    line += cell + std::string(cell.size() < std::size_t(columns[i].width) ? columns[i].width - cell.size() : 1, ' ');
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::cout << line << std::endl;
+}
+
+void print_header(const std::vector<Column>& columns) {
+  std::vector<std::string> titles;
+  for (const Column& c : columns) titles.push_back(c.title);
+  print_row(columns, titles);
+}
+
+std::string rate(double updates_per_s) { return fixed(updates_per_s * 1e-12, 4); }
+std::string ms(double seconds) { return fixed(seconds * 1e3, 3); }
+std::string ratio(double x) { return fixed(x, 2) + "x"; }
+
+// ---- the run ---------------------------------------------------------------------------------
+
+struct Settings {
+  Context ctx;
+  Backend backend;
+  Product product;
+  index_t batch;
+  int reps;
+  bool ceilings;
+  std::string device, date;
+};
+
+struct Case {
+  SemiringKind kind;
+  DType type;
+  Shape shape;
+};
+
+double updates(const Case& c, const Settings& s) {
+  const index_t n_out = c.shape.n;
+  return double(c.shape.m) * double(n_out) * double(c.shape.k) * double(s.product == Product::batched ? s.batch : 1);
+}
+
+Record make_record(const Case& c, const Settings& s, std::string backend, std::string kernel, double seconds) {
+  Record r;
+  r.suite = "bench";
+  r.device = s.device;
+  r.backend = std::move(backend);
+  r.kernel = std::move(kernel);
+  r.semiring = std::string(to_string(c.kind));
+  r.type = std::string(to_string(c.type));
+  r.product = std::string(product_name(s.product));
+  r.m = c.shape.m;
+  r.n = c.shape.n;
+  r.k = c.shape.k;
+  r.batch = s.product == Product::batched ? s.batch : 1;
+  r.seconds = seconds;
+  r.updates_per_s = updates(c, s) / seconds;
+  if (c.kind == SemiringKind::plus_times) r.flops_per_s = 2 * *r.updates_per_s;
+  r.date = s.date;
+  return r;
+}
+
+// Random operands of one case on the host: A and B (one set per batch member), and C.
+template <class S> struct HostOperands {
+  using T = typename S::value_type;
+  Shape shape;
+  index_t batch;
+  std::vector<T> a, b, c;
+  HostOperands(const Shape& s, Product product, index_t batch_count) : shape(s), batch(batch_count) {
+    const std::size_t members = std::size_t(product == Product::batched ? batch_count : 1);
+    a = random_vector<S>(members * std::size_t(s.m * s.k), 1, s.k);  // syrk: A is K×N with N = M
+    b = product == Product::syrk ? std::vector<T>() : random_vector<S>(members * std::size_t(s.k * s.n), 2, s.k);
+    c.assign(members * std::size_t(s.m * s.n), S::zero());
+  }
+};
+
+// The normalised problem of the case, as the public API would build it.
+template <class S> detail::Problem<typename S::value_type> make_case_problem(HostOperands<S>& x, Product product) {
+  using T = typename S::value_type;
+  const Shape& s = x.shape;
+  const MatrixView<T> c = row_major(x.c.data(), s.m, s.n);
+  if (product == Product::syrk) {
+    const MatrixView<const T> a = row_major<const T>(x.a.data(), s.k, s.n);
+    auto p = detail::make_problem<S>(Op::T, a, Op::N, a, c, S::one(), S::zero());
+    p.symmetric = true;
+    return p;
+  }
+  auto p = detail::make_problem<S>(Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N,
+                                   row_major<const T>(x.b.data(), s.k, s.n), c, S::one(), S::zero());
+  if (product == Product::batched) {
+    p.batch = x.batch;
+    p.stride_a = s.m * s.k;
+    p.stride_b = s.k * s.n;
+    p.stride_c = s.m * s.n;
+  }
+  return p;
+}
+
+// ringmm through its public API on the CPU backend.
+template <class S> double time_cpu_ringmm(HostOperands<S>& x, const Settings& st) {
+  using T = typename S::value_type;
+  const Shape& s = x.shape;
+  const MatrixView<T> c = row_major(x.c.data(), s.m, s.n);
+  switch (st.product) {
+    case Product::gemm:
+      return median_seconds(st.reps, [&] {
+        gemm<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N, row_major<const T>(x.b.data(), s.k, s.n), c);
+      });
+    case Product::batched:
+      return median_seconds(st.reps, [&] {
+        gemm_batched<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), s.m * s.k, Op::N,
+                        row_major<const T>(x.b.data(), s.k, s.n), s.k * s.n, c, s.m * s.n, x.batch);
+      });
+    case Product::syrk:
+      return median_seconds(st.reps, [&] { syrk<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.k, s.n), c); });
+  }
+  return 0;
+}
+
+// ringmm's blocked semiring kernel called directly (bypassing BLAS for plus-times f32/f64).
+template <class S> double time_cpu_blocked(HostOperands<S>& x, const Settings& st) {
+  const auto p = make_case_problem<S>(x, st.product);
+  return median_seconds(st.reps, [&] { cpu::blocked_gemm<S>(p, st.ctx.cpu_threads); });
+}
+
+#if RINGMM_TOOL_HAS_BLAS
+// OpenBLAS on random data of the case's shape: sgemm/dgemm (one call per batch member) or ssyrk/dsyrk.
+template <class T> double time_openblas_typed(const Shape& s, Product product, index_t batch, int reps) {
+  using S = PlusTimes<T>;
+  HostOperands<S> x(s, product, batch);
+  const index_t members = product == Product::batched ? batch : 1;
+  return median_seconds(reps, [&] {
+    for (index_t b = 0; b < members; ++b) {
+      const T* a = x.a.data() + b * s.m * s.k;
+      T* c = x.c.data() + b * s.m * s.n;
+      if (product == Product::syrk) {
+        if constexpr (std::is_same_v<T, float>)
+          cblas_ssyrk(CblasRowMajor, CblasLower, CblasTrans, int(s.n), int(s.k), 1.0f, a, int(s.n), 0.0f, c, int(s.n));
+        else
+          cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, int(s.n), int(s.k), 1.0, a, int(s.n), 0.0, c, int(s.n));
+      } else {
+        const T* bm = x.b.data() + b * s.k * s.n;
+        if constexpr (std::is_same_v<T, float>)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0f, a, int(s.k), bm,
+                      int(s.n), 0.0f, c, int(s.n));
+        else
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0, a, int(s.k), bm,
+                      int(s.n), 0.0, c, int(s.n));
+      }
+    }
+  });
+}
+#endif
+
+std::string blas_kernel_name(DType precision, Product product) {
+  const char p = precision == DType::f64 ? 'd' : 's';
+  return std::string("cblas_") + p + (product == Product::syrk ? "syrk" : "gemm");
+}
+
+std::string cublas_kernel_name(DType precision, Product product) {
+  const char* p = precision == DType::f64 ? "D" : "S";
+  switch (product) {
+    case Product::gemm: return std::string("cublas") + p + "gemm";
+    case Product::batched: return std::string("cublas") + p + "gemmStridedBatched";
+    case Product::syrk: return std::string("cublas") + p + "syrk";
+  }
+  return "cublas";
+}
+
+class Bench {
+ public:
+  explicit Bench(Settings settings) : st_(std::move(settings)) {}
+
+  // Runs every case, printing its row as it finishes; returns how many cases failed.
+  int run(const std::vector<Case>& cases) {
+    const bool gpu = st_.backend == Backend::cuda;
+    if (gpu)
+      columns_ = {{"case", 8},      {"semiring", 11},  {"type", 7},     {"shape", 18},   {"ms", 10},
+                  {"ms+xfer", 10},  {"Tupd/s", 9},     {"TFLOP/s", 9},  {"|", 2},        {"cuBLAS TFLOP/s", 16},
+                  {"vs cuBLAS", 11}, {"|", 2},          {"ceiling Tupd/s", 16}, {"of ceiling", 10}};
+    else
+      columns_ = {{"case", 8},  {"semiring", 11},         {"type", 7},           {"shape", 18},
+                  {"ms", 10},   {"Tupd/s", 9},            {"TFLOP/s", 9},        {"|", 2},
+                  {"blocked ms", 12}, {"blocked Tupd/s", 16}, {"|", 2},         {"OpenBLAS", 13},
+                  {"ms", 10},   {"TFLOP/s", 9},           {"vs OpenBLAS", 11}};
+    print_header(columns_);
+    int failures = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(cases.size()) + "]";
+      const Case& c = cases[i];
+      try {
+        std::vector<std::string> cells = visit_semiring(c.kind, c.type, [&](auto tag) {
+          using S = typename decltype(tag)::type;
+          return gpu ? run_cuda<S>(c) : run_cpu<S>(c);
+        });
+        cells.insert(cells.begin(), {label, std::string(to_string(c.kind)), std::string(to_string(c.type)), shape_text(c.shape)});
+        print_row(columns_, cells);
+      } catch (const Error& e) {
+        ++failures;
+        std::cout << label << " " << to_string(c.kind) << " " << to_string(c.type) << " " << shape_text(c.shape)
+                  << ": error: " << e.what() << std::endl;
+      }
+    }
+    return failures;
+  }
+
+  const std::vector<Record>& records() const { return records_; }
+
+ private:
+  template <class S> std::vector<std::string> run_cpu(const Case& c) {
+    using T = typename S::value_type;
+    HostOperands<S> x(c.shape, st_.product, st_.batch);
+    const double seconds = time_cpu_ringmm<S>(x, st_);
+    const double work = updates(c, st_);
+    records_.push_back(make_record(c, st_, "cpu", "ringmm", seconds));
+    std::vector<std::string> cells = {ms(seconds), rate(work / seconds),
+                                      c.kind == SemiringKind::plus_times ? fixed(2 * work / seconds * 1e-12, 4) : "-", ""};
+    // For plus-times f32/f64 the CPU backend is OpenBLAS; show the semiring kernel beside it.
+    if (c.kind == SemiringKind::plus_times && std::is_floating_point_v<T> && blas_compiled()) {
+      const double blocked = time_cpu_blocked<S>(x, st_);
+      records_.push_back(make_record(c, st_, "cpu", "blocked", blocked));
+      cells.insert(cells.end(), {ms(blocked), rate(work / blocked), ""});
+    } else {
+      cells.insert(cells.end(), {"-", "-", ""});
+    }
+    const DType precision = c.type == DType::f64 ? DType::f64 : DType::f32;
+    if (const auto blas = openblas_seconds(precision, c.shape)) {
+      Record r = make_record(c, st_, "openblas", blas_kernel_name(precision, st_.product), *blas);
+      r.semiring = "plus-times";
+      r.type = std::string(to_string(precision));
+      r.flops_per_s = 2 * *r.updates_per_s;
+      if (recorded_baselines_.insert(r.kernel + r.type + shape_text(c.shape)).second) records_.push_back(r);
+      cells.insert(cells.end(), {blas_kernel_name(precision, st_.product), ms(*blas), fixed(2 * work / *blas * 1e-12, 4),
+                                 ratio(*blas / seconds)});
+    } else {
+      cells.insert(cells.end(), {"-", "-", "-", "-"});
+    }
+    return cells;
+  }
+
+  std::optional<double> openblas_seconds(DType precision, const Shape& s) {
+#if RINGMM_TOOL_HAS_BLAS
+    const auto key = std::make_tuple(precision, s.m, s.n, s.k);
+    auto it = openblas_cache_.find(key);
+    if (it != openblas_cache_.end()) return it->second;
+    const double seconds = precision == DType::f64 ? time_openblas_typed<double>(s, st_.product, st_.batch, st_.reps)
+                                                   : time_openblas_typed<float>(s, st_.product, st_.batch, st_.reps);
+    openblas_cache_[key] = seconds;
+    return seconds;
+#else
+    (void)precision;
+    (void)s;
+    return std::nullopt;
+#endif
+  }
+
+  template <class S> std::vector<std::string> run_cuda(const Case& c) {
+    const Shape& s = c.shape;
+    const index_t batch = st_.product == Product::batched ? st_.batch : 1;
+    const cuda::Timing t = cuda::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+    const double work = updates(c, st_);
+    Record r = make_record(c, st_, "cuda", "ringmm", t.kernel_seconds);
+    r.seconds_with_transfers = t.with_transfers_seconds;
+    records_.push_back(r);
+    const bool plus_times = c.kind == SemiringKind::plus_times;
+    std::vector<std::string> cells = {ms(t.kernel_seconds), ms(t.with_transfers_seconds), rate(work / t.kernel_seconds),
+                                      plus_times ? fixed(2 * work / t.kernel_seconds * 1e-12, 2) : "-", ""};
+    if (plus_times && (c.type == DType::f32 || c.type == DType::f64)) {
+      const cuda::Timing cub = cuda::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+      Record b = make_record(c, st_, "cublas", cublas_kernel_name(c.type, st_.product), cub.kernel_seconds);
+      b.seconds_with_transfers = cub.with_transfers_seconds;
+      records_.push_back(b);
+      cells.insert(cells.end(), {fixed(2 * work / cub.kernel_seconds * 1e-12, 2), ratio(cub.kernel_seconds / t.kernel_seconds), ""});
+    } else {
+      cells.insert(cells.end(), {"-", "-", ""});
+    }
+    const std::optional<double> ceiling = reg_reg_ceiling(c.kind, c.type);
+    if (ceiling) cells.insert(cells.end(), {rate(*ceiling), fixed(100 * work / t.kernel_seconds / *ceiling, 1) + "%"});
+    else cells.insert(cells.end(), {"-", "-"});
+    return cells;
+  }
+
+  // The microbenchmark ceilings of a semiring/type, measured once per run and recorded.
+  std::optional<double> reg_reg_ceiling(SemiringKind kind, DType type) {
+    const auto key = std::make_pair(kind, type);
+    auto it = ceilings_.find(key);
+    if (it == ceilings_.end()) {
+      std::optional<double> reg_reg;
+      for (const cuda::Ceiling& c : cuda::microbench(kind, type)) {
+        if (c.level == "reg-reg") reg_reg = c.updates_per_second;
+        if (c.level != "reg-reg" && !st_.ceilings) continue;
+        Record r;
+        r.suite = "bench";
+        r.device = st_.device;
+        r.backend = "ceiling";
+        r.kernel = "microbench";
+        r.semiring = std::string(to_string(kind));
+        r.type = std::string(to_string(type));
+        r.product = c.level;
+        r.updates_per_s = c.updates_per_second;
+        if (kind == SemiringKind::plus_times) r.flops_per_s = 2 * c.updates_per_second;
+        r.date = st_.date;
+        records_.push_back(r);
+        if (st_.ceilings)
+          std::cout << "ceiling " << r.semiring << " " << r.type << " " << c.level << ": "
+                    << rate(c.updates_per_second) << " x 10^12 updates/s" << std::endl;
+      }
+      it = ceilings_.emplace(key, reg_reg).first;
+    }
+    return it->second;
+  }
+
+  Settings st_;
+  std::vector<Column> columns_;
+  std::vector<Record> records_;
+  std::map<std::tuple<DType, index_t, index_t, index_t>, double> openblas_cache_;
+  std::set<std::string> recorded_baselines_;
+  std::map<std::pair<SemiringKind, DType>, std::optional<double>> ceilings_;
+};
+
+}  // namespace
+
+int bench_command(const Args& args) {
+  const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
+                           {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}});
+  Settings st;
+  st.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
+  st.product = parse_product(opt.get_or("product", "gemm"));
+  st.batch = opt.integer_or("batch", st.product == Product::batched ? 8 : 1, 1, 1 << 20);
+  if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
+  st.reps = int(opt.integer_or("reps", 10, 1, 100000));
+  st.ceilings = opt.flag("ceilings");
+  const auto pairs = selected_pairs(opt);
+  const auto out = opt.get("out");
+  if (out) check_results_path(*out, "--out");
+  const auto shapes_text = opt.get("shapes");
+  if (shapes_text) parse_shapes(*shapes_text, st.product);  // usage mistakes before anything runs
+
+  std::vector<std::string> notices;
+  st.ctx.on_notice = [&](std::string_view note) { notices.emplace_back(note); };
+  st.backend = st.ctx.resolved_backend();
+  st.ctx.backend = st.backend;
+  const bool gpu = st.backend == Backend::cuda;
+  if (st.ceilings && !gpu)
+    throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
+  const auto shapes = parse_shapes(shapes_text.value_or(gpu ? "4096,8192,4097" : "256,512"), st.product);
+  st.device = gpu ? gpu_name() : cpu_model();
+  st.date = utc_timestamp();
+
+  std::vector<Case> cases;
+  for (const auto& [kind, type] : pairs)
+    for (const Shape& s : shapes) cases.push_back({kind, type, s});
+
+  for (const auto& note : notices) std::cout << "note: " << note << "\n";
+  std::cout << "backend " << to_string(st.backend) << " on " << st.device;
+  if (!gpu) std::cout << " (" << omp_get_max_threads() << " threads)";
+  std::cout << "; " << product_name(st.product);
+  if (st.product == Product::batched) std::cout << " x " << st.batch;
+  std::cout << "; median of " << st.reps << " after a warm-up; " << cases.size() << " cases\n"
+            << "Tupd/s = 10^12 semiring updates per second (one per i, j, k); TFLOP/s = 2 x Tupd/s for plus-times\n";
+  if (gpu) std::cout << "ms: kernel on device buffers; ms+xfer: with host<->device copies\n";
+  else std::cout << "baseline OpenBLAS: s/dgemm (or s/dsyrk) of the same shape at the type's precision\n";
+
+  Bench bench(std::move(st));
+  const int failures = bench.run(cases);
+  if (out) {
+    write_records(*out, bench.records());
+    std::cout << "wrote " << *out << " (" << bench.records().size() << " records)\n";
+  }
+  if (failures) {
+    print_error("bench", "cases: " + std::to_string(failures) + " of " + std::to_string(cases.size()) + " failed (see above)");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ringmm::tools

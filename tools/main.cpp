@@ -1,0 +1,174 @@
+// The `ringmm` command-line tool: a table of subcommands, global --help / --version, and
+// `ringmm help <command>`. Exit status: 0 success, 1 runtime failure, 2 usage mistake.
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "ringmm/context.hpp"
+#include "ringmm/error.hpp"
+
+namespace ringmm::tools {
+
+namespace {
+
+#if !RINGMM_TOOL_HAS_SUMMA
+int summa_unavailable(const Args&) {
+  throw Error(Errc::backend_unavailable, "summa", "this build of ringmm has no MPI (configure with RINGMM_ENABLE_MPI=ON)");
+}
+#endif
+
+struct Command {
+  std::string_view name;
+  int (*run)(const Args&);
+  std::string_view summary;
+  std::string_view usage;
+};
+
+constexpr Command command_table[] = {
+    {"multiply", multiply_command, "multiply two .npy matrices over a semiring",
+     R"(usage: ringmm multiply --a A.npy --b B.npy --out C.npy [options]
+
+Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.npy (row-major).
+
+  --a FILE          A (.npy, 2-D; '<i2' arrays of shape (r, c, 2) are i16x2)
+  --b FILE          B (.npy, same element type as A)
+  --out FILE        where to write C; written only when the product succeeded
+  --c FILE          C0 to accumulate into (then beta defaults to the semiring's one)
+  --semiring S      plus-times (default), max-plus, min-plus, max-min, or-and
+  --type T          f32, f64, i32, i16x2, u8 (default: the files' type; must match them)
+  --transa          use op(A) = A transposed
+  --transb          use op(B) = B transposed
+  --alpha X         scale of the product (number, inf or -inf; default: the semiring's one)
+  --beta X          scale of C0 (needs --c)
+  --backend B       auto (default), cpu, cuda
+  --border P        auto (default), pad, predicate (CUDA border handling)
+  --check           compare with the reference product; on a mismatch C is not written
+)"},
+    {"bench", bench_command, "time products and compare with baselines and ceilings",
+     R"(usage: ringmm bench [options]
+
+Times ringmm on random data (warm-up, then the median of --reps runs) and prints one row per
+case as it finishes, beside its baselines: on the CPU, OpenBLAS sgemm/dgemm of the same shape
+and, for plus-times f32/f64, ringmm's blocked kernel; on CUDA, cuBLAS for plus-times and the
+register-register microbenchmark ceiling for every semiring and type.
+
+  --backend B       auto (default), cpu, cuda
+  --semiring S      a semiring or all (default: all)
+  --type T          an element type or all (default: all supported by the semiring)
+  --shapes LIST     comma-separated N (N x N x N) or MxNxK
+                    (default: 256,512 on the CPU; 4096,8192,4097 on CUDA)
+  --product P       gemm (default), batched, syrk (C = A^T A with A KxN; needs M = N)
+  --batch N         members of a batched product (default 8 for batched, else 1)
+  --reps N          timed repetitions per case (default 10)
+  --out FILE        also write the records as .json or .csv (bench/results/README.md)
+  --ceilings        also report every microbenchmark level (reg-reg, smem-one, smem-both); CUDA only
+)"},
+    {"microbench", microbench_command, "measure the GPU's semiring throughput ceilings",
+     R"(usage: ringmm microbench [options]
+
+Runs the register/shared-memory microbenchmarks (seed 004) on the GPU and prints the ceiling of
+each semiring and element type in 10^12 updates/s. Needs the CUDA backend and a device.
+
+  --semiring S      a semiring or all (default: all)
+  --type T          an element type or all (default: all supported by the semiring)
+  --out FILE        also write the records as .json or .csv
+)"},
+    {"info", info_command, "show the build, the backends and the devices",
+     R"(usage: ringmm info
+
+Prints the version, the backends compiled in, CPU threads, the GPUs present and the table of
+supported semiring and element type pairs.
+)"},
+    {"demo", demo_command, "multiply example matrices over every semiring and check them",
+     R"(usage: ringmm demo [--backend auto|cpu|cuda] [--size N]
+
+Multiplies random example matrices over every built-in semiring (plus-times f32, max-plus f32,
+i32 and i16x2, min-plus f32, max-min f32, or-and u8), checks each against the CPU reference
+and prints throughput and PASS/FAIL. Runs on the GPU when one is present, else on the CPU.
+Exits 1 when any product fails its check.
+
+  --backend B       auto (default), cpu, cuda
+  --size N          the largest dimension (default 1000 on the CPU, 2048 on the GPU)
+)"},
+    {"summa",
+#if RINGMM_TOOL_HAS_SUMMA
+     summa_command,
+#else
+     summa_unavailable,
+#endif
+     "distributed SUMMA product over MPI (run under mpirun)",
+     R"(usage: mpirun -n P ringmm summa [options]
+
+Distributed SUMMA multiplication over MPI (broadcast and ring variants, seed 002); see
+`mpirun -n 1 ringmm summa --help` in a build with MPI for its options.
+)"},
+};
+
+const Command* find_command(std::string_view name) {
+  for (const Command& c : command_table)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+void print_overview(std::ostream& os) {
+  os << "usage: ringmm <command> [options]\n"
+        "       ringmm help <command> | --help | --version\n\n"
+        "Dense matrix multiplication over semirings.\n\ncommands:\n";
+  for (const Command& c : command_table) {
+    os << "  " << c.name << std::string(12 - c.name.size(), ' ') << c.summary;
+#if !RINGMM_TOOL_HAS_SUMMA
+    if (c.name == "summa") os << " (not in this build)";
+#endif
+    os << "\n";
+  }
+  os << "\nExit status: 0 success, 1 runtime failure, 2 usage mistake.\n";
+}
+
+int unknown_command(std::string_view name) {
+  std::cerr << "ringmm: error: " << name << ": unknown command (see 'ringmm --help')" << std::endl;
+  return 2;
+}
+
+}  // namespace
+
+int main_dispatch(const Args& argv) {
+  if (argv.empty()) {
+    print_overview(std::cerr);
+    return 2;
+  }
+  const std::string& first = argv.front();
+  if (first == "--help" || first == "-h") {
+    print_overview(std::cout);
+    return 0;
+  }
+  if (first == "--version") {
+    std::cout << "ringmm " << version() << "\n";
+    return 0;
+  }
+  if (first == "help") {
+    if (argv.size() == 1) {
+      print_overview(std::cout);
+      return 0;
+    }
+    const Command* c = find_command(argv[1]);
+    if (!c) return unknown_command(argv[1]);
+    std::cout << c->usage;
+    return 0;
+  }
+  const Command* command = find_command(first);
+  if (!command) return unknown_command(first);
+  const Args rest(argv.begin() + 1, argv.end());
+  for (const std::string& arg : rest) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << command->usage;
+      return 0;
+    }
+  }
+  return run_guarded(command->name, [&] { return command->run(rest); });
+}
+
+}  // namespace ringmm::tools
+
+int main(int argc, char** argv) { return ringmm::tools::main_dispatch(ringmm::tools::Args(argv + 1, argv + argc)); }

@@ -1,0 +1,84 @@
+#include "support.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+
+#include "args.hpp"
+#include "ringmm/cuda_tools.hpp"
+
+namespace ringmm::tools {
+
+std::string supported_types(SemiringKind kind) {
+  std::string list;
+  for (DType t : all_dtypes)
+    if (is_supported(kind, t)) list += (list.empty() ? "" : ", ") + std::string(to_string(t));
+  return list;
+}
+
+std::string unsupported_message(SemiringKind kind, DType type) {
+  return std::string(to_string(kind)) + " is not available for element type " + std::string(to_string(type)) +
+         " (supported: " + supported_types(kind) + ")";
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+// describe_devices() gives one line per device; its name is the text before the first comma.
+std::string gpu_name() {
+  if (!cuda_device_available()) return "";
+  const auto devices = cuda::describe_devices();
+  if (devices.empty()) return "";
+  return devices.front().substr(0, devices.front().find(','));
+}
+
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt) {
+  const std::string semiring = opt.get_or("semiring", "all"), type = opt.get_or("type", "all");
+  std::vector<SemiringKind> kinds;
+  std::vector<DType> types;
+  if (semiring == "all") kinds.assign(std::begin(all_semirings), std::end(all_semirings));
+  else kinds.push_back(parse_semiring(semiring, "--semiring"));
+  if (type == "all") types.assign(std::begin(all_dtypes), std::end(all_dtypes));
+  else types.push_back(parse_dtype(type, "--type"));
+  std::vector<std::pair<SemiringKind, DType>> pairs;
+  for (SemiringKind k : kinds)
+    for (DType t : types)
+      if (is_supported(k, t)) pairs.emplace_back(k, t);
+  if (pairs.empty()) {
+    if (semiring != "all" && type != "all") throw UsageError("--type", unsupported_message(kinds[0], types[0]));
+    throw UsageError("--type", "no semiring in the selection is available for element type " + type);
+  }
+  return pairs;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
+std::string fixed(double x, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
+  return buf;
+}
+
+std::string scientific(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3e", x);
+  return buf;
+}
+
+}  // namespace ringmm::tools

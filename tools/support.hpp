@@ -1,0 +1,182 @@
+// Helpers shared by the subcommands: random semiring data, a parallel run of the reference
+// product, comparison against it, timing, and the names of things as the tool prints them.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "args.hpp"
+#include "ringmm/cpu/reference.hpp"
+#include "ringmm/ringmm.hpp"
+
+namespace ringmm::tools {
+
+// ---- random data ------------------------------------------------------------------------------
+
+// A random valid input of semiring S: about 5 % of tropical entries are 0̄ (±∞ or the integer
+// sentinel) so the products exercise it; integers stay inside the accepted policy range; or-and
+// density falls with k so products are not all true. Float tropical values are multiples of 1/8.
+template <class S> typename S::value_type random_value(std::mt19937_64& rng, index_t k) {
+  using T = typename S::value_type;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  if constexpr (S::kind == SemiringKind::or_and) {
+    const double density = std::min(0.5, std::sqrt(0.7 / double(std::max<index_t>(1, k))));
+    return unit(rng) < density ? T(1) : T(0);
+  } else if constexpr (S::kind == SemiringKind::plus_times) {
+    if constexpr (std::is_floating_point_v<T>) return T(2.0 * unit(rng) - 1.0);
+    else return T(std::int64_t(rng() % 17) - 8);  // |α|·K·64 stays far below 2^31 for K < 2^24
+  } else {
+    const bool special = unit(rng) < 0.05;
+    if constexpr (std::is_same_v<T, i16x2>) {
+      const std::int64_t r = tropical_int_limits<std::int16_t>::finite_max;
+      auto lane = [&](std::int16_t zero) {
+        return special && (rng() & 1) ? zero : std::int16_t(std::int64_t(rng() % std::uint64_t(2 * r + 1)) - r);
+      };
+      return {lane(S::zero().lo), lane(S::zero().hi)};
+    } else if constexpr (std::is_same_v<T, std::int32_t>) {
+      if (special) return S::zero();
+      const std::int64_t r = S::kind == SemiringKind::max_min ? 1000 : tropical_int_limits<std::int32_t>::finite_max;
+      return T(std::int64_t(rng() % std::uint64_t(2 * r + 1)) - r);
+    } else {
+      if (special) return S::zero();
+      return T(std::round((2.0 * unit(rng) - 1.0) * 1000.0) / 8.0);
+    }
+  }
+}
+
+template <class S> std::vector<typename S::value_type> random_vector(std::size_t count, std::uint64_t seed, index_t k) {
+  std::mt19937_64 rng(seed);
+  std::vector<typename S::value_type> v(count);
+  for (auto& x : v) x = random_value<S>(rng, k);
+  return v;
+}
+
+// ---- reference and comparison -----------------------------------------------------------------
+
+// The reference product split into row bands run in parallel: same per-element arithmetic as
+// cpu::reference_gemm, so tropical and integer results are bit-identical to it. Not for syrk.
+template <class S> void parallel_reference(const detail::Problem<typename S::value_type>& p) {
+  constexpr index_t band = 16;
+  const index_t bands = (p.m() + band - 1) / band;
+#pragma omp parallel for schedule(dynamic)
+  for (index_t t = 0; t < bands; ++t) {
+    auto part = p;
+    const index_t r0 = t * band, rows = std::min(band, p.m() - r0);
+    part.a.p += r0 * p.a.rs;
+    part.a.rows = rows;
+    part.c.p += r0 * p.c.rs;
+    part.c.rows = rows;
+    cpu::reference_gemm<S>(part);
+  }
+}
+
+template <class T> std::string show_value(T x) {
+  std::ostringstream os;
+  if constexpr (std::is_same_v<T, i16x2>) os << "(" << x.lo << ", " << x.hi << ")";
+  else if constexpr (std::is_same_v<T, std::uint8_t>) os << int(x);
+  else os << x;
+  return os.str();
+}
+
+struct CheckResult {
+  bool pass = true;
+  bool exact = true;   // exact comparison (tropical, integer) or within the rounding bound
+  std::string detail;  // on failure: how many differ and the first difference
+};
+
+// Compares row-major M×N results of a gemm problem `p` (its inputs, α, β): every semiring and
+// type must match exactly except float plus-times, which must lie within
+// 2·(K+1)·ε·(|α|·K·max_k|A_ik|·max_k|B_kj| + |β|·|C0_ij|). `c_before` is C before the call (or null).
+template <class S>
+CheckResult compare_results(const detail::Problem<typename S::value_type>& p, const std::vector<typename S::value_type>& expected,
+                            const std::vector<typename S::value_type>& actual, const typename S::value_type* c_before) {
+  using T = typename S::value_type;
+  CheckResult result;
+  result.exact = !(S::kind == SemiringKind::plus_times && std::is_floating_point_v<T>);
+  std::vector<double> row_max, col_max;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!result.exact) {
+      row_max.assign(std::size_t(p.m()), 0.0);
+    col_max.assign(std::size_t(p.n()), 0.0);
+    for (index_t i = 0; i < p.m(); ++i)
+      for (index_t k = 0; k < p.k(); ++k) row_max[i] = std::max(row_max[i], std::fabs(double(p.a(i, k))));
+    for (index_t k = 0; k < p.k(); ++k)
+      for (index_t j = 0; j < p.n(); ++j) col_max[j] = std::max(col_max[j], std::fabs(double(p.b(k, j))));
+    }
+  }
+  std::int64_t bad = 0;
+  std::ostringstream first;
+  for (index_t i = 0; i < p.m(); ++i) {
+    for (index_t j = 0; j < p.n(); ++j) {
+      const std::size_t at = std::size_t(i * p.n() + j);
+      const T e = expected[at], a = actual[at];
+      bool ok = e == a;
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!ok && !result.exact) {
+          double bound = std::fabs(double(p.alpha)) * double(p.k()) * row_max[i] * col_max[j];
+          if (c_before && p.beta != T(0)) bound += std::fabs(double(p.beta)) * std::fabs(double(c_before[at]));
+          const double tol = 2.0 * double(p.k() + 1) * double(std::numeric_limits<T>::epsilon()) * bound;
+          ok = std::fabs(double(e) - double(a)) <= tol || (std::isnan(e) && std::isnan(a));
+        }
+      }
+      if (!ok && bad++ == 0)
+        first << "first at (" << i << ", " << j << "): expected " << show_value(e) << ", got " << show_value(a);
+    }
+  }
+  if (bad) {
+    result.pass = false;
+    result.detail = std::to_string(bad) + " of " + std::to_string(p.m() * p.n()) + " elements differ from the reference; " +
+                    first.str();
+  }
+  return result;
+}
+
+// ---- timing -----------------------------------------------------------------------------------
+
+template <class F> double seconds_of(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One untimed warm-up call, then the median of `reps` timed calls, in seconds.
+template <class F> double median_seconds(int reps, F&& f) {
+  f();
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) times.push_back(seconds_of(f));
+  std::sort(times.begin(), times.end());
+  const std::size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
+}
+
+// ---- names ------------------------------------------------------------------------------------
+
+inline const DType all_dtypes[] = {DType::f32, DType::f64, DType::i32, DType::i16x2, DType::u8};
+inline const SemiringKind all_semirings[] = {SemiringKind::plus_times, SemiringKind::max_plus, SemiringKind::min_plus,
+                                             SemiringKind::max_min, SemiringKind::or_and};
+
+// "f32, f64, i32": the element types `kind` is built for.
+std::string supported_types(SemiringKind kind);
+// "max-plus is not available for element type u8 (supported: f32, f64, i32, i16x2)".
+std::string unsupported_message(SemiringKind kind, DType type);
+// The CPU model (from /proc/cpuinfo) and the first GPU's name (empty without one).
+std::string cpu_model();
+std::string gpu_name();
+// The semiring/type pairs chosen by --semiring S|all and --type T|all (both default to all); a
+// named pair the library does not ship is a UsageError, "all" keeps only the supported pairs.
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt);
+// UTC time of now as 2026-01-31T12:00:00Z.
+std::string utc_timestamp();
+// "%.*f" and "%.3e" formatting without iostream state.
+std::string fixed(double x, int digits);
+std::string scientific(double x);
+
+}  // namespace ringmm::tools

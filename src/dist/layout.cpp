@@ -180,8 +180,8 @@ template <class T> DistMatrix<T> transpose(const Grid& grid, const DistMatrix<T>
 
   cursor = recv_offsets;
   const MatrixView<T> dst = out.local();
-  for (index_t bj = grid.row(); bj < col_blocks; bj += pr) {
-    for (index_t bi = grid.col(); bi < row_blocks; bi += pc) {
+  for (index_t bi = grid.col(); bi < row_blocks; bi += pc) {
+    for (index_t bj = grid.row(); bj < col_blocks; bj += pr) {
       int& at = cursor[std::size_t(grid.rank_of(int(bi % pr), int(bj % pc)))];
       const index_t h = extent(bi, in.rows()), w = extent(bj, in.cols());
       const index_t li0 = (bj / pr) * nb, lj0 = (bi / pc) * nb;  // out block (bj, bi) is w × h

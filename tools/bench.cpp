@@ -99,7 +99,13 @@ void print_header(const std::vector<Column>& columns) {
   print_row(columns, titles);
 }
 
-std::string rate(double updates_per_s) { return fixed(updates_per_s * 1e-12, 4); }
+// 10^12 per second to four significant digits (CPU rates are small fractions of one).
+std::string tera(double per_s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", per_s * 1e-12);
+  return buf;
+}
+std::string rate(double updates_per_s) { return tera(updates_per_s); }
 std::string ms(double seconds) { return fixed(seconds * 1e3, 3); }
 std::string ratio(double x) { return fixed(x, 2) + "x"; }
 
@@ -300,7 +306,7 @@ class Bench {
     const double work = updates(c, st_);
     records_.push_back(make_record(c, st_, "cpu", "ringmm", seconds));
     std::vector<std::string> cells = {ms(seconds), rate(work / seconds),
-                                      c.kind == SemiringKind::plus_times ? fixed(2 * work / seconds * 1e-12, 4) : "-", ""};
+                                      c.kind == SemiringKind::plus_times ? tera(2 * work / seconds) : "-", ""};
     // For plus-times f32/f64 the CPU backend is OpenBLAS; show the semiring kernel beside it.
     if (c.kind == SemiringKind::plus_times && std::is_floating_point_v<T> && blas_compiled()) {
       const double blocked = time_cpu_blocked<S>(x, st_);
@@ -316,7 +322,7 @@ class Bench {
       r.type = std::string(to_string(precision));
       r.flops_per_s = 2 * *r.updates_per_s;
       if (recorded_baselines_.insert(r.kernel + r.type + shape_text(c.shape)).second) records_.push_back(r);
-      cells.insert(cells.end(), {blas_kernel_name(precision, st_.product), ms(*blas), fixed(2 * work / *blas * 1e-12, 4),
+      cells.insert(cells.end(), {blas_kernel_name(precision, st_.product), ms(*blas), tera(2 * work / *blas),
                                  ratio(*blas / seconds)});
     } else {
       cells.insert(cells.end(), {"-", "-", "-", "-"});
@@ -350,13 +356,13 @@ class Bench {
     records_.push_back(r);
     const bool plus_times = c.kind == SemiringKind::plus_times;
     std::vector<std::string> cells = {ms(t.kernel_seconds), ms(t.with_transfers_seconds), rate(work / t.kernel_seconds),
-                                      plus_times ? fixed(2 * work / t.kernel_seconds * 1e-12, 2) : "-", ""};
+                                      plus_times ? tera(2 * work / t.kernel_seconds) : "-", ""};
     if (plus_times && (c.type == DType::f32 || c.type == DType::f64)) {
       const cuda::Timing cub = cuda::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
       Record b = make_record(c, st_, "cublas", cublas_kernel_name(c.type, st_.product), cub.kernel_seconds);
       b.seconds_with_transfers = cub.with_transfers_seconds;
       records_.push_back(b);
-      cells.insert(cells.end(), {fixed(2 * work / cub.kernel_seconds * 1e-12, 2), ratio(cub.kernel_seconds / t.kernel_seconds), ""});
+      cells.insert(cells.end(), {tera(2 * work / cub.kernel_seconds), ratio(cub.kernel_seconds / t.kernel_seconds), ""});
     } else {
       cells.insert(cells.end(), {"-", "-", ""});
     }

@@ -90,7 +90,7 @@ and prints throughput and PASS/FAIL. Runs on the GPU when one is present, else o
 Exits 1 when any product fails its check.
 
   --backend B       auto (default), cpu, cuda
-  --size N          the largest dimension (default 1000 on the CPU, 2048 on the GPU)
+  --size N          the largest dimension (default 640 on the CPU, 2048 on the GPU)
 )"},
     {"summa",
 #if RINGMM_TOOL_HAS_SUMMA

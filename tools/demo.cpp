@@ -90,7 +90,7 @@ int demo_command(const Args& args) {
       const Outcome o = visit_semiring(dc.kind, dc.type, [&](auto tag) {
         return run_case<typename decltype(tag)::type>(ctx, m, n, k, seed);
       });
-      const std::string time = fixed(o.seconds * 1e3, 3), rate = fixed(double(m) * n * k / o.seconds * 1e-9, 2);
+      const std::string time = fixed(o.seconds * 1e3, 3), rate = fixed(double(m) * n * k * lanes(dc.type) / o.seconds * 1e-9, 2);
       std::cout << time << std::string(11 - std::min<std::size_t>(10, time.size()), ' ') << rate
                 << std::string(12 - std::min<std::size_t>(11, rate.size()), ' ')
                 << (o.check.pass ? "PASS" : "FAIL") << (o.check.exact ? " (exact)" : " (within rounding bound)") << "\n";

@@ -78,7 +78,7 @@ int run_multiply(const MultiplyRequest& req, npy::Matrix& a, npy::Matrix& b, std
             << "backend   " << to_string(backend) << "\n"
             << "time      " << fixed(seconds * 1e3, 3) << " ms\n"
             << "rate      "
-            << (m * n * k > 0 ? scientific(double(m) * double(n) * double(k) / seconds) + " updates/s" : "-")
+            << (m * n * k > 0 ? scientific(double(m) * double(n) * double(k) * lanes(dtype_of<T>::value) / seconds) + " updates/s" : "-")
             << "\n";
 
   if (req.check) {

@@ -163,6 +163,9 @@ inline const DType all_dtypes[] = {DType::f32, DType::f64, DType::i32, DType::i1
 inline const SemiringKind all_semirings[] = {SemiringKind::plus_times, SemiringKind::max_plus, SemiringKind::min_plus,
                                              SemiringKind::max_min, SemiringKind::or_and};
 
+// Independent products per element: 2 for the packed i16x2 lanes, else 1. Rates count each lane.
+constexpr int lanes(DType t) { return t == DType::i16x2 ? 2 : 1; }
+
 // "f32, f64, i32": the element types `kind` is built for.
 std::string supported_types(SemiringKind kind);
 // "max-plus is not available for element type u8 (supported: f32, f64, i32, i16x2)".

@@ -1,0 +1,218 @@
+// Runs the built `ringmm` binary: `multiply` must reproduce numpy's products of the committed
+// fixtures; mistakes must give one error line, the right exit status, and no output file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ringmm/context.hpp"
+#include "ringmm/npy.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ringmm_cli_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string fixture(const std::string& name) { return std::string(RINGMM_CLI_FIXTURES) + "/" + name + ".npy"; }
+
+  // Runs `ringmm <args>` with stdout and stderr captured to files.
+  Outcome ringmm(const std::string& args) const {
+    const std::string out = path("stdout.txt"), err = path("stderr.txt");
+    const std::string command = "'" + std::string(RINGMM_CLI_BINARY) + "' " + args + " >'" + out + "' 2>'" + err + "'";
+    const int raw = std::system(command.c_str());
+    Outcome r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  static std::string slurp(const std::string& file) {
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  // A refused command: exit status, one "ringmm <cmd>: error: ..." line containing `part`, no output.
+  void expect_error(const std::string& args, int status, const std::string& part, const std::string& command = "multiply") {
+    const Outcome r = ringmm(args);
+    EXPECT_EQ(r.status, status) << args << "\n" << r.err;
+    const std::string prefix = "ringmm " + command + ": error: ";
+    EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(part), std::string::npos) << "expected '" << part << "' in: " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(path("c.npy"))) << "a refused command left an output file";
+  }
+
+  fs::path dir_;
+};
+
+template <class T> std::vector<T> values(const ringmm::npy::Matrix& m) {
+  std::vector<T> v(m.data.size() / sizeof(T));
+  std::memcpy(v.data(), m.data.data(), m.data.size());
+  return v;
+}
+
+}  // namespace
+
+TEST_F(CliTest, MaxPlusF32MatchesNumpyExactly) {
+  const Outcome r = ringmm("multiply --semiring max-plus --a " + fixture("max_plus_f32_a") + " --b " +
+                       fixture("max_plus_f32_b") + " --out " + path("c.npy") + " --backend cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto got = ringmm::npy::read(path("c.npy"));
+  const auto expected = ringmm::npy::read(fixture("max_plus_f32_c"));
+  EXPECT_EQ(got.rows, expected.rows);
+  EXPECT_EQ(got.cols, expected.cols);
+  EXPECT_EQ(values<float>(got), values<float>(expected));  // -inf included
+}
+
+TEST_F(CliTest, FortranOrderInputGivesTheSameProduct) {
+  const Outcome r = ringmm("multiply --semiring max-plus --a " + fixture("max_plus_f32_a_fortran") + " --b " +
+                       fixture("max_plus_f32_b") + " --out=" + path("c.npy") + " --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+  EXPECT_EQ(values<float>(ringmm::npy::read(path("c.npy"))), values<float>(ringmm::npy::read(fixture("max_plus_f32_c"))));
+}
+
+TEST_F(CliTest, MaxPlusI32MatchesNumpyExactly) {
+  const Outcome r = ringmm("multiply --semiring max-plus --type i32 --a " + fixture("max_plus_i32_a") + " --b " +
+                       fixture("max_plus_i32_b") + " --out " + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto got = ringmm::npy::read(path("c.npy"));
+  EXPECT_EQ(got.dtype, ringmm::DType::i32);
+  EXPECT_EQ(values<std::int32_t>(got), values<std::int32_t>(ringmm::npy::read(fixture("max_plus_i32_c"))));
+}
+
+TEST_F(CliTest, PlusTimesF32MatchesNumpyWithinRounding) {
+  for (const std::string& b : {"--b " + fixture("plus_times_f32_b"), "--transb --b " + fixture("plus_times_f32_bt")}) {
+    const Outcome r = ringmm("multiply --a " + fixture("plus_times_f32_a") + " " + b + " --out " + path("c.npy"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("shape     M=13 N=11 K=17"), std::string::npos) << r.out;
+    const auto got = values<float>(ringmm::npy::read(path("c.npy")));
+    const auto expected = values<float>(ringmm::npy::read(fixture("plus_times_f32_c")));
+    ASSERT_EQ(got.size(), expected.size());
+    // |A|, |B| <= 1 and K = 17: both sides are within 2·17·ε·17 of the exact value.
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 4 * 17 * 17 * 1.2e-7) << i;
+    fs::remove(path("c.npy"));
+  }
+}
+
+TEST_F(CliTest, AlphaAndBetaWithC0) {
+  // max-plus: C = (alpha + A⊗B) max (beta + C0) with C0 = numpy's product: beta = -inf leaves alpha + C.
+  const Outcome r = ringmm("multiply --semiring max-plus --a " + fixture("max_plus_i32_a") + " --b " +
+                       fixture("max_plus_i32_b") + " --c " + fixture("max_plus_i32_c") + " --alpha 5 --beta -inf --out " +
+                       path("c.npy") + " --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto got = values<std::int32_t>(ringmm::npy::read(path("c.npy")));
+  const auto plain = values<std::int32_t>(ringmm::npy::read(fixture("max_plus_i32_c")));
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], plain[i] + 5);
+}
+
+TEST_F(CliTest, UsageMistakesExitWith2) {
+  const std::string ab = " --a " + fixture("max_plus_f32_a") + " --b " + fixture("max_plus_f32_b") + " --out " + path("c.npy");
+  expect_error("multiply --bogus 1" + ab, 2, "--bogus: unknown option");
+  expect_error("multiply --b " + fixture("max_plus_f32_b") + " --out " + path("c.npy"), 2, "--a: required option is missing");
+  expect_error("multiply" + ab + " --alpha", 2, "--alpha: missing value");
+  expect_error("multiply" + ab + " --alpha 1.5x", 2, "--alpha: '1.5x' is not a number");
+  expect_error("multiply" + ab + " --semiring tropical", 2, "unknown value 'tropical'");
+  expect_error("multiply" + ab + " --semiring or-and --type f32", 2, "or-and is not available for element type f32");
+  expect_error("multiply" + ab + " --transa=yes", 2, "--transa: is a switch and takes no value");
+  expect_error("multiply" + ab + " --beta 1", 2, "--beta: needs --c");
+  expect_error("multiply" + ab + " stray", 2, "stray: unexpected argument");
+}
+
+TEST_F(CliTest, RuntimeFailuresExitWith1AndWriteNothing) {
+  const std::string out = " --out " + path("c.npy");
+  expect_error("multiply --a " + path("absent.npy") + " --b " + fixture("max_plus_f32_b") + out, 1,
+               path("absent.npy") + ": cannot open for reading");
+  std::ofstream(path("junk.npy")) << "this is not a numpy file";
+  expect_error("multiply --a " + path("junk.npy") + " --b " + fixture("max_plus_f32_b") + out, 1,
+               path("junk.npy") + ": not a .npy file");
+  // A is 9x14, so B must have 14 rows; A itself (9x14) does not fit.
+  expect_error("multiply --a " + fixture("max_plus_f32_a") + " --b " + fixture("max_plus_f32_a") + out, 1,
+               "inner dimensions differ");
+  expect_error("multiply --semiring or-and --a " + fixture("max_plus_f32_a") + " --b " + fixture("max_plus_f32_b") + out, 1,
+               "or-and is not available for element type f32 (supported: u8)");
+  expect_error("multiply --a " + fixture("max_plus_f32_a") + " --b " + fixture("max_plus_i32_b") + out, 1,
+               "holds i32 but");
+  expect_error("multiply --semiring max-plus --type f64 --a " + fixture("max_plus_f32_a") + " --b " +
+                   fixture("max_plus_f32_b") + out,
+               1, "holds f32 but --type is f64");
+  expect_error("multiply --semiring max-plus --a " + fixture("max_plus_i32_a") + " --b " + fixture("max_plus_i32_b") +
+                   " --alpha 0.5" + out,
+               1, "--alpha: value 0.5");
+}
+
+TEST_F(CliTest, GlobalHelpVersionAndUnknownCommand) {
+  Outcome r = ringmm("--help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("multiply"), std::string::npos);
+  r = ringmm("--version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "ringmm " + std::string(ringmm::version()) + "\n");
+  r = ringmm("help bench");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.rfind("usage: ringmm bench", 0), 0u) << r.out;
+  r = ringmm("multiply -h");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.rfind("usage: ringmm multiply", 0), 0u) << r.out;
+  r = ringmm("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("frobnicate: unknown command"), std::string::npos) << r.err;
+  r = ringmm("");
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST_F(CliTest, InfoAndDemo) {
+  Outcome r = ringmm("info");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("max-plus"), std::string::npos);
+  r = ringmm("demo --backend cpu --size 48");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("7 of 7 products PASS"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, BenchWritesRecords) {
+  Outcome r = ringmm("bench --backend cpu --semiring max-plus --type f32 --shapes 16,8x12x20 --reps 1 --out " + path("r.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("[2/2]"), std::string::npos) << r.out;
+  const std::string json = slurp(path("r.json"));
+  EXPECT_EQ(json.rfind("[\n  {\"suite\": \"bench\"", 0), 0u) << json;
+  EXPECT_NE(json.find("\"semiring\": \"max-plus\""), std::string::npos);
+  r = ringmm("bench --backend cpu --semiring or-and --shapes 16 --reps 1 --out " + path("r.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(path("r.csv")).rfind("suite,device,backend,kernel,semiring,type,product,m,n,k,batch,seconds,", 0), 0u);
+  expect_error("bench --out " + path("r.txt"), 2, "must end in .json or .csv", "bench");
+  expect_error("bench --shapes 16x16", 2, "--shapes: '16x16' is neither N nor MxNxK", "bench");
+  expect_error("bench --product syrk --shapes 8x16x4", 2, "M must equal N", "bench");
+  expect_error("bench --reps 0", 2, "--reps: '0' is out of range", "bench");
+}
+
+TEST_F(CliTest, MicrobenchNeedsAGpu) {
+  if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
+  expect_error("microbench --semiring max-plus --type i32", 1, "needs a GPU", "microbench");
+}

@@ -1,0 +1,295 @@
+// npy::read / npy::write: round trips of every dtype, both orders, all three format versions, the
+// fixtures numpy wrote, and one test per malformed file, each expecting its own error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ringmm/error.hpp"
+#include "ringmm/npy.hpp"
+
+namespace fs = std::filesystem;
+using ringmm::DType;
+using ringmm::Errc;
+using ringmm::Error;
+using ringmm::index_t;
+
+namespace {
+
+class NpyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ringmm_npy_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Writes a .npy file by hand: magic, version, little-endian header length, header, data.
+  std::string write_raw(const std::string& name, const std::string& header, const std::string& data, int major = 1,
+                        int minor = 0) const {
+    std::string padded = header;
+    const std::size_t len_bytes = major == 1 ? 2 : 4;
+    while ((6 + 2 + len_bytes + padded.size() + 1) % 64) padded += ' ';
+    padded += '\n';
+    std::string bytes = "\x93NUMPY";
+    bytes += char(major);
+    bytes += char(minor);
+    for (std::size_t i = 0; i < len_bytes; ++i) bytes += char((padded.size() >> (8 * i)) & 0xff);
+    return write_bytes(name, bytes + padded + data);
+  }
+
+  std::string write_bytes(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+    return path(name);
+  }
+
+  fs::path dir_;
+};
+
+template <class T> std::string raw_bytes(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// Reading `file` must throw an Error with `code` whose subject is the file's path.
+void expect_refused(const std::string& file, Errc code, const std::string& message_part) {
+  try {
+    ringmm::npy::read(file);
+    ADD_FAILURE() << file << " was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_EQ(e.subject(), file);
+    EXPECT_NE(std::string(e.what()).find(message_part), std::string::npos) << e.what();
+  }
+}
+
+template <class T> void expect_round_trip(const std::string& file, DType dtype, index_t rows, index_t cols) {
+  std::vector<T> data(std::size_t(rows * cols));
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    if constexpr (std::is_same_v<T, ringmm::i16x2>) data[i] = {std::int16_t(i * 3 - 50), std::int16_t(-int(i))};
+    else data[i] = T(int(i % 251) - (std::is_unsigned_v<T> ? 0 : 100));
+  }
+  ringmm::npy::write(file, dtype, rows, cols, data.data());
+  const auto m = ringmm::npy::read(file);
+  EXPECT_EQ(m.dtype, dtype);
+  EXPECT_EQ(m.rows, rows);
+  EXPECT_EQ(m.cols, cols);
+  EXPECT_FALSE(m.fortran_order);
+  ASSERT_EQ(m.data.size(), data.size() * sizeof(T));
+  EXPECT_EQ(std::memcmp(m.data.data(), data.data(), m.data.size()), 0);
+}
+
+}  // namespace
+
+TEST_F(NpyTest, RoundTripEveryDtype) {
+  expect_round_trip<float>(path("f32.npy"), DType::f32, 7, 33);
+  expect_round_trip<double>(path("f64.npy"), DType::f64, 33, 7);
+  expect_round_trip<std::int32_t>(path("i32.npy"), DType::i32, 1, 129);
+  expect_round_trip<std::uint8_t>(path("u8.npy"), DType::u8, 127, 3);
+  expect_round_trip<ringmm::i16x2>(path("i16x2.npy"), DType::i16x2, 5, 4);
+  expect_round_trip<float>(path("empty.npy"), DType::f32, 0, 5);
+  expect_round_trip<float>(path("empty2.npy"), DType::f32, 4, 0);
+}
+
+TEST_F(NpyTest, WrittenHeaderIsNumpysVersion1PaddedTo64) {
+  const std::vector<float> data(6, 1.5f);
+  ringmm::npy::write(path("h.npy"), DType::f32, 2, 3, data.data());
+  std::ifstream in(path("h.npy"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GE(bytes.size(), 10u);
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  const std::size_t header_len = std::uint8_t(bytes[8]) | (std::size_t(std::uint8_t(bytes[9])) << 8);
+  EXPECT_EQ((10 + header_len) % 64, 0u);
+  EXPECT_EQ(bytes.size(), 10 + header_len + data.size() * 4);
+  const std::string header = bytes.substr(10, header_len);
+  EXPECT_EQ(header.rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 0), 0u) << header;
+  EXPECT_EQ(header.back(), '\n');
+}
+
+TEST_F(NpyTest, WriteReplacesAnExistingFileAndLeavesNoTemporary) {
+  const std::vector<std::int32_t> one(4, 1), two(6, 2);
+  ringmm::npy::write(path("c.npy"), DType::i32, 2, 2, one.data());
+  ringmm::npy::write(path("c.npy"), DType::i32, 3, 2, two.data());
+  EXPECT_EQ(ringmm::npy::read(path("c.npy")).rows, 3);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(NpyTest, WriteIntoAMissingDirectoryIsAnIoError) {
+  const std::vector<float> data(4, 0.f);
+  const std::string file = path("no/such/dir/c.npy");
+  try {
+    ringmm::npy::write(file, DType::f32, 2, 2, data.data());
+    ADD_FAILURE() << "write succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::io_error);
+    EXPECT_EQ(e.subject(), file);
+  }
+  EXPECT_FALSE(fs::exists(file));
+}
+
+TEST_F(NpyTest, FortranOrderIsConvertedToRowMajor) {
+  // 2x3 matrix [[0, 1, 2], [3, 4, 5]] stored column by column.
+  const std::vector<float> column_major = {0, 3, 1, 4, 2, 5};
+  const auto m = ringmm::npy::read(
+      write_raw("f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", raw_bytes(column_major)));
+  EXPECT_TRUE(m.fortran_order);
+  ASSERT_EQ(m.rows, 2);
+  ASSERT_EQ(m.cols, 3);
+  const float* x = reinterpret_cast<const float*>(m.data.data());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(x[i], float(i));
+}
+
+TEST_F(NpyTest, FortranOrderI16x2KeepsLanesTogether) {
+  // Shape (2, 2, 2) in Fortran order: the lane axis is slowest. Element (i, j) = {10i + j, -(10i + j)}.
+  std::vector<std::int16_t> file;
+  for (int lane = 0; lane < 2; ++lane)
+    for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < 2; ++i) file.push_back(std::int16_t((lane ? -1 : 1) * (10 * i + j)));
+  const auto m = ringmm::npy::read(
+      write_raw("f.npy", "{'descr': '<i2', 'fortran_order': True, 'shape': (2, 2, 2), }", raw_bytes(file)));
+  ASSERT_EQ(m.dtype, DType::i16x2);
+  const auto* x = reinterpret_cast<const ringmm::i16x2*>(m.data.data());
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) {
+      EXPECT_EQ(x[i * 2 + j].lo, 10 * i + j);
+      EXPECT_EQ(x[i * 2 + j].hi, -(10 * i + j));
+    }
+}
+
+TEST_F(NpyTest, Versions2And3AndBoolAreRead) {
+  const std::vector<std::uint8_t> bools = {0, 1, 1, 0, 2, 0};  // any nonzero byte is true
+  for (int major : {2, 3}) {
+    const auto m = ringmm::npy::read(write_raw("v" + std::to_string(major) + ".npy",
+                                               "{'descr': '|b1', 'fortran_order': False, 'shape': (3, 2), }",
+                                               raw_bytes(bools), major));
+    EXPECT_EQ(m.dtype, DType::u8);
+    const std::vector<std::uint8_t> expected = {0, 1, 1, 0, 1, 0};
+    EXPECT_EQ(std::memcmp(m.data.data(), expected.data(), 6), 0);
+  }
+}
+
+TEST_F(NpyTest, ReadsNumpysOwnFiles) {
+  const std::string dir = RINGMM_CLI_FIXTURES;
+  const auto c_order = ringmm::npy::read(dir + "/max_plus_f32_a.npy");
+  const auto f_order = ringmm::npy::read(dir + "/max_plus_f32_a_fortran.npy");
+  EXPECT_FALSE(c_order.fortran_order);
+  EXPECT_TRUE(f_order.fortran_order);
+  EXPECT_EQ(c_order.rows, 9);
+  EXPECT_EQ(c_order.cols, 14);
+  EXPECT_EQ(c_order.data, f_order.data);
+  EXPECT_EQ(ringmm::npy::read(dir + "/max_plus_i32_a.npy").dtype, DType::i32);
+}
+
+// ---- malformed files: each refused with its own error naming the file --------------------------
+
+TEST_F(NpyTest, RefusesBadMagic) {
+  expect_refused(write_bytes("m.npy", std::string("\x93NUMPX\x01\x00\x10\x00", 10) + std::string(16, ' ')),
+                 Errc::format_error, "bad magic");
+}
+
+TEST_F(NpyTest, RefusesEmptyFile) { expect_refused(write_bytes("e.npy", ""), Errc::format_error, "empty file"); }
+
+TEST_F(NpyTest, RefusesUnsupportedVersion) {
+  expect_refused(write_raw("v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), }", std::string(4, '\0'), 4),
+                 Errc::format_error, "version 4.0");
+}
+
+TEST_F(NpyTest, RefusesTruncatedHeader) {
+  const std::string full = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + "{'descr': '<f4', 'fortr";
+  expect_refused(write_bytes("t.npy", full), Errc::format_error, "truncated header");
+  expect_refused(write_bytes("t2.npy", std::string("\x93NUMPY\x01", 7)), Errc::format_error, "truncated header");
+}
+
+TEST_F(NpyTest, RefusesHeaderThatIsNotADict) {
+  expect_refused(write_raw("d.npy", "['<f4', False, (1, 1)]", std::string(4, '\0')), Errc::format_error,
+                 "not a Python dict");
+}
+
+TEST_F(NpyTest, RefusesMissingShapeKey) {
+  expect_refused(write_raw("k.npy", "{'descr': '<f4', 'fortran_order': False, }", std::string(4, '\0')),
+                 Errc::format_error, "no 'shape' key");
+}
+
+TEST_F(NpyTest, RefusesMissingDescrKey) {
+  expect_refused(write_raw("k.npy", "{'fortran_order': False, 'shape': (1, 1), }", std::string(4, '\0')),
+                 Errc::format_error, "no 'descr' key");
+}
+
+TEST_F(NpyTest, RefusesUnexpectedKeyAndWrongValueTypes) {
+  expect_refused(write_raw("x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), 'extra': True, }",
+                           std::string(4, '\0')),
+                 Errc::format_error, "unexpected header key 'extra'");
+  expect_refused(write_raw("y.npy", "{'descr': '<f4', 'fortran_order': (1,), 'shape': (1, 1), }", std::string(4, '\0')),
+                 Errc::format_error, "'fortran_order' is not True or False");
+}
+
+TEST_F(NpyTest, RefusesUnknownDtype) {
+  expect_refused(write_raw("i8.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1), }", std::string(8, '\0')),
+                 Errc::format_error, "unsupported dtype '<i8'");
+  expect_refused(write_raw("s.npy", "{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (1, 1), }",
+                           std::string(4, '\0')),
+                 Errc::format_error, "structured dtypes");
+}
+
+TEST_F(NpyTest, RefusesBigEndian) {
+  expect_refused(write_raw("be.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 1), }", std::string(4, '\0')),
+                 Errc::format_error, "big-endian");
+}
+
+TEST_F(NpyTest, RefusesRankOtherThanTwo) {
+  expect_refused(write_raw("r1.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", std::string(16, '\0')),
+                 Errc::format_error, "rank 1");
+  expect_refused(write_raw("r3.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }", std::string(16, '\0')),
+                 Errc::format_error, "rank 3");
+  expect_refused(write_raw("r0.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", std::string(4, '\0')),
+                 Errc::format_error, "rank 0");
+}
+
+TEST_F(NpyTest, RefusesI16WithoutTheLaneAxis) {
+  expect_refused(write_raw("i2.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 2), }", std::string(8, '\0')),
+                 Errc::format_error, "needs shape (rows, cols, 2)");
+  expect_refused(write_raw("i3.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 2, 3), }", std::string(24, '\0')),
+                 Errc::format_error, "needs shape (rows, cols, 2)");
+}
+
+TEST_F(NpyTest, RefusesNegativeShape) {
+  expect_refused(write_raw("n.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3), }", ""),
+                 Errc::format_error, "negative dimension");
+}
+
+TEST_F(NpyTest, RefusesOverflowingShape) {
+  expect_refused(write_raw("o.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""),
+                 Errc::format_error, "overflows 64 bits");
+  expect_refused(write_raw("o2.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999, 1), }", ""),
+                 Errc::format_error, "overflows 64 bits");
+}
+
+TEST_F(NpyTest, RefusesShortData) {
+  expect_refused(write_raw("s.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }", std::string(32, '\0')),
+                 Errc::format_error, "data truncated");
+}
+
+TEST_F(NpyTest, RefusesTrailingBytes) {
+  expect_refused(write_raw("g.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", std::string(17, '\0')),
+                 Errc::format_error, "1 unexpected bytes");
+}
+
+TEST_F(NpyTest, MissingFileOrDirectoryIsAnIoError) {
+  expect_refused(path("absent.npy"), Errc::io_error, "cannot open");
+  expect_refused(dir_.string(), Errc::io_error, "is a directory");
+}
+
+TEST_F(NpyTest, UnreadableFileIsAnIoError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
+  const std::string file = write_raw("p.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), }", std::string(4, '\0'));
+  fs::permissions(file, fs::perms::none);
+  expect_refused(file, Errc::io_error, "Permission denied");
+}

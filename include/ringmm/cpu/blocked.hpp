@@ -40,31 +40,35 @@ namespace ringmm::cpu {
 
 namespace blocked_detail {
 
-// Instruction sets the kernel is built for: register width, micro-tile shape, and whether an
-// FMA unit is there to take the tropical ⊗ (see Update).
+// Kernel configurations, one per instruction set: register width, micro-tile shape (MR rows ×
+// vectors_per_row registers), whether an FMA unit can take the tropical ⊗ (see Update), and the
+// cache budgets the blocking is derived from. Tuned on Zen 4 (32 KiB L1d, 1 MiB L2 per core,
+// shared L3); the measurements are in docs/perf/cpu.md.
 struct IsaGeneric {  // SSE2: 16 × 128-bit registers
   static constexpr int vector_bytes = 16, vectors_per_row = 2, mr = 6;
   static constexpr bool has_fma = false;
+  static constexpr std::size_t b_sliver_bytes = 24 << 10, a_block_bytes = 256 << 10;
 };
 struct IsaAvx2 {  // 16 × 256-bit registers: 6×2 accumulators + 2 B vectors + broadcast + temp
   static constexpr int vector_bytes = 32, vectors_per_row = 2, mr = 6;
   static constexpr bool has_fma = true;
+  static constexpr std::size_t b_sliver_bytes = 24 << 10, a_block_bytes = 256 << 10;
 };
 struct IsaAvx512 {  // 32 × 512-bit registers: 8×3 accumulators, the rest for B, A and temps
   static constexpr int vector_bytes = 64, vectors_per_row = 3, mr = 8;
   static constexpr bool has_fma = true;
+  static constexpr std::size_t b_sliver_bytes = 24 << 10, a_block_bytes = 256 << 10;
 };
 
-// Cache blocking for element type T on instruction set Isa (tuned on Zen 4: 32 KiB L1d,
-// 1 MiB L2, shared L3; see docs/perf/cpu.md).
+// Cache blocking for element type T under configuration Isa.
 template <class T, class Isa> struct Blocking {
   static constexpr int lanes = Isa::vector_bytes >= int(sizeof(T)) ? Isa::vector_bytes / int(sizeof(T)) : 1;
   static constexpr int mr = Isa::mr;
   static constexpr int nr = std::min(128, lanes * Isa::vectors_per_row);
   // KC: a KC×NR sliver of B stays in L1 while the MR-row panels of A stream past it.
-  static constexpr index_t kc = std::max<index_t>(64, (24 * 1024) / (nr * index_t(sizeof(T))) / 8 * 8);
+  static constexpr index_t kc = std::max<index_t>(64, index_t(Isa::b_sliver_bytes / (nr * sizeof(T))) / 8 * 8);
   // MC: the MC×KC block of A stays in L2.
-  static constexpr index_t mc = std::max<index_t>(mr, (256 * 1024) / (kc * index_t(sizeof(T))) / mr * mr);
+  static constexpr index_t mc = std::max<index_t>(mr, index_t(Isa::a_block_bytes / (kc * sizeof(T))) / mr * mr);
   // The packed B panel (all of K × NC) stays in the shared L3.
   static constexpr std::size_t b_panel_bytes = std::size_t(4) << 20;
   static constexpr index_t nc_max = 4096;
@@ -319,7 +323,10 @@ inline Isa detect_isa() {
 }
 #endif
 
-template <class S, class Isa> void run_isa(const detail::Problem<typename S::value_type>& p, int threads) {
+// Runs the call on a team; `run_team_isa` is run_team<S, Isa> compiled for Isa's instruction set.
+template <class S, class Isa>
+void run_isa(const detail::Problem<typename S::value_type>& p, int threads,
+             void (*run_team_isa)(const Call<S>&, int, int)) {
   using T = typename S::value_type;
   using Blk = Blocking<T, Isa>;
   // Small products do not pay for waking the team: about 2^20 updates per thread at least.
@@ -344,22 +351,15 @@ template <class S, class Isa> void run_isa(const detail::Problem<typename S::val
   }
   call.spaces = &spaces;
 
-  auto body = [&](int id, int size) {
-#if RINGMM_CPU_MULTIVERSION
-    if constexpr (std::is_same_v<Isa, IsaAvx512>) run_team_avx512<S>(call, id, size);
-    else if constexpr (std::is_same_v<Isa, IsaAvx2>) run_team_avx2<S>(call, id, size);
-    else run_team<S, Isa>(call, id, size);
-#else
-    run_team<S, Isa>(call, id, size);
-#endif
-  };
   if (useful == 1) {
-    body(0, 1);
+    run_team_isa(call, 0, 1);
     return;
   }
 #pragma omp parallel num_threads(useful)
-  body(omp_get_thread_num(), omp_get_num_threads());
+  run_team_isa(call, omp_get_thread_num(), omp_get_num_threads());
 }
+
+template <class S> void run_team_generic(const Call<S>& call, int id, int size) { run_team<S, IsaGeneric>(call, id, size); }
 
 }  // namespace blocked_detail
 
@@ -370,12 +370,14 @@ template <class S> void blocked_gemm(const detail::Problem<typename S::value_typ
   const int team = threads > 0 ? threads : omp_get_max_threads();
 #if RINGMM_CPU_MULTIVERSION
   switch (blocked_detail::detect_isa()) {
-    case blocked_detail::Isa::avx512: return blocked_detail::run_isa<S, blocked_detail::IsaAvx512>(p, team);
-    case blocked_detail::Isa::avx2: return blocked_detail::run_isa<S, blocked_detail::IsaAvx2>(p, team);
+    case blocked_detail::Isa::avx512:
+      return blocked_detail::run_isa<S, blocked_detail::IsaAvx512>(p, team, blocked_detail::run_team_avx512<S>);
+    case blocked_detail::Isa::avx2:
+      return blocked_detail::run_isa<S, blocked_detail::IsaAvx2>(p, team, blocked_detail::run_team_avx2<S>);
     case blocked_detail::Isa::generic: break;
   }
 #endif
-  blocked_detail::run_isa<S, blocked_detail::IsaGeneric>(p, team);
+  blocked_detail::run_isa<S, blocked_detail::IsaGeneric>(p, team, blocked_detail::run_team_generic<S>);
 }
 
 }  // namespace ringmm::cpu

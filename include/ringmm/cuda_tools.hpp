@@ -1,17 +1,27 @@
 // GPU measurements used by `ringmm bench` and `ringmm microbench`: the hardware ceilings
-// (seed 004, chapter 2), cuBLAS baselines, and timings of ringmm's own kernels on device buffers.
-// Every function throws Errc::backend_unavailable when the CUDA backend or a device is missing.
+// (seed 004, chapter 2), cuBLAS baselines, timings of ringmm's own kernels on device buffers, and
+// the seeds' ladder kernels (seed 001). Every function but describe_devices throws
+// Errc::backend_unavailable when the CUDA backend or a device is missing; arguments are checked
+// first (Errc::invalid_argument / unsupported).
+//
+// Conventions: one *update* is one (i, j, k) triple, acc ← acc ⊕ a ⊗ b; for the packed i16x2 type
+// each 16-bit lane is its own update (one two-lane instruction = 2 updates). Times are medians of
+// `reps` repetitions after one warm-up call, measured with CUDA events on random data; when one
+// input set fits in L2, successive repetitions rotate through 2–8 sets so that they read DRAM.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "ringmm/context.hpp"
+#include "ringmm/detail/problem.hpp"
 #include "ringmm/types.hpp"
 
 namespace ringmm::cuda {
 
-// One ceiling of the microbenchmark: `level` is "reg-reg", "smem-one" or "smem-both".
+// One ceiling of the microbenchmark: `level` is "reg-reg" (both operands in registers),
+// "smem-one" (a from shared memory) or "smem-both" (both from shared memory); 8×8 register tile
+// per thread, one full wave of 256-thread blocks.
 struct Ceiling {
   std::string level;
   double updates_per_second = 0;
@@ -20,21 +30,36 @@ std::vector<Ceiling> microbench(SemiringKind kind, DType type);
 
 // What a GPU timing covers, median of `reps` runs after warm-up, in seconds.
 struct Timing {
-  double kernel_seconds = 0;        // device buffers in place, CUDA events around the call
-  double with_transfers_seconds = 0;  // host buffers: upload, multiply, download (seed 002)
+  double kernel_seconds = 0;          // device buffers in place, CUDA events around the call
+  double with_transfers_seconds = 0;  // host buffers: upload, multiply, download (seed 002); 0 = not measured
 };
 
 enum class Product { gemm, batched, syrk };
 
-// ringmm's own kernels for kind/type on random data: an m×n×k product (times `batch` for
-// Product::batched; for Product::syrk, C = Aᵀ·A with A k×n, so m = n).
+// ringmm's own kernels for kind/type on random data, through the public API with ctx (its backend
+// forced to cuda): an m×n×k product (times `batch` for Product::batched; for Product::syrk,
+// C = Aᵀ·A with A k×n, so m = n). with_transfers_seconds passes host buffers to the same call.
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
                    index_t batch, int reps);
 
 // cuBLAS in pedantic FP32 (no tensor cores) or FP64: gemm, strided batched gemm, or syrk.
+// Other types throw Errc::unsupported. with_transfers_seconds: upload A and B, multiply, download C.
 Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps);
 
-// A one-line description of each visible device (name, SMs, memory, L2, compute capability).
+// A one-line description of each visible device (name, SMs, memory, L2, compute capability);
+// empty when there is none.
 std::vector<std::string> describe_devices();
+
+// ---- the ladder (seed 001): benchmark and teaching kernels, not the production path ----------
+// Names, simplest first: "straightforward" (one thread per output, global memory), "tiled8",
+// "tiled16", "tiled32" (shared-memory tiles of that side).
+std::vector<std::string> ladder_kernels();
+
+// One ladder kernel on an m×n×k row-major product of random data (kernel_seconds only).
+Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel, index_t m, index_t n, index_t k, int reps);
+
+// Runs one ladder kernel on a problem held in host memory (upload, launch, download): the entry
+// point of the ladder's correctness tests. Batches are supported; symmetric (syrk) problems are not.
+template <class S> void ladder_gemm(const std::string& kernel, const detail::Problem<typename S::value_type>& p);
 
 }  // namespace ringmm::cuda

@@ -1,6 +1,7 @@
 // Built when the CUDA backend is not compiled in: the GPU measurement tools say so.
 #include "ringmm/cuda_tools.hpp"
 #include "ringmm/error.hpp"
+#include "ringmm/semiring.hpp"
 
 namespace ringmm::cuda {
 
@@ -14,5 +15,13 @@ std::vector<Ceiling> microbench(SemiringKind, DType) { no_cuda(); }
 Timing time_ringmm(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int) { no_cuda(); }
 Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int) { no_cuda(); }
 std::vector<std::string> describe_devices() { return {}; }
+std::vector<std::string> ladder_kernels() { return {"straightforward", "tiled8", "tiled16", "tiled32"}; }
+Timing time_ladder(SemiringKind, DType, const std::string&, index_t, index_t, index_t, int) { no_cuda(); }
+template <class S> void ladder_gemm(const std::string&, const detail::Problem<typename S::value_type>&) { no_cuda(); }
+
+#define RINGMM_INSTANTIATE_LADDER(S) \
+  template void ladder_gemm<S>(const std::string&, const detail::Problem<typename S::value_type>&);
+RINGMM_FOR_EACH_BUILTIN(RINGMM_INSTANTIATE_LADDER)
+#undef RINGMM_INSTANTIATE_LADDER
 
 }  // namespace ringmm::cuda

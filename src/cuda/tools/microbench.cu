@@ -1,0 +1,209 @@
+// The hardware ceilings of seed 004, chapter 2, for every built-in semiring and type.
+//
+// Each thread holds an 8×8 register tile c and applies the semiring update c[i][j] ⊕= a[i] ⊗ b[j]
+// in a long unrolled loop; 256 threads a block, one full wave of blocks over the device.
+//   reg-reg    a and b in registers. To keep every product new, a and b are fed back from the
+//              tile after each step: a[i] ← c[i+1][i], b[j] ← c[j][j+1]. This costs no
+//              instruction, and the compiler can neither drop repeated products (⊕ is idempotent
+//              for the tropical semirings) nor factor a constant b out of two steps (it did for
+//              or-and: c | (a₁ & b) | (a₂ & b) = c | ((a₁ | a₂) & b)).
+//   smem-one   a read from shared memory each step (two 16-byte loads for 8 × 4 bytes), b fed
+//              back from the tile.
+//   smem-both  a and b read from shared memory each step, laid out as a GEMM's thread tile reads
+//              them (16-byte vectors, conflict-free): the inner loop of a register-tiled kernel.
+// A compiler barrier at the top of each round stops the shared-memory loads being hoisted.
+// Rates count one update per (i, j) per step; a packed i16x2 instruction counts as 2 (one per lane).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "measure.cuh"
+#include "ringmm/cuda_tools.hpp"
+#include "ringmm/dispatch.hpp"
+
+namespace ringmm::cuda {
+
+namespace {
+
+enum class Level { reg_reg, smem_one, smem_both };
+constexpr const char* level_name(Level l) {
+  return l == Level::reg_reg ? "reg-reg" : l == Level::smem_one ? "smem-one" : "smem-both";
+}
+
+constexpr int kTile = 8;          // 8×8 register tile per thread
+constexpr int kThreads = 256;     // 16×16 threads: a 128×128 block tile in a real kernel
+constexpr int kSide = 16;         // threads along each side of the block
+constexpr int kSteps = 16;        // k-steps per round (staged in shared memory for the smem levels)
+
+// The registers and instructions a tuned kernel uses for S (the `hw` view of the semiring):
+//  * float tropical: fmaxf/fminf, one FMNMX, where S::add's `a > b ? a : b` is FSETP + FSEL;
+//  * i16x2: the raw 32-bit word and one VIADDMNMX.S16x2 (the struct's lanes cost PRMT/SHF repacks);
+//  * or-and: bytes kept as 0/1 (a kernel normalises them once at load), so ⊕⊗ is one LOP3.
+// Everything else is semiring_traits<S>::fma on value_type. All agree with S on valid inputs.
+template <class S> struct Hw {
+  using T = typename S::value_type;
+  using R = T;       // register type
+  using Stored = T;  // shared-memory type
+  static constexpr int lanes = 1;
+  static __device__ __forceinline__ R update(R acc, R a, R b) {
+    if constexpr (std::is_same_v<S, MaxPlus<float>>) return fmaxf(acc, a + b);
+    else if constexpr (std::is_same_v<S, MinPlus<float>>) return fminf(acc, a + b);
+    else if constexpr (std::is_same_v<S, MaxMin<float>>) return fmaxf(acc, fminf(a, b));
+    else return semiring_traits<S>::fma(acc, a, b);
+  }
+  static __device__ __forceinline__ R fold(R x, R y) { return S::add(x, y); }
+  static __device__ __forceinline__ void opaque(R&) {}
+  static __device__ __forceinline__ R make(unsigned h) {
+    if constexpr (std::is_floating_point_v<T>) return T(int(h % 2001u) - 1000) / T(1024);
+    else return T(int(h % 2001u) - 1000);
+  }
+};
+template <class S> struct HwI16x2 {
+  using R = unsigned;
+  using Stored = unsigned;
+  static constexpr int lanes = 2;
+  static constexpr bool is_max = S::kind == SemiringKind::max_plus;
+  static __device__ __forceinline__ R update(R acc, R a, R b) {
+    return is_max ? __viaddmax_s16x2(a, b, acc) : __viaddmin_s16x2(a, b, acc);
+  }
+  static __device__ __forceinline__ R fold(R x, R y) { return is_max ? __vmaxs2(x, y) : __vmins2(x, y); }
+  static __device__ __forceinline__ void opaque(R&) {}
+  static __device__ __forceinline__ R make(unsigned h) {
+    return ((unsigned(h % 201u) - 100u) & 0xffffu) | ((unsigned((h >> 16) % 201u) - 100u) << 16);
+  }
+};
+// Or-and is a distributive lattice: the compiler rewrites the fed-back reg-reg loop with boolean
+// algebra (it dropped a third of the updates), so the fed-back values pass through an empty asm
+// that hides them. Bytes are staged packed in shared memory and live one per 32-bit register.
+template <> struct Hw<OrAnd> {
+  using R = unsigned;
+  using Stored = std::uint8_t;
+  static constexpr int lanes = 1;
+  static __device__ __forceinline__ R update(R acc, R a, R b) { return acc | (a & b); }
+  static __device__ __forceinline__ R fold(R x, R y) { return x | y; }
+  static __device__ __forceinline__ void opaque(R& x) { asm volatile("" : "+r"(x)); }
+  static __device__ __forceinline__ R make(unsigned h) { return h & 1u; }
+};
+template <> struct Hw<MaxPlus<i16x2>> : HwI16x2<MaxPlus<i16x2>> {};
+template <> struct Hw<MinPlus<i16x2>> : HwI16x2<MinPlus<i16x2>> {};
+
+// Elements per shared-memory vector: 16 bytes, or the whole 8-byte row of u8.
+template <class Stored> constexpr int vec_elems() { return 16 / int(sizeof(Stored)) < kTile ? 16 / int(sizeof(Stored)) : kTile; }
+
+// Reads the 8 values thread `t` (0..15) owns in one staged row: vector q of thread t lies at
+// element (q·16 + t)·V, so a half-warp's vector loads cover consecutive addresses.
+template <class Stored, class R> __device__ __forceinline__ void load_row(const Stored* row, int t, R (&out)[kTile]) {
+  constexpr int v = vec_elems<Stored>();
+  using Raw = std::conditional_t<v * sizeof(Stored) == 16, uint4, uint2>;
+#pragma unroll
+  for (int q = 0; q < kTile / v; ++q) {
+    const Raw raw = *reinterpret_cast<const Raw*>(row + (q * kSide + t) * v);
+    Stored vals[v];
+    std::memcpy(vals, &raw, sizeof raw);
+#pragma unroll
+    for (int e = 0; e < v; ++e) out[q * v + e] = R(vals[e]);
+  }
+}
+
+template <class S, Level L>
+__global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsigned seed, typename Hw<S>::R* out) {
+  using T = typename Hw<S>::R;
+  using Stored = typename Hw<S>::Stored;
+  constexpr int staged = L == Level::reg_reg ? 1 : kSteps;
+  __shared__ alignas(16) Stored a_stage[staged][kSide * kTile];
+  __shared__ alignas(16) Stored b_stage[staged][kSide * kTile];
+  const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
+  const unsigned id = blockIdx.x * kThreads + threadIdx.x;
+
+  if constexpr (L != Level::reg_reg) {
+    for (int e = threadIdx.x; e < staged * kSide * kTile; e += kThreads) {
+      a_stage[e / (kSide * kTile)][e % (kSide * kTile)] = Stored(Hw<S>::make(seed * 7919u + 2u * e));
+      b_stage[e / (kSide * kTile)][e % (kSide * kTile)] = Stored(Hw<S>::make(seed * 7919u + 2u * e + 1u));
+    }
+    __syncthreads();
+  }
+  T a[kTile], b[kTile], c[kTile][kTile];
+#pragma unroll
+  for (int i = 0; i < kTile; ++i) {
+    a[i] = Hw<S>::make(seed + id * 131u + i);
+    b[i] = Hw<S>::make(seed + id * 137u + 64u + i);
+#pragma unroll
+    for (int j = 0; j < kTile; ++j) c[i][j] = Hw<S>::make(seed + id * 139u + 128u + i * kTile + j);
+  }
+
+  for (int r = 0; r < rounds; ++r) {
+    asm volatile("" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      if constexpr (L != Level::reg_reg) load_row(a_stage[s], ty, a);
+      if constexpr (L == Level::smem_both) load_row(b_stage[s], tx, b);
+#pragma unroll
+      for (int i = 0; i < kTile; ++i)
+#pragma unroll
+        for (int j = 0; j < kTile; ++j) c[i][j] = Hw<S>::update(c[i][j], a[i], b[j]);
+      if constexpr (L == Level::reg_reg) {
+#pragma unroll
+        for (int i = 0; i < kTile; ++i) {
+          a[i] = c[(i + 1) % kTile][i];
+          b[i] = c[i][(i + 1) % kTile];
+          Hw<S>::opaque(a[i]);
+          Hw<S>::opaque(b[i]);
+        }
+      } else if constexpr (L == Level::smem_one) {
+#pragma unroll
+        for (int j = 0; j < kTile; ++j) b[j] = c[j][(j + 1) % kTile];
+      }
+    }
+  }
+  T folded = c[0][0];
+#pragma unroll
+  for (int i = 0; i < kTile; ++i)
+#pragma unroll
+    for (int j = 0; j < kTile; ++j) folded = Hw<S>::fold(folded, c[i][j]);
+  out[id] = folded;
+}
+
+template <class S, Level L> Ceiling measure_level() {
+  using T = typename Hw<S>::R;
+  int device = 0, sms = 0, per_sm = 0;
+  tools::check(cudaGetDevice(&device), "cudaGetDevice");
+  tools::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  tools::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, microbench_kernel<S, L>, kThreads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  const int blocks = sms * (per_sm > 0 ? per_sm : 1);  // exactly one full wave
+  tools::DeviceBuffer<T> out(std::size_t(blocks) * kThreads);
+  tools::EventTimer timer;
+  auto run = [&](int rounds) {
+    timer.start(nullptr);
+    microbench_kernel<S, L><<<blocks, kThreads>>>(rounds, 12345u, out.get());
+    tools::check(cudaGetLastError(), "microbench launch");
+    timer.stop(nullptr);
+    return timer.seconds();
+  };
+  run(1);  // warm-up: module load
+  // Calibrate: grow the loop until one launch takes about 10 ms.
+  int rounds = 16;
+  for (double t = run(rounds); t < 5e-3 && rounds < (1 << 24); t = run(rounds)) rounds *= t > 1e-4 ? int(std::ceil(1e-2 / t)) : 16;
+  std::vector<double> seconds;
+  for (int rep = 0; rep < 7; ++rep) seconds.push_back(run(rounds));
+  const double updates = double(blocks) * kThreads * double(rounds) * kSteps * kTile * kTile * Hw<S>::lanes;
+  return {level_name(L), updates / tools::median(seconds)};
+}
+
+template <class S> std::vector<Ceiling> microbench_typed() {
+  return {measure_level<S, Level::reg_reg>(), measure_level<S, Level::smem_one>(), measure_level<S, Level::smem_both>()};
+}
+
+}  // namespace
+
+std::vector<Ceiling> microbench(SemiringKind kind, DType type) {
+  if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
+  tools::require_device();
+  return visit_semiring(kind, type, [](auto tag) { return microbench_typed<typename decltype(tag)::type>(); });
+}
+
+}  // namespace ringmm::cuda

@@ -1,0 +1,239 @@
+// time_ringmm, time_cublas and describe_devices (cuda_tools.hpp).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "measure.cuh"
+#include "ringmm/cuda_tools.hpp"
+#include "ringmm/dispatch.hpp"
+#include "ringmm/gemm.hpp"
+
+namespace ringmm::cuda {
+
+namespace {
+
+// Operand shapes of one timed product: A is a_rows×a_cols, B b_rows×b_cols, C c_rows×c_cols,
+// all row-major and compact, `batch` members each.
+struct Shapes {
+  index_t a_rows, a_cols, b_rows, b_cols, c_rows, c_cols, batch;
+  std::size_t a_count() const { return std::size_t(a_rows * a_cols * batch); }
+  std::size_t b_count() const { return std::size_t(b_rows * b_cols * batch); }
+  std::size_t c_count() const { return std::size_t(c_rows * c_cols * batch); }
+};
+
+Shapes shapes_of(Product product, index_t m, index_t n, index_t k, index_t batch) {
+  if (m <= 0 || n <= 0 || k <= 0) throw Error(Errc::invalid_argument, "m", "timed shapes must be positive");
+  switch (product) {
+    case Product::gemm: return {m, k, k, n, m, n, 1};
+    case Product::batched:
+      if (batch <= 0) throw Error(Errc::invalid_argument, "batch", "a timed batch needs at least one member");
+      return {m, k, k, n, m, n, batch};
+    case Product::syrk:
+      if (m != n) throw Error(Errc::invalid_argument, "m", "syrk computes C = AᵀA with A k×n, so m must equal n");
+      return {k, n, 0, 0, n, n, 1};  // B is A itself
+  }
+  throw Error(Errc::invalid_argument, "product", "unknown product");
+}
+
+// Median seconds of `reps` calls of f(rep) on `stream`, after one warm-up call.
+template <class F> double median_seconds(cudaStream_t stream, int reps, F&& f) {
+  f(0);
+  tools::check(cudaStreamSynchronize(stream), "warm-up");
+  tools::EventTimer timer;
+  std::vector<double> seconds;
+  for (int r = 0; r < reps; ++r) {
+    timer.start(stream);
+    f(r + 1);
+    timer.stop(stream);
+    seconds.push_back(timer.seconds());
+  }
+  return tools::median(seconds);
+}
+
+// Median wall-clock seconds of `reps` calls of f() that work on host buffers (they finish before
+// returning; the device is drained before the clock starts).
+template <class F> double median_wall_seconds(int reps, F&& f) {
+  f();
+  std::vector<double> seconds;
+  for (int r = 0; r < reps; ++r) {
+    tools::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    tools::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return tools::median(seconds);
+}
+
+template <class T> std::vector<T> download(const T* device, std::size_t count) {
+  std::vector<T> host(count);
+  if (count) tools::check(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
+  return host;
+}
+
+// ---- ringmm --------------------------------------------------------------------------------------
+template <class S>
+void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typename S::value_type* a,
+                 const typename S::value_type* b, typename S::value_type* c) {
+  using T = typename S::value_type;
+  const MatrixView<const T> av{a, s.a_rows, s.a_cols, s.a_cols, Layout::row_major};
+  const MatrixView<T> cv{c, s.c_rows, s.c_cols, s.c_cols, Layout::row_major};
+  if (product == Product::syrk) {
+    syrk<S>(ctx, Op::N, av, cv);
+    return;
+  }
+  const MatrixView<const T> bv{b, s.b_rows, s.b_cols, s.b_cols, Layout::row_major};
+  if (product == Product::batched)
+    gemm_batched<S>(ctx, Op::N, av, s.a_rows * s.a_cols, Op::N, bv, s.b_rows * s.b_cols, cv, s.c_rows * s.c_cols,
+                    s.batch);
+  else
+    gemm<S>(ctx, Op::N, av, Op::N, bv, cv);
+}
+
+template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps) {
+  using T = typename S::value_type;
+  Context ctx = ctx_in;
+  ctx.backend = Backend::cuda;
+  const auto stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  const double set_bytes = double(s.a_count() + s.b_count() + s.c_count()) * sizeof(T);
+  tools::OperandSets<S> sets(s.a_count(), s.b_count(), s.c_count(), tools::rotation_sets(set_bytes), stream);
+
+  Timing t;
+  t.kernel_seconds = median_seconds(stream, reps, [&](int r) {
+    const int i = r % sets.sets();
+    call_ringmm<S>(ctx, product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
+  });
+  const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
+  std::vector<T> c(s.c_count());
+  t.with_transfers_seconds = median_wall_seconds(reps, [&] { call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data()); });
+  return t;
+}
+
+// ---- cuBLAS --------------------------------------------------------------------------------------
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const Errc code = status == CUBLAS_STATUS_ALLOC_FAILED ? Errc::out_of_memory : Errc::device_error;
+  throw Error(code, "cublas", std::string(what) + " failed: " + cublasGetStatusString(status));
+}
+
+class CublasHandle {
+ public:
+  CublasHandle() {
+    check_cublas(cublasCreate(&handle_), "cublasCreate");
+    // Pedantic: plain FP32/FP64 arithmetic, no tensor cores, no reduced-precision reductions.
+    check_cublas(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+  }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  ~CublasHandle() { cublasDestroy(handle_); }
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_{};
+};
+
+// cuBLAS is column-major: a row-major X is a column-major Xᵀ, so C = A·B is computed as
+// Cᵀ = Bᵀ·Aᵀ, and C = AᵀA (A k×n row-major, Aᵀ n×k column-major) as syrk of Aᵀ, lower triangle.
+template <class T> void call_cublas(cublasHandle_t h, Product product, const Shapes& s, const T* a, const T* b, T* c) {
+  const T one = 1, zero = 0;
+  const int m = int(s.c_rows), n = int(s.c_cols), k = int(s.a_cols);
+  if constexpr (std::is_same_v<T, float>) {
+    if (product == Product::gemm)
+      check_cublas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasSgemm");
+    else if (product == Product::batched)
+      check_cublas(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
+                                             k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
+                   "cublasSgemmStridedBatched");
+    else
+      check_cublas(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
+                   "cublasSsyrk");
+  } else {
+    if (product == Product::gemm)
+      check_cublas(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasDgemm");
+    else if (product == Product::batched)
+      check_cublas(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
+                                             k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
+                   "cublasDgemmStridedBatched");
+    else
+      check_cublas(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
+                   "cublasDsyrk");
+  }
+}
+
+template <class T> Timing time_cublas_typed(Product product, const Shapes& s, int reps) {
+  using S = PlusTimes<T>;
+  const cudaStream_t stream = nullptr;
+  CublasHandle handle;
+  check_cublas(cublasSetStream(handle.get(), stream), "cublasSetStream");
+  const double set_bytes = double(s.a_count() + s.b_count() + s.c_count()) * sizeof(T);
+  tools::OperandSets<S> sets(s.a_count(), s.b_count(), s.c_count(), tools::rotation_sets(set_bytes), stream);
+
+  Timing t;
+  t.kernel_seconds = median_seconds(stream, reps, [&](int r) {
+    const int i = r % sets.sets();
+    call_cublas<T>(handle.get(), product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
+  });
+  // With transfers, as a cuBLAS user with host buffers does it: upload, multiply, download.
+  const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
+  std::vector<T> c(s.c_count());
+  tools::DeviceBuffer<T> da(s.a_count()), db(s.b_count()), dc(s.c_count());
+  t.with_transfers_seconds = median_wall_seconds(reps, [&] {
+    tools::check(cudaMemcpy(da.get(), a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), "upload A");
+    if (!b.empty()) tools::check(cudaMemcpy(db.get(), b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice), "upload B");
+    call_cublas<T>(handle.get(), product, s, da.get(), db.get(), dc.get());
+    tools::check(cudaMemcpy(c.data(), dc.get(), c.size() * sizeof(T), cudaMemcpyDeviceToHost), "download C");
+  });
+  return t;
+}
+
+}  // namespace
+
+Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
+                   index_t batch, int reps) {
+  const Shapes s = shapes_of(product, m, n, k, batch);
+  if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
+  if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
+  tools::require_device();
+  return visit_semiring(kind, type, [&](auto tag) {
+    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps);
+  });
+}
+
+Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps) {
+  const Shapes s = shapes_of(product, m, n, k, batch);
+  if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
+  if (type != DType::f32 && type != DType::f64)
+    throw Error(Errc::unsupported, "type", "cuBLAS baselines exist for f32 and f64 plus-times only, not " +
+                                               std::string(to_string(type)));
+  if (std::max({m, n, k, batch}) > 2147483647)
+    throw Error(Errc::unsupported, "m", "cuBLAS takes 32-bit dimensions");
+  tools::require_device();
+  return type == DType::f32 ? time_cublas_typed<float>(product, s, reps) : time_cublas_typed<double>(product, s, reps);
+}
+
+std::vector<std::string> describe_devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  std::vector<std::string> lines;
+  for (int d = 0; d < count; ++d) {
+    cudaDeviceProp prop{};
+    tools::check(cudaGetDeviceProperties(&prop, d), "cudaGetDeviceProperties");
+    int clock_khz = 0;
+    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, d);
+    char line[512];
+    std::snprintf(line, sizeof line, "%d: %s, compute capability %d.%d, %d SMs, %.1f GiB, L2 %.0f MiB, %.0f MHz", d,
+                  prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+                  double(prop.totalGlobalMem) / (1u << 30), double(prop.l2CacheSize) / (1u << 20), clock_khz / 1e3);
+    lines.emplace_back(line);
+  }
+  return lines;
+}
+
+}  // namespace ringmm::cuda

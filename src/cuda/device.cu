@@ -1,10 +1,12 @@
-// CUDA backend: device discovery. (The kernels land with the CUDA engine.)
+// CUDA backend: device discovery, pointer classification and the configuration lookup shared by
+// every engine_*.cu translation unit.
 #include <cuda_runtime.h>
 
 #include <string>
 
+#include "check.hpp"
+#include "configs.hpp"
 #include "ringmm/context.hpp"
-#include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm {
@@ -22,12 +24,32 @@ bool cuda_device_available(std::string* why) {
   return true;
 }
 
-namespace detail {
-template <class S> void cuda_run(const Context&, const Problem<typename S::value_type>&) {
-  throw Error(Errc::unsupported, "backend", "the CUDA kernels are not built yet");
-}
-#define RINGMM_INSTANTIATE(S) template void cuda_run<S>(const Context&, const Problem<typename S::value_type>&);
-RINGMM_FOR_EACH_BUILTIN(RINGMM_INSTANTIATE)
-}  // namespace detail
+namespace cuda_detail {
 
+bool is_device_pointer(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();  // older runtimes report unregistered host memory as an error
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+}
+
+int multiprocessor_count() {
+  int device = 0, count = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return count;
+}
+
+ConfigId find_config(const std::string& name) {
+  std::string known;
+  for (int i = 0; i < config_count; ++i) {
+    if (config_table[i].name == name) return ConfigId(i);
+    known += (i ? ", " : "") + std::string(config_table[i].name);
+  }
+  throw Error(Errc::invalid_argument, "cuda_config", "unknown CUDA configuration '" + name + "'; known: " + known);
+}
+
+}  // namespace cuda_detail
 }  // namespace ringmm

@@ -1,0 +1,59 @@
+// CUDA error handling for the engine: every runtime call goes through cuda_check, which turns a
+// failure into ringmm::Error (out_of_memory for allocation failures, device_error otherwise).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "ringmm/error.hpp"
+
+namespace ringmm::cuda_detail {
+
+inline void cuda_check(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so later calls start clean
+  const std::string message = std::string(what) + " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
+  if (err == cudaErrorMemoryAllocation) throw Error(Errc::out_of_memory, "device memory", message);
+  throw Error(Errc::device_error, "cuda", message);
+}
+
+// After a kernel launch: reports bad launch configurations at once (execution errors surface at
+// the next synchronising call, which is checked too).
+inline void check_launch(const char* kernel) { cuda_check(cudaGetLastError(), kernel); }
+
+// A stream-ordered device allocation, freed on the same stream when it goes out of scope.
+template <class T> class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(std::size_t count, cudaStream_t stream) : stream_(stream) {
+    if (count == 0) return;
+    void* p = nullptr;
+    cuda_check(cudaMallocAsync(&p, count * sizeof(T), stream), "cudaMallocAsync");
+    data_ = static_cast<T*>(p);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_), stream_(o.stream_) { o.data_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = o.data_;
+      stream_ = o.stream_;
+      o.data_ = nullptr;
+    }
+    return *this;
+  }
+  ~DeviceBuffer() { release(); }
+  T* get() const { return data_; }
+
+ private:
+  void release() {
+    if (data_) cudaFreeAsync(data_, stream_);  // errors here would only repeat an earlier one
+    data_ = nullptr;
+  }
+  T* data_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace ringmm::cuda_detail

@@ -1,0 +1,359 @@
+// The CUDA backend's driver: detail::cuda_run<S>. Included by the engine_*.cu files, each of
+// which instantiates it (and so every configuration's kernels) for a few semirings, so that the
+// kernels compile in parallel.
+//
+// Steps of one call:
+//   1. pick the configuration (Context::cuda_config, else the heuristic in choose_config) and the
+//      border policy (Context::border, else choose_border);
+//   2. refuse out-of-range inputs (integer tropical range, plus-times i32 overflow bound): host
+//      operands are scanned on the host, device operands by scan_kernel, before any write;
+//   3. stage host operands into compact device buffers (device pointers are used in place);
+//   4. pad: pack operands that are not already tile-multiple k-major buffers, run the
+//      branch-free kernel, copy a padded C out; predicate: run on the strided views directly;
+//   5. download a host C. Calls on device pointers are asynchronous on ctx.cuda_stream, except
+//      for the value check of integer semirings, which waits for its scan.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "check.hpp"
+#include "configs.hpp"
+#include "gemm_kernel.cuh"
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/detail/validate.hpp"
+#include "ringmm/error.hpp"
+#include "support_kernels.cuh"
+
+namespace ringmm::cuda_detail {
+
+inline index_t round_up(index_t x, index_t m) { return (x + m - 1) / m * m; }
+
+bool is_device_pointer(const void* p);
+int multiprocessor_count();
+ConfigId find_config(const std::string& name);  // throws invalid_argument naming cuda_config
+
+// The heuristic (when Context::cuda_config is empty):
+//   * 8-byte types: b64x64_k16_t4x4_blk (a 128×128 tile of doubles needs more registers than a
+//     thread has without spilling);
+//   * otherwise b128x128_k8_t8x8_bcyc when it yields at least two blocks per multiprocessor
+//     (its two resident blocks keep every SM busy), else b64x64_k16_t4x4_blk, whose 4× more
+//     blocks fill the machine on small products.
+template <class T> ConfigId choose_config(const Context& ctx, const detail::Problem<T>& p) {
+  if (!ctx.cuda_config.empty()) return find_config(ctx.cuda_config);
+  if constexpr (sizeof(T) == 8) return ConfigId::b64x64_k16_t4x4_blk;
+  const index_t tiles = ((p.m() + 127) / 128) * ((p.n() + 127) / 128);
+  const index_t blocks = (p.symmetric ? (tiles + (p.m() + 127) / 128) / 2 : tiles) * p.batch;
+  return blocks >= 2 * index_t(multiprocessor_count()) ? ConfigId::b128x128_k8_t8x8_bcyc : ConfigId::b64x64_k16_t4x4_blk;
+}
+
+// automatic: pad. The padded copies move every operand once (about 3 TB/s), which is below 2 %
+// of the kernel time once K ≥ 256, and they let the kernel use 16-byte loads with no bounds
+// checks; when the operands already are aligned tile-multiple k-major buffers nothing is copied.
+// For a short inner dimension (K < 256) the copies are not repaid: predicate.
+template <class T> Border choose_border(const Context& ctx, const detail::Problem<T>& p) {
+  switch (ctx.border) {
+    case BorderPolicy::pad: return Border::pad;
+    case BorderPolicy::predicate: return Border::predicate;
+    case BorderPolicy::automatic: break;
+  }
+  return p.k() < 256 ? Border::predicate : Border::pad;
+}
+
+// A device-resident operand: a strided view, its batch stride, and the buffer it lives in when
+// it had to be copied.
+template <class T> struct DeviceOperand {
+  detail::Strided<T> view;
+  index_t stride = 0;
+  DeviceBuffer<std::remove_const_t<T>> storage;
+};
+
+// A matrix view as pitched lines: `lines` runs of `len` contiguous elements, `pitch` apart.
+struct Lines {
+  index_t lines, len, pitch;
+  bool rows_are_lines;
+};
+template <class T> Lines as_lines(const detail::Strided<T>& x) {
+  if (x.cs == 1 && (x.rows <= 1 || x.rs >= x.cols)) return {x.rows, x.cols, x.rows <= 1 ? x.cols : x.rs, true};
+  return {x.cols, x.rows, x.cols <= 1 ? x.rows : x.cs, false};
+}
+
+// Upload a host operand into a compact device copy with the same orientation.
+template <class T>
+DeviceOperand<const T> upload(const detail::Strided<const T>& x, index_t stride, index_t batch, cudaStream_t stream) {
+  const Lines l = as_lines(x);
+  const index_t members = (stride == 0 || batch == 1) ? 1 : batch;
+  const index_t size = l.lines * l.len;
+  DeviceOperand<const T> out;
+  out.storage = DeviceBuffer<T>(std::size_t(size * members), stream);
+  for (index_t bt = 0; bt < members && size > 0; ++bt)
+    cuda_check(cudaMemcpy2DAsync(out.storage.get() + bt * size, std::size_t(l.len) * sizeof(T), x.p + bt * stride,
+                                 std::size_t(l.pitch) * sizeof(T), std::size_t(l.len) * sizeof(T), std::size_t(l.lines),
+                                 cudaMemcpyHostToDevice, stream),
+               "upload (cudaMemcpy2DAsync)");
+  out.view = {out.storage.get(), x.rows, x.cols, l.rows_are_lines ? l.len : 1, l.rows_are_lines ? 1 : l.len};
+  out.stride = members == 1 ? 0 : size;
+  return out;
+}
+
+template <class T>
+void download(const detail::Strided<T>& host, index_t host_stride, const detail::Strided<T>& dev, index_t dev_stride,
+              index_t batch, cudaStream_t stream) {
+  const Lines h = as_lines(host);
+  const index_t dev_pitch = h.lines <= 1 ? h.len : (h.rows_are_lines ? dev.rs : dev.cs);
+  for (index_t bt = 0; bt < batch; ++bt)
+    cuda_check(cudaMemcpy2DAsync(host.p + bt * host_stride, std::size_t(h.pitch) * sizeof(T), dev.p + bt * dev_stride,
+                                 std::size_t(dev_pitch) * sizeof(T), std::size_t(h.len) * sizeof(T), std::size_t(h.lines),
+                                 cudaMemcpyDeviceToHost, stream),
+               "download (cudaMemcpy2DAsync)");
+}
+
+// Scan one operand for refused values: on the host for host memory, on the device otherwise.
+template <class S>
+void scan_operand(const detail::Strided<const typename S::value_type>& x, index_t stride, index_t batch, bool on_device,
+                  ScanResult* device_slot, ScanResult& host_result, cudaStream_t stream) {
+  using T = typename S::value_type;
+  const index_t members = stride == 0 ? 1 : batch;
+  if (x.rows == 0 || x.cols == 0) return;
+  if (on_device) {
+    const index_t total = x.rows * x.cols * members;
+    const int blocks = int(std::min<index_t>((total + 255) / 256, 4 * index_t(multiprocessor_count())));
+    scan_kernel<S><<<blocks, 256, 0, stream>>>(device_slot, x.p, x.rows, x.cols, x.rs, x.cs, stride, members);
+    check_launch("scan_kernel");
+    return;
+  }
+  for (index_t bt = 0; bt < members; ++bt)
+    for (index_t i = 0; i < x.rows; ++i)
+      for (index_t j = 0; j < x.cols; ++j) {
+        const T v = x.p[bt * stride + i * x.rs + j * x.cs];
+        if constexpr (semiring_traits<S>::checks_input_range) {
+          if (!S::valid_input(v)) host_result.bad = 1;
+        } else if constexpr (std::is_same_v<T, std::int32_t>) {
+          const unsigned mag = v < 0 ? 0u - unsigned(v) : unsigned(v);
+          host_result.max_abs = std::max(host_result.max_abs, mag);
+        }
+      }
+}
+
+// Step 2: throws Error(value_out_of_range, "A" | "B" | "C" | "alpha" | "beta") before any write.
+template <class S>
+void check_values(const detail::Problem<typename S::value_type>& p, const bool on_device[3], cudaStream_t stream) {
+  using T = typename S::value_type;
+  constexpr bool tropical_int = semiring_traits<S>::checks_input_range;
+  constexpr bool plus_times_i32 = std::is_same_v<S, PlusTimes<std::int32_t>>;
+  if constexpr (tropical_int || plus_times_i32) {
+    const bool reads_c = !(p.beta == S::zero());
+    if constexpr (tropical_int) {
+      if (!S::valid_input(p.alpha))
+        throw Error(Errc::value_out_of_range, "alpha", "outside the integer tropical range (see ringmm/semiring.hpp)");
+      if (!S::valid_input(p.beta))
+        throw Error(Errc::value_out_of_range, "beta", "outside the integer tropical range (see ringmm/semiring.hpp)");
+    }
+    const detail::Strided<const T> c{p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs};
+    const detail::Strided<const T>* views[3] = {&p.a, &p.b, &c};
+    const index_t strides[3] = {p.stride_a, p.stride_b, p.stride_c};
+    const int operands = reads_c ? 3 : 2;
+    ScanResult host[3] = {};
+    DeviceBuffer<ScanResult> slots(3, stream);
+    cuda_check(cudaMemsetAsync(slots.get(), 0, 3 * sizeof(ScanResult), stream), "cudaMemsetAsync");
+    bool any_device = false;
+    for (int o = 0; o < operands; ++o) {
+      scan_operand<S>(*views[o], strides[o], p.batch, on_device[o], slots.get() + o, host[o], stream);
+      any_device = any_device || on_device[o];
+    }
+    if (any_device) {
+      ScanResult dev[3];
+      cuda_check(cudaMemcpyAsync(dev, slots.get(), sizeof(dev), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+      cuda_check(cudaStreamSynchronize(stream), "value scan (cudaStreamSynchronize)");
+      for (int o = 0; o < operands; ++o)
+        if (on_device[o]) host[o] = dev[o];
+    }
+    static const char* names[3] = {"A", "B", "C"};
+    if constexpr (tropical_int) {
+      for (int o = 0; o < operands; ++o)
+        if (host[o].bad)
+          throw Error(Errc::value_out_of_range, names[o],
+                      "integer tropical inputs must be the 0̄ sentinel or finite within the policy range "
+                      "(see ringmm/semiring.hpp)");
+    } else {
+      const double bound = std::fabs(double(p.alpha)) * double(p.k()) * double(host[0].max_abs) * double(host[1].max_abs) +
+                           (reads_c ? std::fabs(double(p.beta)) * double(host[2].max_abs) : 0.0);
+      if (bound > 2147483647.0)
+        throw Error(Errc::value_out_of_range, "A",
+                    "plus-times i32 product could overflow int32 (bound " + std::to_string(bound) +
+                        "); ringmm refuses rather than wrap around");
+    }
+  }
+}
+
+template <class S, class Cfg, Border B>
+void launch_kernel(KernelArgs<typename S::value_type> args, index_t blocks, index_t batch, cudaStream_t stream) {
+  constexpr index_t max_z = 65535;
+  for (index_t b0 = 0; b0 < batch; b0 += max_z) {
+    const unsigned z = unsigned(std::min(max_z, batch - b0));
+    gemm_kernel<S, Cfg, B><<<dim3(unsigned(blocks), 1, z), Cfg::threads, 0, stream>>>(args);
+    check_launch("gemm_kernel");
+    args.a += max_z * args.stride_a;
+    args.b += max_z * args.stride_b;
+    args.c += max_z * args.stride_c;
+  }
+}
+
+template <class S>
+void launch(ConfigId id, Border border, const KernelArgs<typename S::value_type>& args, index_t blocks, index_t batch,
+            cudaStream_t stream) {
+  switch (id) {
+#define RINGMM_CONFIG_CASE(name, bm, bn, bk, tm, tn, sm, sn, pa, pb, mb)                     \
+  case ConfigId::name: {                                                                    \
+    using Cfg = Tile<bm, bn, bk, tm, tn, sm, sn, Place::pa, Place::pb, mb>;                 \
+    if (border == Border::pad) launch_kernel<S, Cfg, Border::pad>(args, blocks, batch, stream); \
+    else launch_kernel<S, Cfg, Border::predicate>(args, blocks, batch, stream);             \
+    return;                                                                                 \
+  }
+    RINGMM_CUDA_CONFIGS(RINGMM_CONFIG_CASE)
+#undef RINGMM_CONFIG_CASE
+  }
+}
+
+template <class T>
+void pack(T* dst, index_t ld, index_t rows_p, index_t cols_p, index_t dst_stride, const detail::Strided<const T>& src,
+          index_t src_stride, index_t members, T fill, cudaStream_t stream) {
+  if (rows_p == 0 || cols_p == 0 || members == 0) return;
+  const dim3 block(pack_tile, 8);
+  for (index_t b0 = 0; b0 < members; b0 += 65535) {
+    const dim3 grid(unsigned((rows_p + pack_tile - 1) / pack_tile), unsigned((cols_p + pack_tile - 1) / pack_tile),
+                    unsigned(std::min<index_t>(65535, members - b0)));
+    pack_kernel<T><<<grid, block, 0, stream>>>(dst + b0 * dst_stride, ld, rows_p, cols_p, dst_stride,
+                                                src.p + b0 * src_stride, src.rows, src.cols, src.rs, src.cs, src_stride,
+                                                fill);
+    check_launch("pack_kernel");
+  }
+}
+
+template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<typename S::value_type>& p) {
+  using T = typename S::value_type;
+  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  const ConfigId id = choose_config(ctx, p);
+  const ConfigInfo& cfg = config_table[int(id)];
+  const Border border = choose_border(ctx, p);
+  const bool reads_c = !(p.beta == S::zero());
+  const index_t m = p.m(), n = p.n(), k = p.k(), batch = p.batch;
+
+  const bool on_device[3] = {is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
+  check_values<S>(p, on_device, stream);
+
+  // Step 3: device views of A, B, C.
+  DeviceOperand<const T> a, b;
+  if (on_device[0]) a.view = p.a, a.stride = p.stride_a;
+  else a = upload(p.a, p.stride_a, batch, stream);
+  if (on_device[1]) b.view = p.b, b.stride = p.stride_b;
+  else b = upload(p.b, p.stride_b, batch, stream);
+  DeviceOperand<T> c;
+  if (on_device[2]) {
+    c.view = p.c, c.stride = p.stride_c;
+  } else {
+    const detail::Strided<const T> host_c{p.c.p, m, n, p.c.rs, p.c.cs};
+    if (reads_c) {
+      auto staged = upload(host_c, p.stride_c, batch, stream);
+      c.storage = std::move(staged.storage);
+      c.view = {c.storage.get(), m, n, staged.view.rs, staged.view.cs};
+      c.stride = staged.stride;
+    } else {
+      const Lines l = as_lines(host_c);
+      c.storage = DeviceBuffer<T>(std::size_t(l.lines * l.len * batch), stream);
+      c.view = {c.storage.get(), m, n, l.rows_are_lines ? l.len : 1, l.rows_are_lines ? 1 : l.len};
+      c.stride = l.lines * l.len;
+    }
+  }
+
+  KernelArgs<T> args{};
+  args.alpha = p.alpha;
+  args.beta = p.beta;
+  args.symmetric = p.symmetric;
+  const bool square_tiles = cfg.bm == cfg.bn;
+  DeviceOperand<T> c_padded;  // pad mode, C not a tile multiple: the kernel writes here
+  if (border == Border::pad) {
+    const index_t mp = round_up(m, cfg.bm), np = round_up(n, cfg.bn), kp = round_up(k, cfg.bk);
+    const index_t vec = vec16<T>;
+    auto aligned = [&](const void* ptr, index_t ld, index_t stride) {
+      return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % vec == 0 && stride % vec == 0;
+    };
+    // A k-major (a_rs == 1) and B n-contiguous (b_cs == 1) tile-multiple buffers are used as they are.
+    DeviceOperand<const T> a_packed, b_packed;
+    const index_t members_a = (a.stride == 0 || batch == 1) ? 1 : batch, members_b = (b.stride == 0 || batch == 1) ? 1 : batch;
+    if (!(a.view.rs == 1 && m == mp && k == kp && (k == 0 || aligned(a.view.p, a.view.cs, a.stride)))) {
+      a_packed.storage = DeviceBuffer<T>(std::size_t(mp * kp * members_a), stream);
+      pack(a_packed.storage.get(), mp, mp, kp, mp * kp, a.view, a.stride, members_a, S::zero(), stream);
+      a_packed.view = {a_packed.storage.get(), mp, kp, 1, mp};
+      a_packed.stride = members_a == 1 ? 0 : mp * kp;
+      a = std::move(a_packed);
+    }
+    if (!(b.view.cs == 1 && n == np && k == kp && (k == 0 || aligned(b.view.p, b.view.rs, b.stride)))) {
+      const detail::Strided<const T> bt{b.view.p, b.view.cols, b.view.rows, b.view.cs, b.view.rs};  // Bᵀ
+      b_packed.storage = DeviceBuffer<T>(std::size_t(np * kp * members_b), stream);
+      pack(b_packed.storage.get(), np, np, kp, np * kp, bt, b.stride, members_b, S::zero(), stream);
+      b_packed.view = {b_packed.storage.get(), kp, np, np, 1};
+      b_packed.stride = members_b == 1 ? 0 : np * kp;
+      b = std::move(b_packed);
+    }
+    args.a = a.view.p, args.a_rs = 1, args.a_cs = a.view.cs, args.stride_a = a.stride;
+    args.b = b.view.p, args.b_rs = b.view.rs, args.b_cs = 1, args.stride_b = b.stride;
+    if (m == mp && n == np) {
+      args.c = c.view.p, args.c_rs = c.view.rs, args.c_cs = c.view.cs, args.stride_c = c.stride;
+    } else {
+      c_padded.storage = DeviceBuffer<T>(std::size_t(mp * np * batch), stream);
+      if (reads_c) {
+        const detail::Strided<const T> ct{c.view.p, n, m, c.view.cs, c.view.rs};  // Cᵀ: rows of C become contiguous
+        pack(c_padded.storage.get(), np, np, mp, mp * np, ct, c.stride, batch, S::zero(), stream);
+      }
+      args.c = c_padded.storage.get(), args.c_rs = np, args.c_cs = 1, args.stride_c = mp * np;
+    }
+    args.m = mp, args.n = np, args.k = kp;
+  } else {
+    args.a = a.view.p, args.a_rs = a.view.rs, args.a_cs = a.view.cs, args.stride_a = a.stride;
+    args.b = b.view.p, args.b_rs = b.view.rs, args.b_cs = b.view.cs, args.stride_b = b.stride;
+    args.c = c.view.p, args.c_rs = c.view.rs, args.c_cs = c.view.cs, args.stride_c = c.stride;
+    args.m = m, args.n = n, args.k = k;
+    args.a_m_fast = a.view.rs == 1 && a.view.cs != 1;
+    args.b_n_fast = b.view.cs == 1 && b.view.rs != 1;
+  }
+
+  const index_t tiles_m = (args.m + cfg.bm - 1) / cfg.bm, tiles_n = (args.n + cfg.bn - 1) / cfg.bn;
+  args.tiles_n = int(tiles_n);
+  // Aᵀ·A: only lower-triangle tiles are launched (needs square tiles; otherwise every tile runs
+  // and the epilogue keeps i ≥ j).
+  args.triangular = p.symmetric && square_tiles;
+  const index_t blocks = args.triangular ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n;
+  launch<S>(id, border, args, blocks, batch, stream);
+
+  if (c_padded.storage.get()) {
+    const index_t total = m * n;
+    const unsigned grid_x = unsigned(std::min<index_t>((total + 255) / 256, 1024));
+    for (index_t b0 = 0; b0 < batch; b0 += 65535) {
+      const unsigned z = unsigned(std::min<index_t>(65535, batch - b0));
+      unpack_kernel<T><<<dim3(grid_x, 1, z), 256, 0, stream>>>(c.view.p + b0 * c.stride, m, n, c.view.rs, c.view.cs,
+                                                              c.stride, c_padded.storage.get() + b0 * args.stride_c,
+                                                              args.n, args.stride_c);
+      check_launch("unpack_kernel");
+    }
+  }
+  if (!on_device[2]) download(p.c, p.stride_c, c.view, c.stride, batch, stream);
+  if (!(on_device[0] && on_device[1] && on_device[2]))
+    cuda_check(cudaStreamSynchronize(stream), "gemm (cudaStreamSynchronize)");
+}
+
+}  // namespace ringmm::cuda_detail
+
+namespace ringmm::detail {
+template <class S> void cuda_run(const Context& ctx, const Problem<typename S::value_type>& p) {
+  cuda_detail::cuda_run_impl<S>(ctx, p);
+}
+}  // namespace ringmm::detail
+
+// Each engine_*.cu instantiates the backend (and every configuration's kernels) for its semirings.
+#define RINGMM_CUDA_INSTANTIATE(S) \
+  template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<typename S::value_type>&);

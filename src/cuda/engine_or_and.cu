@@ -1,0 +1,4 @@
+// Instantiates the CUDA backend (every configuration, both border modes) for these semirings.
+#include "engine.cuh"
+
+RINGMM_CUDA_INSTANTIATE(::ringmm::OrAnd)

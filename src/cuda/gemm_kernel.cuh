@@ -1,0 +1,302 @@
+// The production semiring GEMM kernel: one template over the semiring S and a tile
+// configuration (configs.hpp), in the shape of seed 004's MPMML kernel.
+//
+//   block    BM×BN tile of C, walks K in k-tiles of BK; (BM/TM)·(BN/TN) threads
+//   thread   TM×TN accumulators in registers, split into SubM×SubN sub-patches placed with
+//            stride (threads along that axis)·Sub: Sub = T is seed 004's block pattern, Sub = 1
+//            its cyclic pattern, anything between block-cyclic
+//   operands each from shared memory (double-buffered, next k-tile prefetched into registers
+//            while the current one is consumed, as seed 003) or straight from global memory
+//            into registers (seed 004's cases 01/10/11)
+//   border   pad: the operands are tile-multiple buffers with A stored k-major (A(i,k) at
+//            a[k·lda + i]) and B stored k-major (B(k,j) at b[k·ldb + j]), so every load is a
+//            16-byte vector and no bound is checked; predicate: the caller's strided views are
+//            read element by element with bounds checks, missing elements read as 0̄.
+//   batch    grid z; symmetric products (Aᵀ·A) enumerate only lower-triangle tiles on grid x.
+//
+// Shared-memory tiles are stored [k][m] and [k][n] with one 16-byte vector of row padding:
+// fragment reads are broadcasts or consecutive 16-byte runs, and the transposing stores of
+// predicate mode (k fastest) land on distinct banks.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "configs.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::cuda_detail {
+
+enum class Border { pad, predicate };
+
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int SubM_, int SubN_, Place PA_, Place PB_, int MinBlocks_>
+struct Tile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, SubM = SubM_, SubN = SubN_;
+  static constexpr Place place_a = PA_, place_b = PB_;
+  static constexpr int min_blocks = MinBlocks_;
+  static constexpr int threads_m = BM / TM, threads_n = BN / TN, threads = threads_m * threads_n;
+  static_assert(BM % TM == 0 && BN % TN == 0 && TM % SubM == 0 && TN % SubN == 0, "tile shapes must nest");
+  static_assert(BM % 64 == 0 && BN % 64 == 0, "block tiles are multiples of 64 (16-byte vectors of any type)");
+};
+
+template <class T> struct KernelArgs {
+  const T* a;  // element (i, k) at a[i·a_rs + k·a_cs] (+ batch·stride_a)
+  index_t a_rs, a_cs;
+  const T* b;  // element (k, j) at b[k·b_rs + j·b_cs]
+  index_t b_rs, b_cs;
+  T* c;  // element (i, j) at c[i·c_rs + j·c_cs]
+  index_t c_rs, c_cs;
+  index_t m, n, k;  // pad mode: tile multiples
+  index_t stride_a, stride_b, stride_c;
+  T alpha, beta;
+  int tiles_n;      // block columns (rectangular grids)
+  bool symmetric;   // write i ≥ j only, mirrored into (j, i)
+  bool triangular;  // grid x enumerates lower-triangle tiles (square tiles, M = N)
+  bool a_m_fast;    // predicate mode: A's rows are adjacent in memory (a_rs == 1)
+  bool b_n_fast;    // predicate mode: B's columns are adjacent (b_cs == 1)
+};
+
+// The inner update acc ⊕ (a ⊗ b). Float tropical semirings use the hardware max/min (FMNMX,
+// DMNMX: one instruction) rather than the compare-and-select a literal `a > b ? a : b` compiles
+// to; the two agree on every value of the semiring (they differ only for NaN operands).
+template <class S> struct Update {
+  using T = typename S::value_type;
+  static __device__ __forceinline__ T apply(T acc, T a, T b) { return semiring_traits<S>::fma(acc, a, b); }
+};
+template <> struct Update<MaxPlus<float>> {
+  static __device__ __forceinline__ float apply(float acc, float a, float b) { return fmaxf(acc, a + b); }
+};
+template <> struct Update<MinPlus<float>> {
+  static __device__ __forceinline__ float apply(float acc, float a, float b) { return fminf(acc, a + b); }
+};
+template <> struct Update<MaxMin<float>> {
+  static __device__ __forceinline__ float apply(float acc, float a, float b) { return fmaxf(acc, fminf(a, b)); }
+};
+template <> struct Update<MaxPlus<double>> {
+  static __device__ __forceinline__ double apply(double acc, double a, double b) { return fmax(acc, a + b); }
+};
+template <> struct Update<MinPlus<double>> {
+  static __device__ __forceinline__ double apply(double acc, double a, double b) { return fmin(acc, a + b); }
+};
+
+// N contiguous elements as one aligned vector (sizeof(T)·N is a power of two up to 16 bytes).
+template <class T, int N> struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+template <class T> inline constexpr int vec16 = 16 / int(sizeof(T));  // elements per 16-byte vector
+
+// Copies N contiguous elements (aligned to the copy width) into registers with the widest loads.
+template <int N, class T> __device__ __forceinline__ void load_run(T* dst, const T* src) {
+  constexpr int chunk = N < vec16<T> ? N : vec16<T>;
+#pragma unroll
+  for (int c = 0; c < N / chunk; ++c) {
+    const Vec<T, chunk> v = *reinterpret_cast<const Vec<T, chunk>*>(src + c * chunk);
+#pragma unroll
+    for (int e = 0; e < chunk; ++e) dst[c * chunk + e] = v.v[e];
+  }
+}
+
+// Moves one operand's k-tile (EXT rows of m or n by BK) from global memory into shared memory
+// through registers. Element (x, kk) of the panel is p[x·xs + kk·ks]; shared memory holds it at
+// s[kk·LD + x].
+template <class S, int EXT, int BK, int THREADS, Border B> struct PanelStage {
+  using T = typename S::value_type;
+  static constexpr int LD = EXT + vec16<T>;
+  static constexpr int V = B == Border::pad ? vec16<T> : 1;  // elements per load
+  static constexpr int loads = EXT * BK / V;
+  static constexpr int per_thread = (loads + THREADS - 1) / THREADS;
+  static constexpr bool exact = loads % THREADS == 0;
+  Vec<T, V> reg[per_thread];
+
+  // Which (x, kk) the r-th load of thread `tid` covers; x_fast says x varies fastest.
+  static __device__ __forceinline__ void where(int load, bool x_fast, int& x, int& kk) {
+    if (B == Border::pad || x_fast) {
+      x = (load % (EXT / V)) * V;
+      kk = load / (EXT / V);
+    } else {
+      kk = load % BK;
+      x = load / BK;
+    }
+  }
+
+  // Pad mode walks one pointer per load down the k axis; predicate mode recomputes each address
+  // with its bounds check.
+  const T* next[B == Border::pad ? per_thread : 1];
+  index_t step = 0;
+
+  __device__ __forceinline__ void start(const T* __restrict__ p, index_t ks, index_t x0, int tid) {
+    if constexpr (B == Border::pad) {
+      step = index_t(BK) * ks;
+#pragma unroll
+      for (int r = 0; r < per_thread; ++r) {
+        int x, kk;
+        where(tid + r * THREADS, true, x, kk);
+        next[r] = p + kk * ks + x0 + x;
+      }
+    }
+  }
+
+  __device__ __forceinline__ void load(const T* __restrict__ p, index_t xs, index_t ks, index_t x0, index_t k0,
+                                       index_t x_end, index_t k_end, bool x_fast, int tid) {
+#pragma unroll
+    for (int r = 0; r < per_thread; ++r) {
+      const int l = tid + r * THREADS;
+      if (!exact && l >= loads) break;
+      if constexpr (B == Border::pad) {
+        reg[r] = *reinterpret_cast<const Vec<T, V>*>(next[r]);
+        next[r] += step;
+      } else {
+        int x, kk;
+        where(l, x_fast, x, kk);
+        const index_t gx = x0 + x, gk = k0 + kk;
+        reg[r].v[0] = (gx < x_end && gk < k_end) ? p[gx * xs + gk * ks] : S::zero();
+      }
+    }
+  }
+
+  __device__ __forceinline__ void store(T* s, bool x_fast, int tid) const {
+#pragma unroll
+    for (int r = 0; r < per_thread; ++r) {
+      const int l = tid + r * THREADS;
+      if (!exact && l >= loads) break;
+      int x, kk;
+      where(l, x_fast, x, kk);
+      *reinterpret_cast<Vec<T, V>*>(s + kk * LD + x) = reg[r];
+    }
+  }
+};
+
+// Row (or column) offset inside the block tile of the thread's e-th element along one axis.
+template <int T_, int Sub, int THREADS_AXIS> __device__ __forceinline__ int tile_offset(int e, int t) {
+  return (e / Sub) * THREADS_AXIS * Sub + t * Sub + e % Sub;
+}
+
+// The thread's fragment of one operand at k index gk: T_ elements along its axis.
+template <class S, int T_, int Sub, int THREADS_AXIS, Border B>
+__device__ __forceinline__ void load_fragment_global(typename S::value_type* frag, const typename S::value_type* __restrict__ p,
+                                                     index_t xs, index_t ks, index_t x0, index_t gk, index_t x_end,
+                                                     index_t k_end, int t) {
+#pragma unroll
+  for (int g = 0; g < T_ / Sub; ++g) {
+    const index_t gx = x0 + tile_offset<T_, Sub, THREADS_AXIS>(g * Sub, t);
+    if constexpr (B == Border::pad) {
+      load_run<Sub>(frag + g * Sub, p + gk * ks + gx);
+    } else {
+#pragma unroll
+      for (int e = 0; e < Sub; ++e)
+        frag[g * Sub + e] = (gx + e < x_end && gk < k_end) ? p[(gx + e) * xs + gk * ks] : S::zero();
+    }
+  }
+}
+
+template <class T, int T_, int Sub, int THREADS_AXIS>
+__device__ __forceinline__ void load_fragment_shared(T* frag, const T* s_row, int t) {
+#pragma unroll
+  for (int g = 0; g < T_ / Sub; ++g) load_run<Sub>(frag + g * Sub, s_row + tile_offset<T_, Sub, THREADS_AXIS>(g * Sub, t));
+}
+
+template <class S, class Cfg>
+inline constexpr int min_blocks_for = sizeof(typename S::value_type) == 8 ? 1 : Cfg::min_blocks;
+
+template <class S, class Cfg, Border B>
+__global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
+    gemm_kernel(const KernelArgs<typename S::value_type> args) {
+  using T = typename S::value_type;
+  using traits = semiring_traits<S>;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN;
+  constexpr int threads = Cfg::threads, threads_m = Cfg::threads_m, threads_n = Cfg::threads_n;
+  constexpr bool a_shared = Cfg::place_a == Place::smem, b_shared = Cfg::place_b == Place::smem;
+  using StageA = PanelStage<S, BM, BK, threads, B>;
+  using StageB = PanelStage<S, BN, BK, threads, B>;
+  __shared__ alignas(16) T a_s[a_shared ? 2 * BK * StageA::LD : 1];
+  __shared__ alignas(16) T b_s[b_shared ? 2 * BK * StageB::LD : 1];
+
+  int tile_i, tile_j;
+  if (args.triangular) {  // blockIdx.x = r(r+1)/2 + c enumerates tiles (r, c) with c ≤ r
+    const int l = int(blockIdx.x);
+    int r = int((sqrtf(8.0f * float(l) + 1.0f) - 1.0f) * 0.5f);
+    while (r * (r + 1) / 2 > l) --r;
+    while ((r + 1) * (r + 2) / 2 <= l) ++r;
+    tile_i = r;
+    tile_j = l - r * (r + 1) / 2;
+  } else {
+    tile_i = int(blockIdx.x) / args.tiles_n;
+    tile_j = int(blockIdx.x) % args.tiles_n;
+  }
+  const index_t i0 = index_t(tile_i) * BM, j0 = index_t(tile_j) * BN;
+  const T* __restrict__ a = args.a + index_t(blockIdx.z) * args.stride_a;
+  const T* __restrict__ b = args.b + index_t(blockIdx.z) * args.stride_b;
+  T* c = args.c + index_t(blockIdx.z) * args.stride_c;
+  const int tid = int(threadIdx.x);
+  const int tx = tid % threads_n, ty = tid / threads_n;
+
+  T acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = S::zero();
+
+  StageA stage_a;
+  StageB stage_b;
+  if constexpr (a_shared) stage_a.start(a, args.a_cs, i0, tid);
+  if constexpr (b_shared) stage_b.start(b, args.b_rs, j0, tid);
+  const index_t k_tiles = (args.k + BK - 1) / BK;
+  auto fetch = [&](index_t kt) {
+    if constexpr (a_shared) stage_a.load(a, args.a_rs, args.a_cs, i0, kt * BK, args.m, args.k, args.a_m_fast, tid);
+    if constexpr (b_shared) stage_b.load(b, args.b_cs, args.b_rs, j0, kt * BK, args.n, args.k, args.b_n_fast, tid);
+  };
+  auto deposit = [&](int buf) {
+    if constexpr (a_shared) stage_a.store(a_s + buf * BK * StageA::LD, args.a_m_fast, tid);
+    if constexpr (b_shared) stage_b.store(b_s + buf * BK * StageB::LD, args.b_n_fast, tid);
+  };
+
+  if (k_tiles > 0) {
+    fetch(0);
+    deposit(0);
+    __syncthreads();
+  }
+  for (index_t kt = 0; kt < k_tiles; ++kt) {
+    const int cur = int(kt & 1);
+    const bool more = kt + 1 < k_tiles;
+    if (more) fetch(kt + 1);  // global loads in flight while this k-tile is consumed
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      T fa[TM], fb[TN];
+      const index_t gk = kt * BK + kk;
+      if constexpr (a_shared)
+        load_fragment_shared<T, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
+      else
+        load_fragment_global<S, TM, Cfg::SubM, threads_m, B>(fa, a, args.a_rs, args.a_cs, i0, gk, args.m, args.k, ty);
+      if constexpr (b_shared)
+        load_fragment_shared<T, TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
+      else
+        load_fragment_global<S, TN, Cfg::SubN, threads_n, B>(fb, b, args.b_cs, args.b_rs, j0, gk, args.n, args.k, tx);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = Update<S>::apply(acc[i][j], fa[i], fb[j]);
+    }
+    if (more) deposit(cur ^ 1);  // the other buffer was last read before the previous barrier
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const index_t gi = i0 + tile_offset<TM, Cfg::SubM, threads_m>(i, ty);
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const index_t gj = j0 + tile_offset<TN, Cfg::SubN, threads_n>(j, tx);
+      if (B == Border::predicate && (gi >= args.m || gj >= args.n)) continue;
+      if (args.symmetric && gi < gj) continue;
+      T* out = c + gi * args.c_rs + gj * args.c_cs;
+      const T value = traits::epilogue(args.alpha, acc[i][j], args.beta, out);
+      *out = value;
+      if (args.symmetric && gi > gj) c[gj * args.c_rs + gi * args.c_cs] = value;
+    }
+  }
+}
+
+}  // namespace ringmm::cuda_detail

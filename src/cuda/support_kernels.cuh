@@ -1,0 +1,86 @@
+// Small kernels around the GEMM: padding copies (seed 000), copying a padded result out, and the
+// device-side scans that refuse out-of-range integer inputs before anything is written.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::cuda_detail {
+
+constexpr int pack_tile = 32;
+
+// dst[c·ld + r] = src(r, c) for r < rows, c < cols, and `fill` elsewhere in rows_p × cols_p:
+// a tile-multiple buffer whose rows are contiguous, whatever the source strides (a transpose
+// through shared memory keeps both the reads and the writes coalesced). Grid z walks the batch.
+template <class T>
+__global__ void __launch_bounds__(pack_tile * 8) pack_kernel(T* dst, index_t ld, index_t rows_p, index_t cols_p,
+                                                             index_t dst_stride, const T* src, index_t rows,
+                                                             index_t cols, index_t rs, index_t cs, index_t src_stride,
+                                                             T fill) {
+  __shared__ T tile[pack_tile][pack_tile + 1];
+  const index_t r0 = index_t(blockIdx.x) * pack_tile, c0 = index_t(blockIdx.y) * pack_tile;
+  src += index_t(blockIdx.z) * src_stride;
+  dst += index_t(blockIdx.z) * dst_stride;
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const bool along_cols = cs == 1 && rs != 1;  // source contiguous along c: read with c fastest
+#pragma unroll
+  for (int s = 0; s < pack_tile; s += 8) {
+    const int rr = along_cols ? ty + s : tx, cc = along_cols ? tx : ty + s;
+    const index_t r = r0 + rr, c = c0 + cc;
+    tile[rr][cc] = (r < rows && c < cols) ? src[r * rs + c * cs] : fill;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < pack_tile; s += 8) {
+    const index_t r = r0 + tx, c = c0 + ty + s;
+    if (r < rows_p && c < cols_p) dst[c * ld + r] = tile[tx][ty + s];
+  }
+}
+
+// C(i, j) = src[i·ld + j] for the M×N corner of a padded row-major result.
+template <class T>
+__global__ void unpack_kernel(T* c, index_t rows, index_t cols, index_t rs, index_t cs, index_t c_stride,
+                              const T* src, index_t ld, index_t src_stride) {
+  c += index_t(blockIdx.z) * c_stride;
+  src += index_t(blockIdx.z) * src_stride;
+  const index_t total = rows * cols;
+  const bool col_major = rs == 1 && cs != 1;  // write along C's contiguous direction
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
+    const index_t i = col_major ? e % rows : e / cols, j = col_major ? e / rows : e % cols;
+    c[i * rs + j * cs] = src[i * ld + j];
+  }
+}
+
+// What a value scan found: integer tropical inputs outside the policy range (`bad`), and for
+// plus-times i32 the largest magnitude (as an unsigned, so |INT32_MIN| fits).
+struct ScanResult {
+  unsigned bad;
+  unsigned max_abs;
+};
+
+template <class S>
+__global__ void scan_kernel(ScanResult* out, const typename S::value_type* x, index_t rows, index_t cols, index_t rs,
+                            index_t cs, index_t stride, index_t batch) {
+  using T = typename S::value_type;
+  const index_t per = rows * cols, total = per * batch;
+  const bool col_major = rs == 1 && cs != 1;
+  unsigned bad = 0, max_abs = 0;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
+    const index_t bt = e / per, w = e % per;
+    const index_t i = col_major ? w % rows : w / cols, j = col_major ? w / rows : w % cols;
+    const T v = x[bt * stride + i * rs + j * cs];
+    if constexpr (semiring_traits<S>::checks_input_range) {
+      bad |= S::valid_input(v) ? 0u : 1u;
+    } else if constexpr (std::is_same_v<T, std::int32_t>) {
+      const unsigned mag = v < 0 ? 0u - unsigned(v) : unsigned(v);
+      max_abs = mag > max_abs ? mag : max_abs;
+    }
+  }
+  if (bad) atomicOr(&out->bad, bad);
+  if (max_abs) atomicMax(&out->max_abs, max_abs);
+}
+
+}  // namespace ringmm::cuda_detail

@@ -1,0 +1,327 @@
+// The CUDA engine against the CPU reference: every built-in semiring × configuration × border
+// policy on odd, rectangular, transposed and padded shapes, host and device pointers, batches,
+// Aᵀ·A, β = 0̄ with a poisoned C, and refused inputs leaving C untouched.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ringmm/ringmm.hpp"
+#include "ringmm_testing.hpp"
+
+namespace {
+
+using namespace ringmm;
+using ringmm::testing::poison;
+using ringmm::testing::random_value;
+
+#define RINGMM_SKIP_WITHOUT_GPU()                                            \
+  do {                                                                       \
+    std::string why;                                                         \
+    if (!ringmm::cuda_device_available(&why)) GTEST_SKIP() << why;           \
+  } while (0)
+
+// The configuration names of src/cuda/configs.hpp (the test names them to cover each one).
+const std::vector<std::string> configurations = {"b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_blk", "b128x64_k8_t8x4_cyc",
+                                                 "b64x64_k16_t4x4_p01",   "b64x64_k16_t4x4_p10", "b64x64_k16_t4x4_p11"};
+
+// A batch of matrices in one host buffer: member b starts at storage + b·stride; elements outside
+// the views keep the poison they were filled with.
+template <class T> struct Operand {
+  std::vector<T> storage;
+  MatrixView<T> view;
+  index_t stride = 0;
+};
+
+template <class S>
+Operand<typename S::value_type> make_operand(index_t rows, index_t cols, Layout layout, index_t pad, index_t batch,
+                                             bool shared_member, std::mt19937_64& rng, index_t k, bool poison_values) {
+  using T = typename S::value_type;
+  Operand<T> o;
+  const index_t ld = std::max<index_t>(1, (layout == Layout::row_major ? cols : rows) + pad);
+  const index_t lines = layout == Layout::row_major ? rows : cols;
+  const index_t extent = std::max<index_t>(1, lines * ld);
+  o.stride = shared_member ? 0 : extent + 3;  // +3: members not back to back
+  const index_t members = shared_member ? 1 : batch;
+  o.storage.assign(std::size_t(o.stride * (members - 1) + extent), poison<T>());
+  o.view = {o.storage.data(), rows, cols, ld, layout};
+  for (index_t b = 0; b < members; ++b)
+    for (index_t i = 0; i < rows; ++i)
+      for (index_t j = 0; j < cols; ++j)
+        o.storage[std::size_t(b * o.stride + i * o.view.row_stride() + j * o.view.col_stride())] =
+            poison_values ? poison<T>() : random_value<S>(rng, k);
+  return o;
+}
+
+template <class T> struct DeviceCopy {
+  T* ptr = nullptr;
+  explicit DeviceCopy(const std::vector<T>& host) {
+    EXPECT_EQ(cudaMalloc(&ptr, host.size() * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+  ~DeviceCopy() { cudaFree(ptr); }
+  void to_host(std::vector<T>& host) const {
+    EXPECT_EQ(cudaMemcpy(host.data(), ptr, host.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  }
+};
+
+enum class Product { gemm, batched, syrk };
+
+struct Case {
+  index_t m, n, k;
+  Op op_a = Op::N, op_b = Op::N;
+  Layout layout_a = Layout::row_major, layout_b = Layout::row_major, layout_c = Layout::row_major;
+  index_t pad = 0;  // ld − contiguous extent, for all three operands
+  bool random_alpha = false, random_beta = false;
+  bool device = false;
+  Product product = Product::gemm;
+  index_t batch = 1;
+  bool shared_a = false;  // batch stride 0 for A
+};
+
+std::string describe(const Case& c, const Context& ctx) {
+  return "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " ops=" +
+         std::string(to_string(c.op_a)) + std::string(to_string(c.op_b)) + " pad=" + std::to_string(c.pad) +
+         " batch=" + std::to_string(c.batch) + (c.device ? " device" : " host") + " config=" +
+         (ctx.cuda_config.empty() ? "auto" : ctx.cuda_config) + " border=" + std::string(to_string(ctx.border)) +
+         (c.random_alpha ? " alpha" : "") + (c.random_beta ? " beta" : "") +
+         (c.product == Product::syrk ? " syrk" : "");
+}
+
+// True when every element outside the views of C's members kept its value.
+template <class T>
+bool outside_unchanged(const std::vector<T>& before, const std::vector<T>& after, const MatrixView<T>& v, index_t batch,
+                       index_t stride) {
+  std::vector<char> inside(before.size(), 0);
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t i = 0; i < v.rows; ++i)
+      for (index_t j = 0; j < v.cols; ++j) inside[std::size_t(b * stride + i * v.row_stride() + j * v.col_stride())] = 1;
+  for (std::size_t e = 0; e < before.size(); ++e)
+    if (!inside[e] && std::memcmp(&before[e], &after[e], sizeof(T)) != 0) return false;
+  return true;
+}
+
+template <class S> void check_case(const Context& ctx, const Case& c, std::mt19937_64& rng) {
+  using T = typename S::value_type;
+  const bool syrk = c.product == Product::syrk;
+  // syrk: C = op(A)ᵀ·op(A) with op(A) k×n, i.e. A is k×n (op N) or n×k (op T).
+  const index_t a_rows = syrk ? (c.op_a == Op::N ? c.k : c.n) : (c.op_a == Op::N ? c.m : c.k);
+  const index_t a_cols = syrk ? (c.op_a == Op::N ? c.n : c.k) : (c.op_a == Op::N ? c.k : c.m);
+  const index_t b_rows = c.op_b == Op::N ? c.k : c.n, b_cols = c.op_b == Op::N ? c.n : c.k;
+  const T alpha = c.random_alpha ? random_value<S>(rng, c.k) : S::one();
+  T beta = c.random_beta ? random_value<S>(rng, c.k) : S::zero();
+  if (c.random_beta && beta == S::zero()) beta = S::one();
+  const bool reads_c = !(beta == S::zero());
+  const index_t batch = c.product == Product::batched ? c.batch : 1;
+
+  auto a = make_operand<S>(a_rows, a_cols, c.layout_a, c.pad, batch, c.shared_a, rng, c.k, false);
+  auto b = make_operand<S>(b_rows, b_cols, c.layout_b, c.pad, batch, false, rng, c.k, false);
+  auto c_in = make_operand<S>(c.m, syrk ? c.m : c.n, c.layout_c, c.pad, batch, false, rng, c.k, !reads_c);
+
+  // The expected result: the reference on a copy of C.
+  auto expected = c_in;
+  expected.view.data = expected.storage.data();
+  auto problem = syrk ? detail::make_problem<S>(c.op_a == Op::N ? Op::T : Op::N, a.view, c.op_a, a.view, expected.view,
+                                                alpha, beta)
+                      : detail::make_problem<S>(c.op_a, a.view, c.op_b, b.view, expected.view, alpha, beta);
+  problem.batch = batch;
+  problem.stride_a = a.stride, problem.stride_b = b.stride, problem.stride_c = c_in.stride;
+  problem.symmetric = syrk;
+  cpu::reference_gemm<S>(problem);
+
+  auto actual = c_in;
+  actual.view.data = actual.storage.data();
+  auto call = [&](MatrixView<const T> av, MatrixView<const T> bv, MatrixView<T> cv) {
+    if (syrk)
+      ringmm::syrk<S>(ctx, c.op_a, av, cv, alpha, beta);
+    else if (c.product == Product::batched)
+      gemm_batched<S>(ctx, c.op_a, av, a.stride, c.op_b, bv, b.stride, cv, c_in.stride, batch, alpha, beta);
+    else
+      gemm<S>(ctx, c.op_a, av, c.op_b, bv, cv, alpha, beta);
+  };
+  if (c.device) {
+    DeviceCopy<T> da(a.storage), db(b.storage), dc(actual.storage);
+    MatrixView<const T> av{da.ptr, a.view.rows, a.view.cols, a.view.ld, a.view.layout};
+    MatrixView<const T> bv{db.ptr, b.view.rows, b.view.cols, b.view.ld, b.view.layout};
+    MatrixView<T> cv{dc.ptr, actual.view.rows, actual.view.cols, actual.view.ld, actual.view.layout};
+    call(av, bv, cv);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    dc.to_host(actual.storage);
+  } else {
+    call(a.view, b.view, actual.view);
+  }
+
+  const detail::Strided<T> expected_c = detail::apply_op(Op::N, expected.view);
+  const detail::Strided<T> actual_c = detail::apply_op(Op::N, actual.view);
+  const detail::Strided<const T> before_c{c_in.storage.data(), c_in.view.rows, c_in.view.cols, c_in.view.row_stride(),
+                                          c_in.view.col_stride()};
+  EXPECT_TRUE(ringmm::testing::matrices_match<S>(problem, expected_c, actual_c, &before_c)) << describe(c, ctx);
+  EXPECT_TRUE(outside_unchanged(c_in.storage, actual.storage, actual.view, batch, c_in.stride))
+      << "wrote outside C: " << describe(c, ctx);
+}
+
+template <class S> class CudaEngine : public ::testing::Test {};
+using Builtins = ::testing::Types<PlusTimes<float>, PlusTimes<double>, PlusTimes<std::int32_t>, MaxPlus<float>,
+                                  MaxPlus<double>, MaxPlus<std::int32_t>, MaxPlus<i16x2>, MinPlus<float>,
+                                  MinPlus<double>, MinPlus<std::int32_t>, MinPlus<i16x2>, MaxMin<float>,
+                                  MaxMin<std::int32_t>, OrAnd>;
+TYPED_TEST_SUITE(CudaEngine, Builtins);
+
+Context cuda_context(const std::string& config, BorderPolicy border) {
+  Context ctx;
+  ctx.backend = Backend::cuda;
+  ctx.cuda_config = config;
+  ctx.border = border;
+  return ctx;
+}
+
+// Odd, rectangular, transposed, padded (ld > cols) and exact tile-multiple shapes; ops, layouts,
+// α/β and host/device pointers rotate across the shapes so each configuration sees them all.
+std::vector<Case> small_cases() {
+  const index_t shapes[][3] = {{1, 1, 1},    {7, 5, 3},      {33, 7, 129}, {127, 129, 65}, {129, 127, 33},
+                               {64, 128, 16}, {128, 128, 40}, {5, 6, 0},    {2, 300, 17},  {200, 3, 9}};
+  std::vector<Case> cases;
+  int i = 0;
+  for (const auto& s : shapes) {
+    Case c{s[0], s[1], s[2]};
+    c.op_a = (i & 1) ? Op::T : Op::N;
+    c.op_b = (i & 2) ? Op::T : Op::N;
+    c.layout_a = (i % 3 == 0) ? Layout::col_major : Layout::row_major;
+    c.layout_b = (i % 5 == 1) ? Layout::col_major : Layout::row_major;
+    c.layout_c = (i % 4 == 3) ? Layout::col_major : Layout::row_major;
+    c.pad = (i % 3 == 2) ? 3 : 0;
+    c.random_alpha = i % 4 >= 2;
+    c.random_beta = i % 2 == 1;
+    c.device = i % 2 == 0;
+    cases.push_back(c);
+    ++i;
+  }
+  return cases;
+}
+
+TYPED_TEST(CudaEngine, EveryConfigurationAndBorderMatchesReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(1);
+  for (const auto& config : configurations)
+    for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
+      for (const Case& c : small_cases()) check_case<TypeParam>(cuda_context(config, border), c, rng);
+}
+
+TYPED_TEST(CudaEngine, LargeOddShapes) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(2);
+  std::vector<Case> cases = {{1000, 1025, 64}, {1025, 1000, 33}, {1025, 129, 300}};
+  cases[1].op_a = Op::T;
+  cases[1].device = true;
+  cases[2].op_b = Op::T;
+  cases[2].random_beta = true;
+  cases[2].pad = 5;
+  for (BorderPolicy border : {BorderPolicy::automatic, BorderPolicy::pad, BorderPolicy::predicate})
+    for (const Case& c : cases) check_case<TypeParam>(cuda_context("", border), c, rng);
+}
+
+TYPED_TEST(CudaEngine, Batched) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(3);
+  std::vector<Case> cases = {{33, 65, 17}, {64, 64, 32}, {7, 130, 300}};
+  for (auto& c : cases) c.product = Product::batched, c.batch = 3;
+  cases[0].shared_a = true;
+  cases[1].device = true;
+  cases[1].random_beta = true;
+  cases[2].op_a = Op::T;
+  cases[2].device = true;
+  cases[2].shared_a = true;
+  for (const std::string config : {"", "b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_p11"})
+    for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
+      for (const Case& c : cases) check_case<TypeParam>(cuda_context(config, border), c, rng);
+}
+
+TYPED_TEST(CudaEngine, SymmetricProductComputesOneTriangle) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(4);
+  std::vector<Case> cases = {{1, 1, 7}, {33, 33, 200}, {130, 130, 9}, {256, 256, 64}};
+  for (auto& c : cases) c.product = Product::syrk;
+  cases[1].op_a = Op::T;
+  cases[1].random_beta = true;
+  cases[2].device = true;
+  cases[2].random_beta = true;
+  cases[3].device = true;
+  cases[3].pad = 2;
+  for (const std::string config : {"", "b128x128_k8_t8x8_bcyc", "b128x64_k8_t8x4_cyc"})
+    for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
+      for (const Case& c : cases) check_case<TypeParam>(cuda_context(config, border), c, rng);
+}
+
+// ---- refusals -------------------------------------------------------------------------------
+
+template <class S> void expect_refusal(typename S::value_type bad, const std::string& subject, bool device) {
+  using T = typename S::value_type;
+  std::mt19937_64 rng(5);
+  const index_t n = 40;
+  auto a = make_operand<S>(n, n, Layout::row_major, 0, 1, false, rng, n, false);
+  auto b = make_operand<S>(n, n, Layout::row_major, 0, 1, false, rng, n, false);
+  auto c = make_operand<S>(n, n, Layout::row_major, 0, 1, false, rng, n, false);
+  T alpha = S::one(), beta = S::one();
+  if (subject == "A") a.storage[17] = bad;
+  if (subject == "B") b.storage[n * n - 1] = bad;
+  if (subject == "C") c.storage[3] = bad;
+  if (subject == "alpha") alpha = bad;
+  if (subject == "beta") beta = bad;
+  const auto c_before = c.storage;
+  auto attempt = [&](MatrixView<const T> av, MatrixView<const T> bv, MatrixView<T> cv) {
+    try {
+      gemm<S>(cuda_context("", BorderPolicy::automatic), Op::N, av, Op::N, bv, cv, alpha, beta);
+      ADD_FAILURE() << "accepted a bad " << subject;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::value_out_of_range) << e.what();
+      EXPECT_EQ(e.subject(), subject) << e.what();
+    }
+  };
+  if (device) {
+    DeviceCopy<T> da(a.storage), db(b.storage), dc(c.storage);
+    attempt({da.ptr, n, n, n, Layout::row_major}, {db.ptr, n, n, n, Layout::row_major}, {dc.ptr, n, n, n, Layout::row_major});
+    dc.to_host(c.storage);
+  } else {
+    attempt(a.view, b.view, c.view);
+  }
+  EXPECT_TRUE(ringmm::testing::same_bits(c_before, c.storage)) << "C changed by a refused call (" << subject << ")";
+}
+
+TEST(CudaEngineRefusals, IntegerTropicalOutOfRange) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  for (bool device : {false, true}) {
+    for (const char* subject : {"A", "B", "C", "alpha", "beta"}) {
+      expect_refusal<MaxPlus<std::int32_t>>(std::int32_t(1) << 29, subject, device);
+      expect_refusal<MinPlus<std::int32_t>>(-(std::int32_t(1) << 29), subject, device);
+      expect_refusal<MaxPlus<i16x2>>({0, 5000}, subject, device);
+      expect_refusal<MinPlus<i16x2>>({-16383, 0}, subject, device);  // max-plus's sentinel is not min-plus's
+    }
+  }
+}
+
+TEST(CudaEngineRefusals, PlusTimesI32Overflow) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  for (bool device : {false, true}) expect_refusal<PlusTimes<std::int32_t>>(std::int32_t(1) << 30, "A", device);
+}
+
+TEST(CudaEngineRefusals, UnknownConfiguration) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 0.0f);
+  try {
+    gemm<MaxPlus<float>>(cuda_context("no-such-config", BorderPolicy::automatic), Op::N,
+                         row_major<const float>(a.data(), 2, 2), Op::N, row_major<const float>(b.data(), 2, 2),
+                         row_major(c.data(), 2, 2));
+    ADD_FAILURE() << "accepted an unknown configuration";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    EXPECT_EQ(e.subject(), "cuda_config");
+  }
+  EXPECT_EQ(c, std::vector<float>(4, 0.0f));
+}
+
+}  // namespace

@@ -11,11 +11,17 @@
 
 namespace ringmm::tools {
 
+#ifndef RINGMM_TOOL_HAS_SUMMA
+#define RINGMM_TOOL_HAS_SUMMA 0
+#endif
+
 namespace {
 
 #if !RINGMM_TOOL_HAS_SUMMA
 int summa_unavailable(const Args&) {
-  throw Error(Errc::backend_unavailable, "summa", "this build of ringmm has no MPI (configure with RINGMM_ENABLE_MPI=ON)");
+  throw Error(Errc::backend_unavailable, "summa",
+              mpi_compiled() ? "this build of the tool has no SUMMA command (the distributed layer was not built)"
+                             : "this build of ringmm has no MPI (configure with RINGMM_ENABLE_MPI=ON)");
 }
 #endif
 
@@ -99,11 +105,19 @@ Exits 1 when any product fails its check.
      summa_unavailable,
 #endif
      "distributed SUMMA product over MPI (run under mpirun)",
+#if RINGMM_TOOL_HAS_SUMMA
      R"(usage: mpirun -n P ringmm summa [options]
 
-Distributed SUMMA multiplication over MPI (broadcast and ring variants, seed 002); see
-`mpirun -n 1 ringmm summa --help` in a build with MPI for its options.
+Distributed SUMMA multiplication over MPI (broadcast and ring variants, seed 002);
+`ringmm summa --help` lists its options.
 )"},
+#else
+     R"(usage: mpirun -n P ringmm summa [options]
+
+Distributed SUMMA multiplication over MPI (broadcast and ring variants, seed 002). This build
+of the tool does not include it: it needs MPI (RINGMM_ENABLE_MPI=ON) and the distributed layer.
+)"},
+#endif
 };
 
 const Command* find_command(std::string_view name) {
@@ -160,8 +174,10 @@ int main_dispatch(const Args& argv) {
   const Command* command = find_command(first);
   if (!command) return unknown_command(first);
   const Args rest(argv.begin() + 1, argv.end());
+  // summa_command (tools/summa_command.cpp) prints its own options.
+  const bool forwards_help = RINGMM_TOOL_HAS_SUMMA && command->name == "summa";
   for (const std::string& arg : rest) {
-    if (arg == "--help" || arg == "-h") {
+    if (!forwards_help && (arg == "--help" || arg == "-h")) {
       std::cout << command->usage;
       return 0;
     }

@@ -33,12 +33,16 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-// describe_devices() gives one line per device; its name is the text before the first comma.
+// describe_devices() gives one line per device, "0: NVIDIA H100 80GB HBM3, compute capability ...":
+// the name lies between the index and the first comma.
 std::string gpu_name() {
   if (!cuda_device_available()) return "";
   const auto devices = cuda::describe_devices();
   if (devices.empty()) return "";
-  return devices.front().substr(0, devices.front().find(','));
+  std::string name = devices.front().substr(0, devices.front().find(','));
+  const std::size_t colon = name.find(": ");
+  if (colon != std::string::npos && name.find_first_not_of("0123456789") == colon) name.erase(0, colon + 2);
+  return name;
 }
 
 std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt) {

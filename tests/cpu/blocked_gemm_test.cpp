@@ -2,6 +2,7 @@
 // blocked kernel itself, for every built-in semiring and type, against cpu::reference_gemm.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -85,11 +86,33 @@ template <class T> std::vector<bool> covered(const MatrixView<T>& first, index_t
   return in;
 }
 
-enum class Path { backend, blocked };
+// backend: the public API (BLAS for plus-times f32/f64); blocked: cpu::blocked_gemm (the widest
+// instruction set this CPU has); generic / avx2: the blocked kernel built for that instruction set.
+enum class Path { backend, blocked, generic, avx2 };
+
+const char* path_name(Path path) {
+  switch (path) {
+    case Path::backend: return " [backend]";
+    case Path::blocked: return " [blocked]";
+    case Path::generic: return " [blocked generic]";
+    case Path::avx2: return " [blocked avx2]";
+  }
+  return "";
+}
+
+// Whether this CPU can run the kernel built for `path`.
+bool path_available(Path path) {
+#if RINGMM_CPU_MULTIVERSION
+  if (path == Path::avx2) return cpu::blocked_detail::detect_isa() != cpu::blocked_detail::Isa::generic;
+  return true;
+#else
+  return path != Path::avx2;
+#endif
+}
 
 template <class S> void check_case(const Case& cs, Path path) {
   using T = T_of<S>;
-  SCOPED_TRACE(cs.describe() + (path == Path::blocked ? " [blocked]" : " [backend]"));
+  SCOPED_TRACE(cs.describe() + path_name(path));
   std::mt19937_64 rng(std::uint64_t(cs.m * 1000003 + cs.n * 1009 + cs.k * 7 + cs.pad + cs.batch * 31 + int(cs.op_a) * 2 +
                                     int(cs.op_b)));
   // Stored shapes of A and B before op is applied.
@@ -132,8 +155,15 @@ template <class S> void check_case(const Case& cs, Path path) {
   ctx.backend = Backend::cpu;
   ctx.cpu_threads = cs.threads;
   MatrixView<T> cv = c.first;
+  namespace bd = cpu::blocked_detail;
   if (path == Path::blocked) {
     cpu::blocked_gemm<S>(problem_for(cv.data), cs.threads);
+  } else if (path == Path::generic) {
+    bd::run_isa<S, bd::IsaGeneric>(problem_for(cv.data), std::max(1, cs.threads), bd::run_team_generic<S>);
+#if RINGMM_CPU_MULTIVERSION
+  } else if (path == Path::avx2) {
+    bd::run_isa<S, bd::IsaAvx2>(problem_for(cv.data), std::max(1, cs.threads), bd::run_team_avx2<S>);
+#endif
   } else if (cs.syrk) {
     syrk<S>(ctx, cs.op_a, a.first, cv, alpha, beta);
   } else if (cs.batch == 1) {
@@ -264,6 +294,25 @@ TYPED_TEST(CpuGemm, SyrkLowerTriangleMirrored) {
           cs.threads = n > 100 ? 2 : 0;
           check_both<TypeParam>(cs);
         }
+}
+
+// The kernels built for narrower instruction sets than this CPU's widest (what other machines run).
+TYPED_TEST(CpuGemm, EveryInstructionSet) {
+  std::vector<Case> cases = all_combinations(13, 70, 800);  // K past KC of every configuration
+  cases.resize(8);
+  Case syrk;
+  syrk.syrk = true, syrk.m = syrk.n = 45, syrk.k = 20, syrk.scalars = true, syrk.threads = 2;
+  cases.push_back(syrk);
+  Case batched;
+  batched.m = 20, batched.n = 9, batched.k = 30, batched.batch = 4, batched.share_a = true, batched.threads = 2;
+  cases.push_back(batched);
+  for (Path path : {Path::generic, Path::avx2}) {
+    if (!path_available(path)) continue;
+    for (Case cs : cases) {
+      cs.scalars = cs.scalars || cs.op_a == Op::T;
+      check_case<TypeParam>(cs, path);
+    }
+  }
 }
 
 TYPED_TEST(CpuGemm, ThreadCounts) {

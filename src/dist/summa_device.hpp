@@ -2,6 +2,7 @@
 // Compiled only when RINGMM_HAVE_NCCL (src/dist/summa_nccl.cpp); NOT YET RUN ON GPUs.
 #pragma once
 
+#include "device_ops.hpp"
 #include "ringmm/dist.hpp"
 #include "summa_plan.hpp"
 
@@ -13,13 +14,5 @@ template <class S>
 void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename S::value_type>& a,
                   const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
                   typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats);
-
-// Element-wise helpers on contiguous device buffers, on `stream` (a cudaStream_t):
-// acc ← acc ⊕ part, and c ← α ⊗ acc ⊕ β ⊗ c (the one epilogue of the library).
-template <class S>
-void device_accumulate(typename S::value_type* acc, const typename S::value_type* part, index_t count, void* stream);
-template <class S>
-void device_epilogue(typename S::value_type* c, const typename S::value_type* acc, index_t count,
-                     typename S::value_type alpha, typename S::value_type beta, void* stream);
 
 }  // namespace ringmm::dist::detail

@@ -3,8 +3,10 @@
 # (memcheck, racecheck), then ringmm-ladder-bench (microbenchmark ceilings for every semiring and
 # type, the kernel ladder beside the engine and cuBLAS). Usage, repository root on the GPU machine:
 #   scripts/gpu/ladder_run.sh [build-dir] [steps...]   steps: tests sanitize bench (default all)
-# The build dir is configured and built on the development machine (-DCMAKE_CUDA_ARCHITECTURES=90a)
-# and carried; <build>/devlibs holds runtime libraries the device image may lack (libgomp).
+# The build dir is configured and built on the development machine (-DCMAKE_CUDA_ARCHITECTURES=90a).
+# Carry either the two executables or, when they exceed the carry limit, <build>/carry holding
+# tools.tar.xz (both executables, stripped) and the runtime libraries the device image may lack
+# (libgomp.so.1).
 # Full outputs go to $OUT (or /tmp/ladder-run); a summary is printed last.
 set -uo pipefail
 build=${1:-build-gpu-tools}
@@ -12,9 +14,14 @@ shift || true
 steps=${*:-tests sanitize bench}
 out=${OUT:-/tmp/ladder-run}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/$build/devlibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$PWD/$build/carry:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 tests=$build/tests/gputools/gputools_tests
 bench=$build/src/cuda/tools/ringmm-ladder-bench
+if [ -f "$build/carry/tools.tar.xz" ]; then
+  tar -C "$build/carry" -xJf "$build/carry/tools.tar.xz"
+  tests=$build/carry/gputools_tests
+  bench=$build/carry/ringmm-ladder-bench
+fi
 summary=$out/summary.txt
 : > "$summary"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$summary"
@@ -23,8 +30,8 @@ for step in $steps; do
   case $step in
     tests)
       timeout 200 "$tests" > "$out/tests.log" 2>&1
-      echo "tests rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests.log" | tr '\n' ' ')" | tee -a "$summary"
-      grep -E '^\[  FAILED  \]|Failure|mismatch' "$out/tests.log" | head -20 | tee -a "$summary"
+      echo "tests rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]' "$out/tests.log" | tr '\n' ' ')" | tee -a "$summary"
+      grep -E 'mismatched|wrote outside|^\[  FAILED  \] [A-Z]' "$out/tests.log" | sort -u | head -12 | cut -c1-200 | tee -a "$summary"
       ;;
     sanitize)
       timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$tests" \

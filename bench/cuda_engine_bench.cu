@@ -160,8 +160,14 @@ int main(int argc, char** argv) {
       for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
         time_case<MaxPlus<float>>("max-plus", "f32", "gemm", 4097, 4097, 4097, 1, config, border);
     for (const char* config : {"b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_blk"}) {
+      for (index_t s : {4096, 4097}) {
+        time_case<MaxPlus<float>>("max-plus", "f32", "gemm", s, s, s, 1, config, BorderPolicy::pad);
+        time_case<MaxPlus<std::int32_t>>("max-plus", "i32", "gemm", s, s, s, 1, config, BorderPolicy::pad);
+        time_case<PlusTimes<float>>("plus-times", "f32", "gemm", s, s, s, 1, config, BorderPolicy::pad);
+      }
       time_case<MaxPlus<double>>("max-plus", "f64", "gemm", 4096, 4096, 4096, 1, config, BorderPolicy::pad);
       time_case<MaxPlus<float>>("max-plus", "f32", "gemm", 1000, 1000, 1000, 1, config, automatic);
+      time_case<MaxPlus<float>>("max-plus", "f32", "batched", 1024, 1024, 1024, 20, config, automatic);
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "ringmm error: %s\n", e.what());

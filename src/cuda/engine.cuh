@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -33,22 +34,45 @@ namespace ringmm::cuda_detail {
 
 inline index_t round_up(index_t x, index_t m) { return (x + m - 1) / m * m; }
 
+// Full-machine throughput of b64x64_k16_t4x4_blk relative to b128x128_k8_t8x8_bcyc (f32 max-plus,
+// H100, docs/perf/cuda-engine.md).
+constexpr double small_tile_rate = 0.9;
+
 bool is_device_pointer(const void* p);
 int multiprocessor_count();
 ConfigId find_config(const std::string& name);  // throws invalid_argument naming cuda_config
 
-// The heuristic (when Context::cuda_config is empty):
-//   * 8-byte types: b64x64_k16_t4x4_blk (a 128×128 tile of doubles needs more registers than a
-//     thread has without spilling);
-//   * otherwise b128x128_k8_t8x8_bcyc when it yields at least two blocks per multiprocessor
-//     (its two resident blocks keep every SM busy), else b64x64_k16_t4x4_blk, whose 4× more
-//     blocks fill the machine on small products.
-template <class T> ConfigId choose_config(const Context& ctx, const detail::Problem<T>& p) {
+template <class S> int resident_blocks(ConfigId id);
+
+// The heuristic (when Context::cuda_config is empty). Candidates: b128x128_k8_t8x8_bcyc and
+// b64x64_k16_t4x4_blk (8-byte types: only the latter; a 128×128 tile of doubles spills). Each is
+// scored by the time a wave model predicts,
+//     ceil(blocks / slots) · slots · BM·BN / rate,
+// slots = resident blocks per SM (occupancy API) × SMs, rate = the configuration's full-machine
+// throughput relative to b128 (measured on the H100: docs/perf/cuda-engine.md). A partial last
+// wave costs a whole wave, so shapes just past a tile multiple (4097³) or small products move to
+// the smaller tile, whose waves are finer.
+template <class S> ConfigId choose_config(const Context& ctx, const detail::Problem<typename S::value_type>& p) {
+  using T = typename S::value_type;
   if (!ctx.cuda_config.empty()) return find_config(ctx.cuda_config);
   if constexpr (sizeof(T) == 8) return ConfigId::b64x64_k16_t4x4_blk;
-  const index_t tiles = ((p.m() + 127) / 128) * ((p.n() + 127) / 128);
-  const index_t blocks = (p.symmetric ? (tiles + (p.m() + 127) / 128) / 2 : tiles) * p.batch;
-  return blocks >= 2 * index_t(multiprocessor_count()) ? ConfigId::b128x128_k8_t8x8_bcyc : ConfigId::b64x64_k16_t4x4_blk;
+  struct Candidate {
+    ConfigId id;
+    double rate;
+  };
+  const Candidate candidates[] = {{ConfigId::b128x128_k8_t8x8_bcyc, 1.0}, {ConfigId::b64x64_k16_t4x4_blk, small_tile_rate}};
+  const double sms = multiprocessor_count();
+  ConfigId best = candidates[0].id;
+  double best_cost = 0;
+  for (const Candidate& c : candidates) {
+    const ConfigInfo& info = config_table[int(c.id)];
+    const double tiles_m = double((p.m() + info.bm - 1) / info.bm), tiles_n = double((p.n() + info.bn - 1) / info.bn);
+    const double blocks = (p.symmetric ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n) * double(p.batch);
+    const double slots = sms * std::max(1, resident_blocks<S>(c.id));
+    const double cost = std::ceil(blocks / slots) * slots * info.bm * info.bn / c.rate;
+    if (best_cost == 0 || cost < best_cost) best = c.id, best_cost = cost;
+  }
+  return best;
 }
 
 // automatic: pad. The padded copies move every operand once (about 3 TB/s), which is below 2 %
@@ -219,6 +243,26 @@ void launch(ConfigId id, Border border, const KernelArgs<typename S::value_type>
   }
 }
 
+// Resident blocks per SM of a configuration's pad-mode kernel (occupancy API, cached).
+template <class S> int resident_blocks(ConfigId id) {
+  static std::atomic<int> cache[config_count] = {};
+  int blocks = cache[int(id)].load(std::memory_order_relaxed);
+  if (blocks > 0) return blocks;
+  switch (id) {
+#define RINGMM_CONFIG_OCCUPANCY(name, bm, bn, bk, tm, tn, sm, sn, pa, pb, mb)                                   \
+  case ConfigId::name: {                                                                                     \
+    using Cfg = Tile<bm, bn, bk, tm, tn, sm, sn, Place::pa, Place::pb, mb>;                                  \
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gemm_kernel<S, Cfg, Border::pad>, Cfg::threads, 0), \
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");                                              \
+    break;                                                                                                   \
+  }
+    RINGMM_CUDA_CONFIGS(RINGMM_CONFIG_OCCUPANCY)
+#undef RINGMM_CONFIG_OCCUPANCY
+  }
+  cache[int(id)].store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
+
 template <class T>
 void pack(T* dst, index_t ld, index_t rows_p, index_t cols_p, index_t dst_stride, const detail::Strided<const T>& src,
           index_t src_stride, index_t members, T fill, cudaStream_t stream) {
@@ -237,7 +281,7 @@ void pack(T* dst, index_t ld, index_t rows_p, index_t cols_p, index_t dst_stride
 template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<typename S::value_type>& p) {
   using T = typename S::value_type;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
-  const ConfigId id = choose_config(ctx, p);
+  const ConfigId id = choose_config<S>(ctx, p);
   const ConfigInfo& cfg = config_table[int(id)];
   const Border border = choose_border(ctx, p);
   const bool reads_c = !(p.beta == S::zero());
@@ -277,7 +321,9 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
   const bool square_tiles = cfg.bm == cfg.bn;
   DeviceOperand<T> c_padded;  // pad mode, C not a tile multiple: the kernel writes here
   if (border == Border::pad) {
-    const index_t mp = round_up(m, cfg.bm), np = round_up(n, cfg.bn), kp = round_up(k, cfg.bk);
+    // A symmetric product mirrors inside C's buffer, so its padded C stays square.
+    const index_t tile_m = p.symmetric ? std::max(cfg.bm, cfg.bn) : cfg.bm, tile_n = p.symmetric ? tile_m : cfg.bn;
+    const index_t mp = round_up(m, tile_m), np = round_up(n, tile_n), kp = round_up(k, cfg.bk);
     const index_t vec = vec16<T>;
     auto aligned = [&](const void* ptr, index_t ld, index_t stride) {
       return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % vec == 0 && stride % vec == 0;

@@ -81,6 +81,33 @@ template <> struct Update<MinPlus<double>> {
   static __device__ __forceinline__ double apply(double acc, double a, double b) { return fmin(acc, a + b); }
 };
 
+// How the kernel holds values in registers. i16x2 lives in one 32-bit word that the two-lane
+// add-then-max/min instructions take directly (arrays of the two-field struct spill to local
+// memory); every other type is held as itself.
+template <class S> struct Registers {
+  using T = typename S::value_type;
+  using R = T;
+  static __device__ __forceinline__ R in(T x) { return x; }
+  static __device__ __forceinline__ T out(R x) { return x; }
+};
+template <class S> struct PackedI16x2Registers {
+  using R = unsigned;
+  static __device__ __forceinline__ R in(i16x2 x) { return S::bits(x); }
+  static __device__ __forceinline__ i16x2 out(R x) { return S::from_bits(x); }
+};
+template <> struct Registers<MaxPlus<i16x2>> : PackedI16x2Registers<MaxPlus<i16x2>> {};
+template <> struct Registers<MinPlus<i16x2>> : PackedI16x2Registers<MinPlus<i16x2>> {};
+template <> struct Update<MaxPlus<i16x2>> {
+  static __device__ __forceinline__ unsigned apply(unsigned acc, unsigned a, unsigned b) {
+    return __viaddmax_s16x2(a, b, acc);
+  }
+};
+template <> struct Update<MinPlus<i16x2>> {
+  static __device__ __forceinline__ unsigned apply(unsigned acc, unsigned a, unsigned b) {
+    return __viaddmin_s16x2(a, b, acc);
+  }
+};
+
 // N contiguous elements as one aligned vector (sizeof(T)·N is a power of two up to 16 bytes).
 template <class T, int N> struct alignas(sizeof(T) * N) Vec {
   T v[N];
@@ -88,12 +115,14 @@ template <class T, int N> struct alignas(sizeof(T) * N) Vec {
 
 template <class T> inline constexpr int vec16 = 16 / int(sizeof(T));  // elements per 16-byte vector
 
-// Copies N contiguous elements (aligned to the copy width) into registers with the widest loads.
-template <int N, class T> __device__ __forceinline__ void load_run(T* dst, const T* src) {
+// Copies N contiguous elements (aligned to the copy width) into registers with the widest loads;
+// D is the register representation of T (same size).
+template <int N, class D, class T> __device__ __forceinline__ void load_run(D* dst, const T* src) {
+  static_assert(sizeof(D) == sizeof(T));
   constexpr int chunk = N < vec16<T> ? N : vec16<T>;
 #pragma unroll
   for (int c = 0; c < N / chunk; ++c) {
-    const Vec<T, chunk> v = *reinterpret_cast<const Vec<T, chunk>*>(src + c * chunk);
+    const Vec<D, chunk> v = *reinterpret_cast<const Vec<D, chunk>*>(src + c * chunk);
 #pragma unroll
     for (int e = 0; e < chunk; ++e) dst[c * chunk + e] = v.v[e];
   }
@@ -176,7 +205,7 @@ template <int T_, int Sub, int THREADS_AXIS> __device__ __forceinline__ int tile
 
 // The thread's fragment of one operand at k index gk: T_ elements along its axis.
 template <class S, int T_, int Sub, int THREADS_AXIS, Border B>
-__device__ __forceinline__ void load_fragment_global(typename S::value_type* frag, const typename S::value_type* __restrict__ p,
+__device__ __forceinline__ void load_fragment_global(typename Registers<S>::R* frag, const typename S::value_type* __restrict__ p,
                                                      index_t xs, index_t ks, index_t x0, index_t gk, index_t x_end,
                                                      index_t k_end, int t) {
 #pragma unroll
@@ -187,13 +216,13 @@ __device__ __forceinline__ void load_fragment_global(typename S::value_type* fra
     } else {
 #pragma unroll
       for (int e = 0; e < Sub; ++e)
-        frag[g * Sub + e] = (gx + e < x_end && gk < k_end) ? p[(gx + e) * xs + gk * ks] : S::zero();
+        frag[g * Sub + e] = Registers<S>::in((gx + e < x_end && gk < k_end) ? p[(gx + e) * xs + gk * ks] : S::zero());
     }
   }
 }
 
-template <class T, int T_, int Sub, int THREADS_AXIS>
-__device__ __forceinline__ void load_fragment_shared(T* frag, const T* s_row, int t) {
+template <int T_, int Sub, int THREADS_AXIS, class D, class T>
+__device__ __forceinline__ void load_fragment_shared(D* frag, const T* s_row, int t) {
 #pragma unroll
   for (int g = 0; g < T_ / Sub; ++g) load_run<Sub>(frag + g * Sub, s_row + tile_offset<T_, Sub, THREADS_AXIS>(g * Sub, t));
 }
@@ -233,11 +262,13 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
   const int tid = int(threadIdx.x);
   const int tx = tid % threads_n, ty = tid / threads_n;
 
-  T acc[TM][TN];
+  using Reg = Registers<S>;
+  using R = typename Reg::R;
+  R acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = S::zero();
+    for (int j = 0; j < TN; ++j) acc[i][j] = Reg::in(S::zero());
 
   StageA stage_a;
   StageB stage_b;
@@ -264,14 +295,14 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
     if (more) fetch(kt + 1);  // global loads in flight while this k-tile is consumed
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
-      T fa[TM], fb[TN];
+      R fa[TM], fb[TN];
       const index_t gk = kt * BK + kk;
       if constexpr (a_shared)
-        load_fragment_shared<T, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
+        load_fragment_shared<TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
       else
         load_fragment_global<S, TM, Cfg::SubM, threads_m, B>(fa, a, args.a_rs, args.a_cs, i0, gk, args.m, args.k, ty);
       if constexpr (b_shared)
-        load_fragment_shared<T, TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
+        load_fragment_shared<TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
       else
         load_fragment_global<S, TN, Cfg::SubN, threads_n, B>(fb, b, args.b_cs, args.b_rs, j0, gk, args.n, args.k, tx);
 #pragma unroll
@@ -292,7 +323,7 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
       if (B == Border::predicate && (gi >= args.m || gj >= args.n)) continue;
       if (args.symmetric && gi < gj) continue;
       T* out = c + gi * args.c_rs + gj * args.c_cs;
-      const T value = traits::epilogue(args.alpha, acc[i][j], args.beta, out);
+      const T value = traits::epilogue(args.alpha, Reg::out(acc[i][j]), args.beta, out);
       *out = value;
       if (args.symmetric && gi > gj) c[gj * args.c_rs + gi * args.c_cs] = value;
     }

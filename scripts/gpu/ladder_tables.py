@@ -31,7 +31,7 @@ def ceiling_table(runs):
             pairs.append(key)
     head = "| semiring | type | " + " | ".join(LEVELS) + " | DESIGN reg-reg |"
     if len(runs) > 1:
-        head = head[:-1] + " | reg-reg, other runs |"
+        head += " reg-reg, other runs |"
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
     for key in pairs:
         rate = {r["product"]: r["updates_per_s"] / 1e12 for r in runs[-1] if (r["semiring"], r["type"]) == key}

@@ -19,7 +19,7 @@ namespace ringmm::cuda::tools {
 
 inline void check(cudaError_t err, const char* what) {
   if (err == cudaSuccess) return;
-  cudaGetLastError();  // clear the sticky-free error state so later calls start clean
+  cudaGetLastError();  // clear a non-sticky error so that later calls start clean
   const Errc code = err == cudaErrorMemoryAllocation ? Errc::out_of_memory : Errc::device_error;
   throw Error(code, "cuda", std::string(what) + " failed: " + cudaGetErrorString(err));
 }

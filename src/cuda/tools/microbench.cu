@@ -111,7 +111,7 @@ template <class Stored, class R> __device__ __forceinline__ void load_row(const 
 
 template <class S, Level L>
 __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsigned seed, typename Hw<S>::R* out) {
-  using T = typename Hw<S>::R;
+  using R = typename Hw<S>::R;
   using Stored = typename Hw<S>::Stored;
   constexpr int staged = L == Level::reg_reg ? 1 : kSteps;
   __shared__ alignas(16) Stored a_stage[staged][kSide * kTile];
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
     }
     __syncthreads();
   }
-  T a[kTile], b[kTile], c[kTile][kTile];
+  R a[kTile], b[kTile], c[kTile][kTile];
 #pragma unroll
   for (int i = 0; i < kTile; ++i) {
     a[i] = Hw<S>::make(seed + id * 131u + i);
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
       }
     }
   }
-  T folded = c[0][0];
+  R folded = c[0][0];
 #pragma unroll
   for (int i = 0; i < kTile; ++i)
 #pragma unroll
@@ -168,14 +168,14 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
 }
 
 template <class S, Level L> Ceiling measure_level() {
-  using T = typename Hw<S>::R;
+  using R = typename Hw<S>::R;
   int device = 0, sms = 0, per_sm = 0;
   tools::check(cudaGetDevice(&device), "cudaGetDevice");
   tools::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   tools::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, microbench_kernel<S, L>, kThreads, 0),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   const int blocks = sms * (per_sm > 0 ? per_sm : 1);  // exactly one full wave
-  tools::DeviceBuffer<T> out(std::size_t(blocks) * kThreads);
+  tools::DeviceBuffer<R> out(std::size_t(blocks) * kThreads);
   tools::EventTimer timer;
   auto run = [&](int rounds) {
     timer.start(nullptr);

@@ -1,5 +1,6 @@
 // CPU benchmark: the blocked semiring kernel (max-plus f32 and i32, plus-times f32) beside
-// OpenBLAS SGEMM, on 1 thread and on every thread, in one run. Writes JSON records in the
+// OpenBLAS SGEMM, on 1 thread and on every thread, in one run; at the middle size also the kernel
+// built for narrower instruction sets (AVX2, generic x86-64), 1 thread. Writes JSON records in the
 // bench/results schema (suite "cpu") and prints them as a markdown table.
 //
 //   cpu_bench <out.json> [--sizes 512,1024,2000] [--reps N] [--tune]
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -62,17 +64,30 @@ std::string utc_date() {
   return buf;
 }
 
-// Median and minimum seconds of `reps` calls after one warm-up call.
-std::pair<double, double> time_calls(int reps, const std::function<void()>& call) {
-  call();
+// A measured call: its record (filled in by measure) and the call itself, owning its operands.
+struct Contender {
+  Record record;
+  std::function<void()> call;
   std::vector<double> secs;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    call();
-    secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+};
+
+// One warm-up call each, then `reps` rounds in which every contender runs once in turn, so that
+// load from other processes on this shared machine falls on all of them alike. Records the
+// median and minimum seconds.
+void measure(std::vector<Contender>& contenders, int reps) {
+  for (auto& c : contenders) c.call();
+  for (int r = 0; r < reps; ++r)
+    for (auto& c : contenders) {
+      const auto t0 = std::chrono::steady_clock::now();
+      c.call();
+      c.secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  for (auto& c : contenders) {
+    std::sort(c.secs.begin(), c.secs.end());
+    c.record.seconds = c.secs[c.secs.size() / 2];
+    c.record.seconds_min = c.secs.front();
+    c.record.updates_per_s = double(c.record.m) * double(c.record.n) * double(c.record.k) / c.record.seconds;
   }
-  std::sort(secs.begin(), secs.end());
-  return {secs[secs.size() / 2], secs.front()};
 }
 
 template <class T> std::vector<T> random_values(index_t count, std::mt19937_64& rng) {
@@ -120,36 +135,58 @@ template <class T> std::string tile_name() {
   return std::to_string(bd::Blocking<T, bd::IsaGeneric>::mr) + "x" + std::to_string(bd::Blocking<T, bd::IsaGeneric>::nr);
 }
 
-// One blocked-kernel measurement of semiring S on an n³ product.
-// `run` replaces blocked_gemm for the tuning variants.
+// The blocked kernel for semiring S on an n³ product; `run` replaces blocked_gemm for the tuning
+// variants and the narrower instruction sets.
 template <class S>
-Record bench_blocked(const char* semiring, const char* type, index_t n, int threads, int reps, std::mt19937_64& rng,
-                     void (*run)(const ringmm::detail::Problem<typename S::value_type>&, int) = nullptr,
-                     const std::string& config = "") {
+Contender blocked(const char* semiring, const char* type, index_t n, int threads, std::mt19937_64& rng,
+                  void (*run)(const ringmm::detail::Problem<typename S::value_type>&, int) = nullptr,
+                  const std::string& config = "") {
   using T = typename S::value_type;
-  const auto a = random_values<T>(n * n, rng), b = random_values<T>(n * n, rng);
-  std::vector<T> c(std::size_t(n * n));
-  const auto p = square_problem<T>(a, b, c, n, S::one(), S::zero());
-  const auto [med, best] = time_calls(reps, [&] {
-    if (run) run(p, threads);
-    else ringmm::cpu::blocked_gemm<S>(p, threads);
-  });
+  auto a = std::make_shared<std::vector<T>>(random_values<T>(n * n, rng));
+  auto b = std::make_shared<std::vector<T>>(random_values<T>(n * n, rng));
+  auto c = std::make_shared<std::vector<T>>(static_cast<std::size_t>(n * n));
+  const auto p = square_problem<T>(*a, *b, *c, n, S::one(), S::zero());
   const std::string kernel = config.empty() ? "blocked " + isa_name() + " " + tile_name<T>() : config;
-  return {"cpu", kernel + " t" + std::to_string(threads), semiring, type, n, n, n, threads, med, best,
-          p.updates() / med, S::kind == ringmm::SemiringKind::plus_times};
+  Record record{"cpu", kernel + " t" + std::to_string(threads), semiring, type, n, n, n, threads, 0, 0, 0,
+                S::kind == ringmm::SemiringKind::plus_times};
+  return {record, [a, b, c, p, threads, run] {
+            if (run) run(p, threads);
+            else ringmm::cpu::blocked_gemm<S>(p, threads);
+          }, {}};
+}
+
+// The blocked kernel built for narrower instruction sets than this CPU's widest.
+template <class S> void run_generic(const ringmm::detail::Problem<typename S::value_type>& p, int threads) {
+  bd::run_isa<S, bd::IsaGeneric>(p, threads, bd::run_team_generic<S>);
+}
+#if RINGMM_CPU_MULTIVERSION
+template <class S> void run_avx2(const ringmm::detail::Problem<typename S::value_type>& p, int threads) {
+  bd::run_isa<S, bd::IsaAvx2>(p, threads, bd::run_team_avx2<S>);
+}
+#endif
+
+template <class S> void narrower_isas(std::vector<Contender>& out, const char* semiring, index_t n, std::mt19937_64& rng) {
+  using T = typename S::value_type;
+  const auto tile = [](auto blk) { return std::to_string(blk.mr) + "x" + std::to_string(blk.nr); };
+#if RINGMM_CPU_MULTIVERSION
+  if (bd::detect_isa() == bd::Isa::avx512)
+    out.push_back(blocked<S>(semiring, "f32", n, 1, rng, run_avx2<S>, "blocked avx2 " + tile(bd::Blocking<T, bd::IsaAvx2>{})));
+#endif
+  out.push_back(blocked<S>(semiring, "f32", n, 1, rng, run_generic<S>, "blocked generic " + tile(bd::Blocking<T, bd::IsaGeneric>{})));
 }
 
 #if RINGMM_HAVE_BLAS
-Record bench_sgemm(index_t n, int threads, int reps, std::mt19937_64& rng) {
-  const auto a = random_values<float>(n * n, rng), b = random_values<float>(n * n, rng);
-  std::vector<float> c(std::size_t(n * n));
-  openblas_set_num_threads(threads);
-  const int ni = int(n);
-  const auto [med, best] = time_calls(reps, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f, c.data(), ni);
-  });
-  return {"openblas", "cblas_sgemm t" + std::to_string(threads), "plus-times", "f32", n, n, n, threads, med, best,
-          double(n) * double(n) * double(n) / med, true};
+Contender sgemm(index_t n, int threads, std::mt19937_64& rng) {
+  auto a = std::make_shared<std::vector<float>>(random_values<float>(n * n, rng));
+  auto b = std::make_shared<std::vector<float>>(random_values<float>(n * n, rng));
+  auto c = std::make_shared<std::vector<float>>(static_cast<std::size_t>(n * n));
+  Record record{"openblas", "cblas_sgemm t" + std::to_string(threads), "plus-times", "f32", n, n, n, threads, 0, 0, 0, true};
+  return {record, [a, b, c, n, threads] {
+            openblas_set_num_threads(threads);
+            const int ni = int(n);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a->data(), ni, b->data(), ni, 0.0f,
+                        c->data(), ni);
+          }, {}};
 }
 #endif
 
@@ -167,25 +204,25 @@ template <class S, class V> void run_variant(const ringmm::detail::Problem<typen
   bd::run_isa<S, V>(p, threads, run_team_variant<S, V>);
 }
 
-template <class V> void tune_variant(std::vector<Record>& out, index_t n, int reps, std::mt19937_64& rng) {
+template <class V> void tune_variant(std::vector<Contender>& out, index_t n, std::mt19937_64& rng) {
   using B = bd::Blocking<float, V>;
   const std::string name = "tune " + std::to_string(B::mr) + "x" + std::to_string(B::nr) + " kc" + std::to_string(B::kc) +
                            " mc" + std::to_string(B::mc);
-  out.push_back(bench_blocked<ringmm::MaxPlus<float>>("max-plus", "f32", n, 1, reps, rng,
-                                                      run_variant<ringmm::MaxPlus<float>, V>, name));
-  out.push_back(bench_blocked<ringmm::PlusTimes<float>>("plus-times", "f32", n, 1, reps, rng,
-                                                        run_variant<ringmm::PlusTimes<float>, V>, name));
+  out.push_back(blocked<ringmm::MaxPlus<float>>("max-plus", "f32", n, 1, rng, run_variant<ringmm::MaxPlus<float>, V>, name));
+  out.push_back(blocked<ringmm::PlusTimes<float>>("plus-times", "f32", n, 1, rng, run_variant<ringmm::PlusTimes<float>, V>, name));
 }
 
-void tune(std::vector<Record>& out, index_t n, int reps, std::mt19937_64& rng) {
-  tune_variant<Variant<8, 3, 24, 256>>(out, n, reps, rng);  // the shipped configuration
-  tune_variant<Variant<12, 2, 24, 256>>(out, n, reps, rng);
-  tune_variant<Variant<6, 4, 24, 256>>(out, n, reps, rng);
-  tune_variant<Variant<14, 2, 24, 256>>(out, n, reps, rng);
-  tune_variant<Variant<8, 3, 12, 256>>(out, n, reps, rng);
-  tune_variant<Variant<8, 3, 48, 256>>(out, n, reps, rng);
-  tune_variant<Variant<8, 3, 24, 128>>(out, n, reps, rng);
-  tune_variant<Variant<8, 3, 24, 512>>(out, n, reps, rng);
+std::vector<Contender> tuning_set(index_t n, std::mt19937_64& rng) {
+  std::vector<Contender> out;
+  tune_variant<Variant<8, 3, 24, 256>>(out, n, rng);  // the shipped configuration
+  tune_variant<Variant<12, 2, 24, 256>>(out, n, rng);
+  tune_variant<Variant<6, 4, 24, 256>>(out, n, rng);
+  tune_variant<Variant<14, 2, 24, 256>>(out, n, rng);
+  tune_variant<Variant<8, 3, 12, 256>>(out, n, rng);
+  tune_variant<Variant<8, 3, 48, 256>>(out, n, rng);
+  tune_variant<Variant<8, 3, 24, 128>>(out, n, rng);
+  tune_variant<Variant<8, 3, 24, 512>>(out, n, rng);
+  return out;
 }
 #endif
 
@@ -255,21 +292,39 @@ int main(int argc, char** argv) try {
   const int all_threads = omp_get_max_threads();
   std::mt19937_64 rng(42);
   std::vector<Record> records;
+  auto keep = [&](std::vector<Contender>& measured) {
+    for (const auto& c : measured) records.push_back(c.record);
+  };
   for (index_t n : sizes) {
-    const int size_reps = reps > 0 ? reps : n <= 600 ? 15 : n <= 1200 ? 9 : 5;
+    const int size_reps = reps > 0 ? reps : n <= 600 ? 21 : n <= 1200 ? 11 : 5;
     for (int threads : {1, all_threads}) {
-      if (threads == all_threads && threads == 1 && records.size() > 0 && records.back().m == n) break;
-      records.push_back(bench_blocked<ringmm::MaxPlus<float>>("max-plus", "f32", n, threads, size_reps, rng));
-      records.push_back(bench_blocked<ringmm::MaxPlus<std::int32_t>>("max-plus", "i32", n, threads, size_reps, rng));
-      records.push_back(bench_blocked<ringmm::PlusTimes<float>>("plus-times", "f32", n, threads, size_reps, rng));
+      if (threads == all_threads && all_threads == 1) break;
+      std::vector<Contender> set;
+      set.push_back(blocked<ringmm::MaxPlus<float>>("max-plus", "f32", n, threads, rng));
+      set.push_back(blocked<ringmm::MaxPlus<std::int32_t>>("max-plus", "i32", n, threads, rng));
+      set.push_back(blocked<ringmm::PlusTimes<float>>("plus-times", "f32", n, threads, rng));
 #if RINGMM_HAVE_BLAS
-      records.push_back(bench_sgemm(n, threads, size_reps, rng));
+      set.push_back(sgemm(n, threads, rng));
 #endif
+      measure(set, size_reps);
+      keep(set);
       std::fprintf(stderr, "done %lld³ on %d thread(s)\n", (long long)n, threads);
     }
   }
+  {
+    const index_t mid = sizes[sizes.size() / 2];
+    std::vector<Contender> set;
+    narrower_isas<ringmm::MaxPlus<float>>(set, "max-plus", mid, rng);
+    narrower_isas<ringmm::PlusTimes<float>>(set, "plus-times", mid, rng);
+    measure(set, 5);
+    keep(set);
+  }
 #if RINGMM_CPU_MULTIVERSION
-  if (tuning && bd::detect_isa() == bd::Isa::avx512) tune(records, 1024, 5, rng);
+  if (tuning && bd::detect_isa() == bd::Isa::avx512) {
+    auto set = tuning_set(1024, rng);
+    measure(set, 7);
+    keep(set);
+  }
 #endif
   const double load_after = load_average();
   write_json(out_path, records, cpu_model(), utc_date(), load_before, load_after);

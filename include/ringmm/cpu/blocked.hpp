@@ -1,9 +1,9 @@
 // Blocked multi-threaded CPU semiring kernel in the style of BLIS: five loops around a
 // register-blocked MR×NR micro-kernel, for any semiring S (user-defined ones included).
 //
-//   for each batch member
-//     jc: panels of NC columns of B, packed once for the whole K (NR-wide slivers, 0̄-padded)
-//       ic × column group: work items shared by the OpenMP team
+//   work items (batch member × band of rows × group of columns), claimed by the OpenMP threads
+//     jc: panels of NC columns of B, packed for the whole K (NR-wide slivers, 0̄-padded)
+//       ic: blocks of MC rows
 //         pc: KC-deep chunks of K; the MC×KC block of A is packed into MR-row micro-panels
 //           jr, ir: the micro-kernel on one MR×NR tile of C
 //
@@ -16,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <memory>
@@ -78,13 +79,20 @@ template <class S> inline constexpr bool is_float_tropical_v =
     std::is_same_v<S, MaxPlus<float>> || std::is_same_v<S, MaxPlus<double>> || std::is_same_v<S, MinPlus<float>> ||
     std::is_same_v<S, MinPlus<double>>;
 
-// The inner-loop update acc ⊕ (a ⊗ b). For the floating-point tropical semirings the ⊗ (an add)
-// is issued as fma(a, 1, b), which rounds exactly like a + b: on x86 cores whose FP adders also
-// execute max/min (Zen 4), this moves ⊗ onto the FMA pipes so ⊗ and ⊕ run side by side.
+template <class S> inline constexpr bool is_float_plus_times_v =
+    std::is_same_v<S, PlusTimes<float>> || std::is_same_v<S, PlusTimes<double>>;
+
+// The inner-loop update acc ⊕ (a ⊗ b), as semiring_traits<S>::fma except:
+//  * floating-point tropical semirings with an FMA unit: ⊗ (an add) is issued as fma(a, 1, b),
+//    which rounds exactly like a + b. On x86 cores whose FP adders also execute max/min (Zen 4),
+//    this moves ⊗ onto the FMA pipes so that ⊗ and ⊕ run side by side.
+//  * floating-point plus-times without an FMA unit: std::fma would be a libm emulation about 100×
+//    slower, so the product is a multiply and an add (two roundings, inside the plus-times bound).
 template <class S, class Isa> struct Update {
   using T = typename S::value_type;
   RINGMM_CPU_INLINE static T apply(T acc, T a, T b) {
     if constexpr (Isa::has_fma && is_float_tropical_v<S>) return S::add(acc, std::fma(a, T(1), b));
+    else if constexpr (!Isa::has_fma && is_float_plus_times_v<S>) return acc + a * b;
     else return semiring_traits<S>::fma(acc, a, b);
   }
 };
@@ -99,18 +107,6 @@ template <class T> struct AlignedAllocator {
   template <class U> bool operator==(const AlignedAllocator<U>&) const { return true; }
 };
 template <class T> using Buffer = std::vector<T, AlignedAllocator<T>>;
-
-// The threads working on one batch member: the whole OpenMP team, or one thread alone when the
-// team splits a batch of small products between its threads.
-struct Team {
-  int id = 0;
-  int size = 1;
-  void sync() const {
-    if (size > 1) {
-#pragma omp barrier
-    }
-  }
-};
 
 template <class T> struct Workspace {
   Buffer<T> b_panel;  // K × NC, NR-wide slivers
@@ -204,25 +200,25 @@ RINGMM_CPU_INLINE void micro_kernel(index_t kc, const typename S::value_type* __
   }
 }
 
-// Everything about one call that the threads share.
+// Everything about one call that the threads share. The work is cut into items — one batch
+// member's rows [row_begin, +band) × columns [col_begin, +group) — that threads claim from an atomic
+// counter. Each item packs its own operands, so threads never wait for each other until the end
+// (only the symmetric mirror needs every item done); on a loaded machine a thread descheduled
+// mid-call then delays only its own items.
 template <class S> struct Call {
   using T = typename S::value_type;
   const detail::Problem<T>* p;
-  bool split_batch;  // each thread takes whole batch members
-  index_t nc;        // columns per B panel
+  index_t nc;                  // columns per packed B panel
+  index_t band, group;         // rows and columns per item (multiples of MR and NR)
+  index_t n_bands, n_groups;   // items per batch member: n_bands × n_groups
   std::vector<Workspace<T>>* spaces;
+  std::atomic<index_t>* next_item;
 };
 
-// Copies the lower triangle of C onto the upper one, rows shared across the team.
-template <class T> void mirror_lower(const detail::Strided<T>& c, T* base, const Team& team) {
-  for (index_t i = team.id; i < c.rows; i += team.size)
-    for (index_t j = i + 1; j < c.cols; ++j) base[i * c.rs + j * c.cs] = base[j * c.rs + i * c.cs];
-}
-
-// One batch member computed by `team`.
+// One item: rows [r0, r1) × columns [c0, c1) of batch member bt.
 template <class S, class Isa>
-RINGMM_CPU_INLINE void member(const Call<S>& call, index_t bt, const Team& team, Workspace<typename S::value_type>& own,
-                              Workspace<typename S::value_type>& shared_b) {
+RINGMM_CPU_INLINE void item(const Call<S>& call, index_t bt, index_t r0, index_t r1, index_t c0, index_t c1,
+                            Workspace<typename S::value_type>& ws) {
   using T = typename S::value_type;
   using Blk = Blocking<T, Isa>;
   constexpr int MR = Blk::mr, NR = Blk::nr;
@@ -231,74 +227,72 @@ RINGMM_CPU_INLINE void member(const Call<S>& call, index_t bt, const Team& team,
   const T* a = p.a.p + bt * p.stride_a;
   const T* b = p.b.p + bt * p.stride_b;
   T* c = p.c.p + bt * p.stride_c;
+  if (p.symmetric && r1 - 1 < c0) return;  // entirely above the diagonal
 
   if (k_all == 0) {  // no product terms: every element is α ⊗ 0̄ ⊕ β ⊗ c
-    for (index_t i = team.id; i < m; i += team.size)
-      for (index_t j = 0; j < (p.symmetric ? i + 1 : n); ++j) {
+    for (index_t i = r0; i < r1; ++i)
+      for (index_t j = c0; j < (p.symmetric ? std::min(c1, i + 1) : c1); ++j) {
         T* cij = c + i * p.c.rs + j * p.c.cs;
         *cij = semiring_traits<S>::epilogue(p.alpha, S::zero(), p.beta, cij);
       }
-  } else {
-    const index_t n_chunks = (k_all + Blk::kc - 1) / Blk::kc;
-    const index_t n_ic = (m + Blk::mc - 1) / Blk::mc;
-    for (index_t jc = 0; jc < n; jc += call.nc) {
-      const index_t nc = std::min(call.nc, n - jc);
-      const index_t n_slivers = (nc + NR - 1) / NR;
-      T* b_panel = shared_b.b_panel.data();
-      for (index_t s = team.id; s < n_slivers; s += team.size)
-        pack_b_sliver<S, NR>(p.b, b, jc + s * NR, std::min<index_t>(NR, nc - s * NR), b_panel + s * k_all * NR);
-      team.sync();
-
-      // Work items: (row block, column group). Several groups per row block only when there are
-      // too few row blocks to keep the team busy.
-      const index_t want_items = team.size == 1 ? 1 : 4 * index_t(team.size);
-      const index_t n_groups = std::min(n_slivers, std::max<index_t>(1, (want_items + n_ic - 1) / n_ic));
-      const index_t slivers_per_group = (n_slivers + n_groups - 1) / n_groups;
-      for (index_t item = team.id; item < n_ic * n_groups; item += team.size) {
-        const index_t ic = (item / n_groups) * Blk::mc;
-        const index_t mc = std::min<index_t>(Blk::mc, m - ic);
-        const index_t s_begin = (item % n_groups) * slivers_per_group;
-        const index_t s_end = std::min(n_slivers, s_begin + slivers_per_group);
-        if (s_begin >= s_end) continue;
-        if (p.symmetric && ic + mc - 1 < jc + s_begin * NR) continue;  // entirely above the diagonal
-        const index_t n_panels = (mc + MR - 1) / MR;
-        for (index_t chunk = 0; chunk < n_chunks; ++chunk) {
-          const index_t k0 = chunk * Blk::kc;
-          const index_t kc = std::min<index_t>(Blk::kc, k_all - k0);
-          pack_a_block<S, MR>(p.a, a, ic, mc, k0, kc, own.a_block.data());
-          for (index_t s = s_begin; s < s_end; ++s) {
-            const index_t col = jc + s * NR;
-            const T* b_sliver = b_panel + s * k_all * NR + k0 * NR;
-            for (index_t panel = 0; panel < n_panels; ++panel) {
-              const index_t row = ic + panel * MR;
-              const index_t mr_valid = std::min<index_t>(MR, m - row);
-              if (p.symmetric && row + mr_valid - 1 < col) continue;
-              T* partial = n_chunks == 1 ? nullptr
-                                         : own.partial.data() + ((s - s_begin) * n_panels + panel) * (MR * NR);
-              const TileOut<T> out{c + row * p.c.rs + col * p.c.cs, p.c.rs, p.c.cs,
-                                   mr_valid, std::min<index_t>(NR, n - col),
-                                   row, col, p.symmetric, p.alpha, p.beta};
-              micro_kernel<S, Isa, MR, NR>(kc, own.a_block.data() + panel * MR * kc, b_sliver, partial, chunk == 0,
-                                           chunk == n_chunks - 1, out);
-            }
+    return;
+  }
+  const index_t n_chunks = (k_all + Blk::kc - 1) / Blk::kc;
+  for (index_t jc = c0; jc < c1; jc += call.nc) {
+    const index_t nc = std::min(call.nc, c1 - jc);
+    const index_t n_slivers = (nc + NR - 1) / NR;
+    for (index_t s = 0; s < n_slivers; ++s)
+      pack_b_sliver<S, NR>(p.b, b, jc + s * NR, std::min<index_t>(NR, nc - s * NR), ws.b_panel.data() + s * k_all * NR);
+    for (index_t ic = r0; ic < r1; ic += Blk::mc) {
+      const index_t mc = std::min<index_t>(Blk::mc, r1 - ic);
+      if (p.symmetric && ic + mc - 1 < jc) continue;
+      const index_t n_panels = (mc + MR - 1) / MR;
+      for (index_t chunk = 0; chunk < n_chunks; ++chunk) {
+        const index_t k0 = chunk * Blk::kc;
+        const index_t kc = std::min<index_t>(Blk::kc, k_all - k0);
+        pack_a_block<S, MR>(p.a, a, ic, mc, k0, kc, ws.a_block.data());
+        for (index_t s = 0; s < n_slivers; ++s) {
+          const index_t col = jc + s * NR;
+          const T* b_sliver = ws.b_panel.data() + s * k_all * NR + k0 * NR;
+          for (index_t panel = 0; panel < n_panels; ++panel) {
+            const index_t row = ic + panel * MR;
+            const index_t mr_valid = std::min<index_t>(MR, m - row);
+            if (p.symmetric && row + mr_valid - 1 < col) continue;
+            T* partial = n_chunks == 1 ? nullptr : ws.partial.data() + (s * n_panels + panel) * (MR * NR);
+            const TileOut<T> out{c + row * p.c.rs + col * p.c.cs, p.c.rs, p.c.cs, mr_valid, std::min<index_t>(NR, n - col),
+                                 row, col, p.symmetric, p.alpha, p.beta};
+            micro_kernel<S, Isa, MR, NR>(kc, ws.a_block.data() + panel * MR * kc, b_sliver, partial, chunk == 0,
+                                         chunk == n_chunks - 1, out);
           }
         }
       }
-      team.sync();  // the B panel is rewritten for the next jc; the mirror reads other threads' rows
     }
-  }
-  if (p.symmetric) {
-    if (k_all == 0) team.sync();
-    mirror_lower(p.c, c, team);
   }
 }
 
+// Copies the lower triangle of C onto the upper one.
+template <class T> void mirror_lower(const detail::Strided<T>& c, T* base, index_t row_begin, index_t row_step) {
+  for (index_t i = row_begin; i < c.rows; i += row_step)
+    for (index_t j = i + 1; j < c.cols; ++j) base[i * c.rs + j * c.cs] = base[j * c.rs + i * c.cs];
+}
+
+// Thread `id` of `size`: claims items until none are left.
 template <class S, class Isa> RINGMM_CPU_INLINE void run_team(const Call<S>& call, int id, int size) {
-  auto& spaces = *call.spaces;
-  if (call.split_batch) {
-    for (index_t bt = id; bt < call.p->batch; bt += size) member<S, Isa>(call, bt, Team{}, spaces[id], spaces[id]);
-  } else {
-    for (index_t bt = 0; bt < call.p->batch; ++bt) member<S, Isa>(call, bt, Team{id, size}, spaces[id], spaces[0]);
+  const auto& p = *call.p;
+  auto& ws = (*call.spaces)[std::size_t(id)];
+  const index_t per_member = call.n_bands * call.n_groups;
+  const index_t items = per_member * p.batch;
+  for (index_t it = call.next_item->fetch_add(1, std::memory_order_relaxed); it < items;
+       it = call.next_item->fetch_add(1, std::memory_order_relaxed)) {
+    const index_t bt = it / per_member, band = (it % per_member) / call.n_groups, group = it % call.n_groups;
+    const index_t r0 = band * call.band, c0 = group * call.group;
+    item<S, Isa>(call, bt, r0, std::min(p.m(), r0 + call.band), c0, std::min(p.n(), c0 + call.group), ws);
+  }
+  if (p.symmetric) {
+    if (size > 1) {
+#pragma omp barrier
+    }
+    for (index_t bt = 0; bt < p.batch; ++bt) mirror_lower(p.c, p.c.p + bt * p.stride_c, index_t(id), index_t(size));
   }
 }
 
@@ -329,27 +323,42 @@ void run_isa(const detail::Problem<typename S::value_type>& p, int threads,
              void (*run_team_isa)(const Call<S>&, int, int)) {
   using T = typename S::value_type;
   using Blk = Blocking<T, Isa>;
+  constexpr index_t MR = Blk::mr, NR = Blk::nr;
+  const index_t m = p.m(), n = p.n();
   // Small products do not pay for waking the team: about 2^20 updates per thread at least.
-  const double updates = p.updates();
-  const int useful = int(std::min<double>(threads, std::max(1.0, updates / double(1 << 20))));
-  const double member_updates = updates / double(p.batch);
-  const bool split_batch = useful > 1 && p.batch >= useful && member_updates <= double(1 << 27);
+  const int useful = int(std::min<double>(threads, std::max(1.0, p.updates() / double(1 << 20))));
 
-  Call<S> call{&p, split_batch, 0, nullptr};
+  // Items: about 4 per thread over the whole batch (1 item per member on one thread), cutting
+  // whichever of M and N is longer per piece. Each item repacks its rows of A and columns of B;
+  // that costs K·(M·n_groups + N·n_bands) copies beside M·N·K updates.
+  const index_t per_member = useful == 1 ? 1 : std::max<index_t>(1, (4 * index_t(useful) + p.batch - 1) / p.batch);
+  index_t n_bands = 1, n_groups = 1;
+  while (n_bands * n_groups < per_member) {
+    const bool can_cut_rows = m / (n_bands + 1) >= MR, can_cut_cols = n / (n_groups + 1) >= NR;
+    if (can_cut_rows && (m / n_bands >= n / n_groups || !can_cut_cols)) ++n_bands;
+    else if (can_cut_cols) ++n_groups;
+    else break;
+  }
+  Call<S> call{};
+  call.p = &p;
+  call.band = ((m + n_bands - 1) / n_bands + MR - 1) / MR * MR;
+  call.group = ((n + n_groups - 1) / n_groups + NR - 1) / NR * NR;
+  call.n_bands = (m + call.band - 1) / call.band;
+  call.n_groups = (n + call.group - 1) / call.group;
   const index_t k_all = std::max<index_t>(1, p.k());
-  const index_t nc_fit = index_t(Blk::b_panel_bytes / (std::size_t(k_all) * sizeof(T))) / Blk::nr * Blk::nr;
-  const index_t n_rounded = (p.n() + Blk::nr - 1) / Blk::nr * Blk::nr;
-  call.nc = std::clamp<index_t>(nc_fit, Blk::nr, std::min<index_t>(Blk::nc_max / Blk::nr * Blk::nr, n_rounded));
+  const index_t nc_fit = index_t(Blk::b_panel_bytes / (std::size_t(k_all) * sizeof(T))) / NR * NR;
+  call.nc = std::clamp<index_t>(nc_fit, NR, std::min<index_t>(Blk::nc_max / NR * NR, call.group));
 
   const index_t n_chunks = (p.k() + Blk::kc - 1) / Blk::kc;
-  std::vector<Workspace<T>> spaces(std::size_t(std::max(1, useful)));
-  for (std::size_t t = 0; t < spaces.size(); ++t) {
-    auto& ws = spaces[t];
-    if (t == 0 || split_batch) ws.b_panel.resize(std::size_t(k_all * ((call.nc + Blk::nr - 1) / Blk::nr) * Blk::nr));
+  std::vector<Workspace<T>> spaces(static_cast<std::size_t>(useful));
+  for (auto& ws : spaces) {
+    ws.b_panel.resize(std::size_t(k_all * call.nc));
     ws.a_block.resize(std::size_t(Blk::mc * std::min<index_t>(Blk::kc, k_all)));
-    if (n_chunks > 1) ws.partial.resize(std::size_t(((Blk::mc + Blk::mr - 1) / Blk::mr) * Blk::mr * call.nc));
+    if (n_chunks > 1) ws.partial.resize(std::size_t((Blk::mc + MR - 1) / MR * MR * call.nc));
   }
   call.spaces = &spaces;
+  std::atomic<index_t> next_item{0};
+  call.next_item = &next_item;
 
   if (useful == 1) {
     run_team_isa(call, 0, 1);

@@ -50,6 +50,21 @@ template <class Lane> struct tropical_int_limits {
 
 namespace detail {
 
+// max / min of two values. On the device, floating types use fmax/fmin (one FMNMX instruction)
+// rather than a compare and select (two): results agree for every non-NaN input.
+template <class T> RINGMM_HD T max_of(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_floating_point_v<T>) return ::fmax(a, b);
+#endif
+  return a > b ? a : b;
+}
+template <class T> RINGMM_HD T min_of(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_floating_point_v<T>) return ::fmin(a, b);
+#endif
+  return a < b ? a : b;
+}
+
 // max-plus over a signed integer lane with the sentinel policy above; Sign = +1 for max-plus,
 // −1 for min-plus (so the "infinity" is Sign·(−inf)).
 template <class Lane, int Sign> struct tropical_int_lane {
@@ -104,7 +119,7 @@ template <class T> struct MaxPlus {
   static constexpr SemiringKind kind = SemiringKind::max_plus;
   RINGMM_HD static constexpr T zero() { return -std::numeric_limits<T>::infinity(); }
   RINGMM_HD static constexpr T one() { return T(0); }
-  RINGMM_HD static T add(T a, T b) { return a > b ? a : b; }
+  RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
   RINGMM_HD static T finalize(T x) { return x; }
@@ -117,7 +132,7 @@ template <class T> struct MinPlus {
   static constexpr SemiringKind kind = SemiringKind::min_plus;
   RINGMM_HD static constexpr T zero() { return std::numeric_limits<T>::infinity(); }
   RINGMM_HD static constexpr T one() { return T(0); }
-  RINGMM_HD static T add(T a, T b) { return a < b ? a : b; }
+  RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
   RINGMM_HD static T finalize(T x) { return x; }
@@ -192,8 +207,8 @@ template <class T> struct MaxMin {
     if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::max();
   }
-  RINGMM_HD static T add(T a, T b) { return a > b ? a : b; }
-  RINGMM_HD static T mul(T a, T b) { return a < b ? a : b; }
+  RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
+  RINGMM_HD static T mul(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, mul(a, b)); }
   RINGMM_HD static T finalize(T x) { return x; }
   RINGMM_HD static T scale(T s, T x) { return mul(s, x); }

@@ -37,6 +37,7 @@ namespace bd = ringmm::cpu::blocked_detail;
 
 struct Record {
   std::string backend, kernel, semiring, type;
+  std::string product = "gemm";
   index_t m, n, k;
   int threads;
   double seconds, seconds_min, updates_per_s;
@@ -147,7 +148,7 @@ Contender blocked(const char* semiring, const char* type, index_t n, int threads
   auto c = std::make_shared<std::vector<T>>(static_cast<std::size_t>(n * n));
   const auto p = square_problem<T>(*a, *b, *c, n, S::one(), S::zero());
   const std::string kernel = config.empty() ? "blocked " + isa_name() + " " + tile_name<T>() : config;
-  Record record{"cpu", kernel + " t" + std::to_string(threads), semiring, type, n, n, n, threads, 0, 0, 0,
+  Record record{"cpu", kernel + " t" + std::to_string(threads), semiring, type, "gemm", n, n, n, threads, 0, 0, 0,
                 S::kind == ringmm::SemiringKind::plus_times};
   return {record, [a, b, c, p, threads, run] {
             if (run) run(p, threads);
@@ -175,12 +176,61 @@ template <class S> void narrower_isas(std::vector<Contender>& out, const char* s
   out.push_back(blocked<S>(semiring, "f32", n, 1, rng, run_generic<S>, "blocked generic " + tile(bd::Blocking<T, bd::IsaGeneric>{})));
 }
 
+// The ceiling for semiring S on this core: the micro-kernel alone, over packed panels that stay in
+// L1 (KC = 256), accumulators parked and resumed each call as between KC chunks.
+template <class S, class Isa> RINGMM_CPU_INLINE void micro_loop_body(index_t calls, const typename S::value_type* a,
+                                                                     const typename S::value_type* b,
+                                                                     typename S::value_type* partial) {
+  using Blk = bd::Blocking<typename S::value_type, Isa>;
+  const bd::TileOut<typename S::value_type> unused{};
+  for (index_t r = 0; r < calls; ++r) bd::micro_kernel<S, Isa, Blk::mr, Blk::nr>(256, a, b, partial, false, false, unused);
+}
+template <class S> void micro_loop_generic(index_t calls, const typename S::value_type* a, const typename S::value_type* b,
+                                           typename S::value_type* partial) {
+  micro_loop_body<S, bd::IsaGeneric>(calls, a, b, partial);
+}
+#if RINGMM_CPU_MULTIVERSION
+template <class S> [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2,prefer-vector-width=512")]]
+void micro_loop_avx512(index_t calls, const typename S::value_type* a, const typename S::value_type* b,
+                       typename S::value_type* partial) {
+  micro_loop_body<S, bd::IsaAvx512>(calls, a, b, partial);
+}
+template <class S> [[gnu::target("avx2,fma,bmi2")]]
+void micro_loop_avx2(index_t calls, const typename S::value_type* a, const typename S::value_type* b,
+                     typename S::value_type* partial) {
+  micro_loop_body<S, bd::IsaAvx2>(calls, a, b, partial);
+}
+#endif
+
+template <class S> Contender ceiling(const char* semiring, const char* type, std::mt19937_64& rng) {
+  using T = typename S::value_type;
+  constexpr index_t calls = 2000;
+  auto loop = micro_loop_generic<S>;
+  index_t mr = bd::Blocking<T, bd::IsaGeneric>::mr, nr = bd::Blocking<T, bd::IsaGeneric>::nr;
+#if RINGMM_CPU_MULTIVERSION
+  if (bd::detect_isa() == bd::Isa::avx512) {
+    loop = micro_loop_avx512<S>;
+    mr = bd::Blocking<T, bd::IsaAvx512>::mr, nr = bd::Blocking<T, bd::IsaAvx512>::nr;
+  } else if (bd::detect_isa() == bd::Isa::avx2) {
+    loop = micro_loop_avx2<S>;
+    mr = bd::Blocking<T, bd::IsaAvx2>::mr, nr = bd::Blocking<T, bd::IsaAvx2>::nr;
+  }
+#endif
+  auto a = std::make_shared<std::vector<T>>(random_values<T>(256 * mr, rng));
+  auto b = std::make_shared<std::vector<T>>(random_values<T>(256 * nr, rng));
+  auto partial = std::make_shared<std::vector<T>>(static_cast<std::size_t>(mr * nr), S::zero());
+  Record record{"ceiling", "micro-kernel " + isa_name() + " " + std::to_string(mr) + "x" + std::to_string(nr) + " L1-resident t1",
+                semiring, type, "micro-kernel", mr, nr, 256 * calls, 1, 0, 0, 0,
+                S::kind == ringmm::SemiringKind::plus_times};
+  return {record, [a, b, partial, loop] { loop(calls, a->data(), b->data(), partial->data()); }, {}};
+}
+
 #if RINGMM_HAVE_BLAS
 Contender sgemm(index_t n, int threads, std::mt19937_64& rng) {
   auto a = std::make_shared<std::vector<float>>(random_values<float>(n * n, rng));
   auto b = std::make_shared<std::vector<float>>(random_values<float>(n * n, rng));
   auto c = std::make_shared<std::vector<float>>(static_cast<std::size_t>(n * n));
-  Record record{"openblas", "cblas_sgemm t" + std::to_string(threads), "plus-times", "f32", n, n, n, threads, 0, 0, 0, true};
+  Record record{"openblas", "cblas_sgemm t" + std::to_string(threads), "plus-times", "f32", "gemm", n, n, n, threads, 0, 0, 0, true};
   return {record, [a, b, c, n, threads] {
             openblas_set_num_threads(threads);
             const int ni = int(n);
@@ -247,10 +297,10 @@ void write_json(const std::string& path, const std::vector<Record>& records, con
     char line[1024];
     std::snprintf(line, sizeof line,
                   "  {\"suite\": \"cpu\", \"device\": \"%s\", \"backend\": \"%s\", \"kernel\": \"%s\", "
-                  "\"semiring\": \"%s\", \"type\": \"%s\", \"product\": \"gemm\", \"m\": %lld, \"n\": %lld, "
+                  "\"semiring\": \"%s\", \"type\": \"%s\", \"product\": \"%s\", \"m\": %lld, \"n\": %lld, "
                   "\"k\": %lld, \"batch\": 1, \"threads\": %d, \"seconds\": %.6e, \"seconds_min\": %.6e, "
                   "\"updates_per_s\": %.6e%s, \"load_average\": [%.2f, %.2f], \"date\": \"%s\"}%s\n",
-                  device.c_str(), r.backend.c_str(), r.kernel.c_str(), r.semiring.c_str(), r.type.c_str(),
+                  device.c_str(), r.backend.c_str(), r.kernel.c_str(), r.semiring.c_str(), r.type.c_str(), r.product.c_str(),
                   (long long)r.m, (long long)r.n, (long long)r.k, r.threads, r.seconds, r.seconds_min, r.updates_per_s,
                   r.plus_times ? (", \"flops_per_s\": " + std::to_string(2 * r.updates_per_s)).c_str() : "",
                   load_before, load_after, date.c_str(), i + 1 < records.size() ? "," : "");
@@ -264,8 +314,10 @@ void print_table(const std::vector<Record>& records) {
   std::printf("| backend | kernel | semiring | type | shape | threads | ms (median) | ms (min) | 10^9 upd/s | GFLOP/s |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const Record& r : records) {
-    std::printf("| %s | %s | %s | %s | %lld³ | %d | %.2f | %.2f | %.1f | %s |\n", r.backend.c_str(), r.kernel.c_str(),
-                r.semiring.c_str(), r.type.c_str(), (long long)r.m, r.threads, r.seconds * 1e3, r.seconds_min * 1e3,
+    const std::string shape = r.product == "gemm" ? std::to_string(r.m) + "³"
+                                                  : std::to_string(r.m) + "×" + std::to_string(r.n) + "×" + std::to_string(r.k);
+    std::printf("| %s | %s | %s | %s | %s | %d | %.2f | %.2f | %.1f | %s |\n", r.backend.c_str(), r.kernel.c_str(),
+                r.semiring.c_str(), r.type.c_str(), shape.c_str(), r.threads, r.seconds * 1e3, r.seconds_min * 1e3,
                 r.updates_per_s * 1e-9, r.plus_times ? std::to_string(int(2 * r.updates_per_s * 1e-9)).c_str() : "");
   }
 }
@@ -295,6 +347,14 @@ int main(int argc, char** argv) try {
   auto keep = [&](std::vector<Contender>& measured) {
     for (const auto& c : measured) records.push_back(c.record);
   };
+  {
+    std::vector<Contender> set;
+    set.push_back(ceiling<ringmm::MaxPlus<float>>("max-plus", "f32", rng));
+    set.push_back(ceiling<ringmm::MaxPlus<std::int32_t>>("max-plus", "i32", rng));
+    set.push_back(ceiling<ringmm::PlusTimes<float>>("plus-times", "f32", rng));
+    measure(set, 21);
+    keep(set);
+  }
   for (index_t n : sizes) {
     const int size_reps = reps > 0 ? reps : n <= 600 ? 21 : n <= 1200 ? 11 : 5;
     for (int threads : {1, all_threads}) {

@@ -127,11 +127,13 @@ struct Case {
   Shape shape;
 };
 
-// Semiring updates of one call; each lane of i16x2 is its own product, so it counts twice
-// (the convention of the ceilings in cuda_tools.hpp).
+// Semiring updates one call performs: m·n·k per product; syrk computes one triangle of its
+// symmetric C, n(n+1)/2·k, so its rate compares with the ceilings; each lane of i16x2 is its own
+// product and counts (the convention of the ceilings in cuda_tools.hpp).
 double updates(const Case& c, const Settings& s) {
-  return double(c.shape.m) * double(c.shape.n) * double(c.shape.k) * double(s.product == Product::batched ? s.batch : 1) *
-         double(lanes(c.type));
+  const double outputs = s.product == Product::syrk ? double(c.shape.n) * double(c.shape.n + 1) / 2
+                                                    : double(c.shape.m) * double(c.shape.n);
+  return outputs * double(c.shape.k) * double(s.product == Product::batched ? s.batch : 1) * double(lanes(c.type));
 }
 
 Record make_record(const Case& c, const Settings& s, std::string backend, std::string kernel, double seconds) {
@@ -451,8 +453,9 @@ int bench_command(const Args& args) {
   std::cout << "; " << product_name(st.product);
   if (st.product == Product::batched) std::cout << " x " << st.batch;
   std::cout << "; median of " << st.reps << " after a warm-up; " << cases.size() << " cases\n"
-            << "Tupd/s = 10^12 semiring updates per second (one per i, j, k and i16x2 lane); TFLOP/s = 2 x Tupd/s "
-               "for plus-times\n";
+            << "Tupd/s = 10^12 semiring updates per second (one per i, j, k and i16x2 lane"
+            << (st.product == Product::syrk ? "; syrk counts the n(n+1)/2 outputs it computes" : "")
+            << "); TFLOP/s = 2 x Tupd/s for plus-times\n";
   if (gpu) std::cout << "ms: kernel on device buffers; ms+xfer: with host<->device copies\n";
   else std::cout << "baseline OpenBLAS: s/dgemm (or s/dsyrk) of the same shape at the type's precision\n";
 

@@ -78,7 +78,8 @@ int demo_command(const Args& args) {
             << ", random data\n"
             << "backend: " << to_string(backend) << " (" << (gpu ? gpu_name() : cpu_model()) << ")";
   if (!gpu) std::cout << (why_cpu.empty() ? "" : "; " + why_cpu);
-  std::cout << "\n\n"
+  std::cout << "\ntimes: median of 3 calls on host matrices" << (gpu ? " (host<->device copies included)" : "")
+            << "; every product is checked against the CPU reference\n\n"
             << "semiring    type   what                                     ms         10^9 upd/s  check\n";
   int failures = 0;
   std::uint64_t seed = 2024;

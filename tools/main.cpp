@@ -70,6 +70,9 @@ register-register microbenchmark ceiling for every semiring and type.
   --reps N          timed repetitions per case (default 10)
   --out FILE        also write the records as .json or .csv (bench/results/README.md)
   --ceilings        also report every microbenchmark level (reg-reg, smem-one, smem-both); CUDA only
+
+Rates count one update per (i, j, k) and per i16x2 lane; syrk counts the n(n+1)/2 outputs of the
+triangle it computes.
 )"},
     {"microbench", microbench_command, "measure the GPU's semiring throughput ceilings",
      R"(usage: ringmm microbench [options]

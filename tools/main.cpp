@@ -29,7 +29,7 @@ struct Command {
   std::string_view name;
   int (*run)(const Args&);
   std::string_view summary;
-  std::string_view usage;
+  std::string_view usage;  // empty: the command answers --help itself
 };
 
 constexpr Command command_table[] = {
@@ -109,11 +109,7 @@ Exits 1 when any product fails its check.
 #endif
      "distributed SUMMA product over MPI (run under mpirun)",
 #if RINGMM_TOOL_HAS_SUMMA
-     R"(usage: mpirun -n P ringmm summa [options]
-
-Distributed SUMMA multiplication over MPI (broadcast and ring variants, seed 002);
-`ringmm summa --help` lists its options.
-)"},
+     ""},  // summa_command prints its own usage
 #else
      R"(usage: mpirun -n P ringmm summa [options]
 
@@ -171,16 +167,15 @@ int main_dispatch(const Args& argv) {
     }
     const Command* c = find_command(argv[1]);
     if (!c) return unknown_command(argv[1]);
+    if (c->usage.empty()) return run_guarded(c->name, [&] { return c->run({"--help"}); });
     std::cout << c->usage;
     return 0;
   }
   const Command* command = find_command(first);
   if (!command) return unknown_command(first);
   const Args rest(argv.begin() + 1, argv.end());
-  // summa_command (tools/summa_command.cpp) prints its own options.
-  const bool forwards_help = RINGMM_TOOL_HAS_SUMMA && command->name == "summa";
   for (const std::string& arg : rest) {
-    if (!forwards_help && (arg == "--help" || arg == "-h")) {
+    if (!command->usage.empty() && (arg == "--help" || arg == "-h")) {
       std::cout << command->usage;
       return 0;
     }

@@ -107,6 +107,22 @@ TEST_F(CliTest, MaxPlusI32MatchesNumpyExactly) {
   EXPECT_EQ(values<std::int32_t>(got), values<std::int32_t>(ringmm::npy::read(fixture("max_plus_i32_c"))));
 }
 
+TEST_F(CliTest, MaxPlusI16x2AndOrAndBoolMatchNumpy) {
+  Outcome r = ringmm("multiply --semiring max-plus --a " + fixture("max_plus_i16x2_a") + " --b " +
+                     fixture("max_plus_i16x2_b") + " --out " + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto got = ringmm::npy::read(path("c.npy"));
+  EXPECT_EQ(got.dtype, ringmm::DType::i16x2);
+  EXPECT_EQ(values<std::int16_t>(got), values<std::int16_t>(ringmm::npy::read(fixture("max_plus_i16x2_c"))));
+  fs::remove(path("c.npy"));
+  r = ringmm("multiply --semiring or-and --a " + fixture("or_and_bool_a") + " --b " + fixture("or_and_bool_b") + " --out " +
+             path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  got = ringmm::npy::read(path("c.npy"));
+  EXPECT_EQ(got.dtype, ringmm::DType::u8);
+  EXPECT_EQ(values<std::uint8_t>(got), values<std::uint8_t>(ringmm::npy::read(fixture("or_and_u8_c"))));
+}
+
 TEST_F(CliTest, PlusTimesF32MatchesNumpyWithinRounding) {
   for (const std::string& b : {"--b " + fixture("plus_times_f32_b"), "--transb --b " + fixture("plus_times_f32_bt")}) {
     const Outcome r = ringmm("multiply --a " + fixture("plus_times_f32_a") + " " + b + " --out " + path("c.npy"));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "ringmm/types.hpp"
 
@@ -23,7 +24,11 @@ template <class T> struct MatrixView {
     if (empty()) return 0;
     return (rows - 1) * row_stride() + (cols - 1) * col_stride() + 1;
   }
-  operator MatrixView<const T>() const { return {data, rows, cols, ld, layout}; }
+  operator MatrixView<const T>() const
+    requires(!std::is_const_v<T>)
+  {
+    return {data, rows, cols, ld, layout};
+  }
 };
 
 // Compact views with the smallest legal leading dimension.

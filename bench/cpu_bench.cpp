@@ -264,12 +264,14 @@ template <class V> void tune_variant(std::vector<Contender>& out, index_t n, std
 
 std::vector<Contender> tuning_set(index_t n, std::mt19937_64& rng) {
   std::vector<Contender> out;
-  tune_variant<Variant<8, 3, 24, 256>>(out, n, rng);  // the shipped configuration
+  tune_variant<Variant<8, 3, 48, 256>>(out, n, rng);  // the shipped configuration
+  tune_variant<Variant<8, 3, 24, 256>>(out, n, rng);
   tune_variant<Variant<12, 2, 24, 256>>(out, n, rng);
   tune_variant<Variant<6, 4, 24, 256>>(out, n, rng);
   tune_variant<Variant<14, 2, 24, 256>>(out, n, rng);
   tune_variant<Variant<8, 3, 12, 256>>(out, n, rng);
-  tune_variant<Variant<8, 3, 48, 256>>(out, n, rng);
+  tune_variant<Variant<8, 3, 96, 256>>(out, n, rng);
+  tune_variant<Variant<8, 3, 48, 512>>(out, n, rng);
   tune_variant<Variant<8, 3, 24, 128>>(out, n, rng);
   tune_variant<Variant<8, 3, 24, 512>>(out, n, rng);
   return out;

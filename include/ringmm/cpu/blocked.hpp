@@ -58,7 +58,9 @@ struct IsaAvx2 {  // 16 × 256-bit registers: 6×2 accumulators + 2 B vectors + 
 struct IsaAvx512 {  // 32 × 512-bit registers: 8×3 accumulators, the rest for B, A and temps
   static constexpr int vector_bytes = 64, vectors_per_row = 3, mr = 8;
   static constexpr bool has_fma = true;
-  static constexpr std::size_t b_sliver_bytes = 24 << 10, a_block_bytes = 256 << 10;
+  // KC = 256 for f32 (a 48 KiB sliver, past L1) measured 5–15 % faster than KC = 128 on Zen 4:
+  // fewer accumulator round trips through the workspace outweigh the L2 reads of B.
+  static constexpr std::size_t b_sliver_bytes = 48 << 10, a_block_bytes = 256 << 10;
 };
 
 // Cache blocking for element type T under configuration Isa.

@@ -34,9 +34,23 @@ namespace ringmm::cuda_detail {
 
 inline index_t round_up(index_t x, index_t m) { return (x + m - 1) / m * m; }
 
-// Full-machine throughput of b64x64_k16_t4x4_blk relative to b128x128_k8_t8x8_bcyc (f32 max-plus,
-// H100, docs/perf/cuda-engine.md).
-constexpr double small_tile_rate = 0.9;
+// Full-machine throughput of b64x64_k16_t4x4_blk relative to b128x128_k8_t8x8_bcyc, measured on
+// the H100 at 4096³ (docs/perf/cuda-engine.md): the smaller tile issues one shared-memory load per
+// 8 updates instead of 16, which costs most where the update is a single FFMA.
+template <class S> constexpr double small_tile_rate() {
+  if constexpr (std::is_same_v<S, PlusTimes<float>>) return 0.72;
+  else return 0.97;
+}
+
+// Pad mode splits off the ragged last block row and column when M, N are at least one tile: the
+// interior runs branch-free on whole tiles and the fringe runs, concurrently on a second stream,
+// as a predicated product of the small configuration on the same packed operands. Rounding 4097
+// up to 33 tiles of 128 would otherwise add a whole wave of blocks (docs/perf/cuda-engine.md).
+constexpr ConfigId fringe_config = ConfigId::b64x64_k16_t4x4_blk;
+template <class T> bool splits_fringe(const ConfigInfo& cfg, Border border, const detail::Problem<T>& p) {
+  return border == Border::pad && !p.symmetric && p.m() >= cfg.bm && p.n() >= cfg.bn &&
+         (p.m() % cfg.bm != 0 || p.n() % cfg.bn != 0);
+}
 
 bool is_device_pointer(const void* p);
 int multiprocessor_count();
@@ -49,10 +63,11 @@ template <class S> int resident_blocks(ConfigId id);
 // scored by the time a wave model predicts,
 //     ceil(blocks / slots) · slots · BM·BN / rate,
 // slots = resident blocks per SM (occupancy API) × SMs, rate = the configuration's full-machine
-// throughput relative to b128 (measured on the H100: docs/perf/cuda-engine.md). A partial last
-// wave costs a whole wave, so shapes just past a tile multiple (4097³) or small products move to
-// the smaller tile, whose waves are finer.
-template <class S> ConfigId choose_config(const Context& ctx, const detail::Problem<typename S::value_type>& p) {
+// throughput relative to b128 (small_tile_rate). A partial last wave costs a whole wave, so small
+// products move to the smaller tile, whose waves are finer; blocks count whole tiles only when
+// the fringe is split off (splits_fringe).
+template <class S>
+ConfigId choose_config(const Context& ctx, Border border, const detail::Problem<typename S::value_type>& p) {
   using T = typename S::value_type;
   if (!ctx.cuda_config.empty()) return find_config(ctx.cuda_config);
   if constexpr (sizeof(T) == 8) return ConfigId::b64x64_k16_t4x4_blk;
@@ -60,13 +75,16 @@ template <class S> ConfigId choose_config(const Context& ctx, const detail::Prob
     ConfigId id;
     double rate;
   };
-  const Candidate candidates[] = {{ConfigId::b128x128_k8_t8x8_bcyc, 1.0}, {ConfigId::b64x64_k16_t4x4_blk, small_tile_rate}};
+  const Candidate candidates[] = {{ConfigId::b128x128_k8_t8x8_bcyc, 1.0},
+                                  {ConfigId::b64x64_k16_t4x4_blk, small_tile_rate<S>()}};
   const double sms = multiprocessor_count();
   ConfigId best = candidates[0].id;
   double best_cost = 0;
   for (const Candidate& c : candidates) {
     const ConfigInfo& info = config_table[int(c.id)];
-    const double tiles_m = double((p.m() + info.bm - 1) / info.bm), tiles_n = double((p.n() + info.bn - 1) / info.bn);
+    const bool split = splits_fringe(info, border, p);  // then only whole tiles count
+    const double tiles_m = double(split ? p.m() / info.bm : (p.m() + info.bm - 1) / info.bm);
+    const double tiles_n = double(split ? p.n() / info.bn : (p.n() + info.bn - 1) / info.bn);
     const double blocks = (p.symmetric ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n) * double(p.batch);
     const double slots = sms * std::max(1, resident_blocks<S>(c.id));
     const double cost = std::ceil(blocks / slots) * slots * info.bm * info.bn / c.rate;
@@ -263,6 +281,61 @@ template <class S> int resident_blocks(ConfigId id) {
   return blocks;
 }
 
+// A second stream that starts after the work queued so far on `main` and that `main` waits for
+// when it goes out of scope (fork/join through events).
+class SideStream {
+ public:
+  explicit SideStream(cudaStream_t main) : main_(main) {
+    cuda_check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    cuda_check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    cuda_check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    cuda_check(cudaEventRecord(fork_, main_), "cudaEventRecord");
+    cuda_check(cudaStreamWaitEvent(side_, fork_, 0), "cudaStreamWaitEvent");
+  }
+  SideStream(const SideStream&) = delete;
+  SideStream& operator=(const SideStream&) = delete;
+  ~SideStream() {  // the runtime defers destruction until the queued work is done
+    cudaEventRecord(join_, side_);
+    cudaStreamWaitEvent(main_, join_, 0);
+    cudaEventDestroy(fork_);
+    cudaEventDestroy(join_);
+    cudaStreamDestroy(side_);
+  }
+  cudaStream_t get() const { return side_; }
+
+ private:
+  cudaStream_t main_, side_ = nullptr;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
+};
+
+// Pad mode with the fringe split off (splits_fringe): `args` holds the packed operands, C in
+// place and the padded sizes; the interior [0, m_main) × [0, n_main) runs on whole tiles, the
+// bottom rows [m_main, m) × [0, n) and the right columns [0, m_main) × [n_main, n) run predicated.
+template <class S>
+void launch_split(ConfigId id, const KernelArgs<typename S::value_type>& args, index_t m, index_t n, index_t batch,
+                  cudaStream_t stream) {
+  const ConfigInfo& cfg = config_table[int(id)];
+  const ConfigInfo& small = config_table[int(fringe_config)];
+  const index_t m_main = m / cfg.bm * cfg.bm, n_main = n / cfg.bn * cfg.bn;
+  KernelArgs<typename S::value_type> interior = args;
+  interior.m = m_main, interior.n = n_main, interior.tiles_n = int(n_main / cfg.bn);
+  SideStream side(stream);
+  launch<S>(id, Border::pad, interior, (m_main / cfg.bm) * (n_main / cfg.bn), batch, stream);
+  auto fringe = [&](index_t i0, index_t j0, index_t rows, index_t cols) {
+    if (rows == 0 || cols == 0) return;
+    KernelArgs<typename S::value_type> f = args;
+    f.a += i0;  // packed A: rows adjacent (a_rs = 1); packed B: columns adjacent (b_cs = 1)
+    f.b += j0;
+    f.c += i0 * args.c_rs + j0 * args.c_cs;
+    f.m = rows, f.n = cols;
+    f.a_m_fast = true, f.b_n_fast = true;
+    f.tiles_n = int((cols + small.bn - 1) / small.bn);
+    launch<S>(fringe_config, Border::predicate, f, ((rows + small.bm - 1) / small.bm) * f.tiles_n, batch, side.get());
+  };
+  fringe(m_main, 0, m - m_main, n);
+  fringe(0, n_main, m_main, n - n_main);
+}
+
 template <class T>
 void pack(T* dst, index_t ld, index_t rows_p, index_t cols_p, index_t dst_stride, const detail::Strided<const T>& src,
           index_t src_stride, index_t members, T fill, cudaStream_t stream) {
@@ -281,9 +354,10 @@ void pack(T* dst, index_t ld, index_t rows_p, index_t cols_p, index_t dst_stride
 template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<typename S::value_type>& p) {
   using T = typename S::value_type;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
-  const ConfigId id = choose_config<S>(ctx, p);
-  const ConfigInfo& cfg = config_table[int(id)];
   const Border border = choose_border(ctx, p);
+  const ConfigId id = choose_config<S>(ctx, border, p);
+  const ConfigInfo& cfg = config_table[int(id)];
+  const bool split = splits_fringe(cfg, border, p);
   const bool reads_c = !(p.beta == S::zero());
   const index_t m = p.m(), n = p.n(), k = p.k(), batch = p.batch;
 
@@ -348,7 +422,7 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
     }
     args.a = a.view.p, args.a_rs = 1, args.a_cs = a.view.cs, args.stride_a = a.stride;
     args.b = b.view.p, args.b_rs = b.view.rs, args.b_cs = 1, args.stride_b = b.stride;
-    if (m == mp && n == np) {
+    if ((m == mp && n == np) || split) {
       args.c = c.view.p, args.c_rs = c.view.rs, args.c_cs = c.view.cs, args.stride_c = c.stride;
     } else {
       c_padded.storage = DeviceBuffer<T>(std::size_t(mp * np * batch), stream);
@@ -374,7 +448,11 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
   // and the epilogue keeps i ≥ j).
   args.triangular = p.symmetric && square_tiles;
   const index_t blocks = args.triangular ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n;
-  launch<S>(id, border, args, blocks, batch, stream);
+  if (split) {
+    launch_split<S>(id, args, m, n, batch, stream);
+  } else {
+    launch<S>(id, border, args, blocks, batch, stream);
+  }
 
   if (c_padded.storage.get()) {
     const index_t total = m * n;

@@ -1,6 +1,5 @@
 // ringmm multiply: C = alpha ⊗ (op(A) ⊗ op(B)) ⊕ beta ⊗ C0 over a semiring, on .npy files.
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -76,7 +75,8 @@ int run_multiply(const MultiplyRequest& req, npy::Matrix& a, npy::Matrix& b, std
             << "shape     M=" << m << " N=" << n << " K=" << k << "  (op(A) " << to_string(op_a) << ", op(B) "
             << to_string(op_b) << ")\n"
             << "backend   " << to_string(backend) << "\n"
-            << "time      " << fixed(seconds * 1e3, 3) << " ms\n"
+            << "time      " << fixed(seconds * 1e3, 3) << " ms"
+            << (backend == Backend::cuda ? " (one call on host matrices: host<->device copies included)" : "") << "\n"
             << "rate      "
             << (m * n * k > 0 ? scientific(double(m) * double(n) * double(k) * lanes(dtype_of<T>::value) / seconds) + " updates/s" : "-")
             << "\n";

@@ -237,6 +237,14 @@ TEST(PlusTimesI32, ProductJustInsideTheBoundIsExact) {
   EXPECT_EQ(c(0, 0), 2147352578);
 }
 
+TEST_F(IntegerRanges, SyrkIgnoresTheUnreadUpperTriangleOfC) {
+  HostMatrix<std::int32_t> sq = testing::random_matrix<S>(7, 7, Layout::row_major, 0, rng);
+  sq(0, 6) = std::numeric_limits<std::int32_t>::max();  // upper triangle: never read by syrk
+  EXPECT_NO_THROW(syrk<S>(ctx, Op::N, b.cview(), sq.view, 0, 0));
+  sq(6, 0) = std::numeric_limits<std::int32_t>::max();  // lower triangle: read, so refused
+  expect_refused([&] { syrk<S>(ctx, Op::N, b.cview(), sq.view, 0, 0); }, Errc::value_out_of_range, "C", sq);
+}
+
 // ---- batched and syrk --------------------------------------------------------------------------
 
 TEST_F(Validation, NegativeBatchCountIsRefused) {

@@ -61,8 +61,9 @@ and, for plus-times f32/f64, ringmm's blocked kernel; on CUDA, cuBLAS for plus-t
 register-register microbenchmark ceiling for every semiring and type.
 
   --backend B       auto (default), cpu, cuda
-  --semiring S      a semiring or all (default: all)
-  --type T          an element type or all (default: all supported by the semiring)
+  --semiring LIST   semirings, comma-separated, or all (default: all)
+  --type LIST       element types, comma-separated, or all (default: all); only the
+                    supported pairs of the two lists run
   --shapes LIST     comma-separated N (N x N x N) or MxNxK
                     (default: 256,512 on the CPU; 4096,8192,4097 on CUDA)
   --product P       gemm (default), batched, syrk (C = A^T A with A KxN; needs M = N)
@@ -80,8 +81,9 @@ triangle it computes.
 Runs the register/shared-memory microbenchmarks (seed 004) on the GPU and prints the ceiling of
 each semiring and element type in 10^12 updates/s. Needs the CUDA backend and a device.
 
-  --semiring S      a semiring or all (default: all)
-  --type T          an element type or all (default: all supported by the semiring)
+  --semiring LIST   semirings, comma-separated, or all (default: all)
+  --type LIST       element types, comma-separated, or all (default: all); only the
+                    supported pairs of the two lists run
   --out FILE        also write the records as .json or .csv
 )"},
     {"info", info_command, "show the build, the backends and the devices",

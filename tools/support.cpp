@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -49,17 +50,22 @@ std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt) {
   const std::string semiring = opt.get_or("semiring", "all"), type = opt.get_or("type", "all");
   std::vector<SemiringKind> kinds;
   std::vector<DType> types;
-  if (semiring == "all") kinds.assign(std::begin(all_semirings), std::end(all_semirings));
-  else kinds.push_back(parse_semiring(semiring, "--semiring"));
-  if (type == "all") types.assign(std::begin(all_dtypes), std::end(all_dtypes));
-  else types.push_back(parse_dtype(type, "--type"));
+  for (const std::string& item : split_list(semiring, "--semiring")) {
+    if (item == "all") kinds.insert(kinds.end(), std::begin(all_semirings), std::end(all_semirings));
+    else kinds.push_back(parse_semiring(item, "--semiring"));
+  }
+  for (const std::string& item : split_list(type, "--type")) {
+    if (item == "all") types.insert(types.end(), std::begin(all_dtypes), std::end(all_dtypes));
+    else types.push_back(parse_dtype(item, "--type"));
+  }
   std::vector<std::pair<SemiringKind, DType>> pairs;
   for (SemiringKind k : kinds)
     for (DType t : types)
-      if (is_supported(k, t)) pairs.emplace_back(k, t);
+      if (is_supported(k, t) && std::find(pairs.begin(), pairs.end(), std::make_pair(k, t)) == pairs.end())
+        pairs.emplace_back(k, t);
   if (pairs.empty()) {
-    if (semiring != "all" && type != "all") throw UsageError("--type", unsupported_message(kinds[0], types[0]));
-    throw UsageError("--type", "no semiring in the selection is available for element type " + type);
+    if (kinds.size() == 1 && types.size() == 1) throw UsageError("--type", unsupported_message(kinds[0], types[0]));
+    throw UsageError("--type", "no semiring in --semiring " + semiring + " is available for --type " + type);
   }
   return pairs;
 }

@@ -173,8 +173,9 @@ std::string unsupported_message(SemiringKind kind, DType type);
 // The CPU model (from /proc/cpuinfo) and the first GPU's name (empty without one).
 std::string cpu_model();
 std::string gpu_name();
-// The semiring/type pairs chosen by --semiring S|all and --type T|all (both default to all); a
-// named pair the library does not ship is a UsageError, "all" keeps only the supported pairs.
+// The semiring/type pairs chosen by --semiring and --type, each a comma-separated list of names
+// or "all" (the default): every supported pair of the two lists, in order. A single named pair
+// the library does not ship is a UsageError; lists keep only their supported pairs.
 std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt);
 // UTC time of now as 2026-01-31T12:00:00Z.
 std::string utc_timestamp();

@@ -22,14 +22,20 @@ inline void cuda_check(cudaError_t err, const char* what) {
 // the next synchronising call, which is checked too).
 inline void check_launch(const char* kernel) { cuda_check(cudaGetLastError(), kernel); }
 
-// A stream-ordered device allocation, freed on the same stream when it goes out of scope.
+// The engine's own stream-ordered memory pool on the current device. It keeps freed memory (up to
+// a few GiB) for the next call, so the padding and staging buffers of repeated calls cost no
+// new mappings; the caller's default pool is left as it is.
+cudaMemPool_t workspace_pool();
+
+// A stream-ordered device allocation from workspace_pool(), freed on the same stream when it goes
+// out of scope.
 template <class T> class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   DeviceBuffer(std::size_t count, cudaStream_t stream) : stream_(stream) {
     if (count == 0) return;
     void* p = nullptr;
-    cuda_check(cudaMallocAsync(&p, count * sizeof(T), stream), "cudaMallocAsync");
+    cuda_check(cudaMallocFromPoolAsync(&p, count * sizeof(T), workspace_pool(), stream), "cudaMallocFromPoolAsync");
     data_ = static_cast<T*>(p);
   }
   DeviceBuffer(const DeviceBuffer&) = delete;

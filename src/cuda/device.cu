@@ -2,7 +2,10 @@
 // every engine_*.cu translation unit.
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "check.hpp"
 #include "configs.hpp"
@@ -40,6 +43,28 @@ int multiprocessor_count() {
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   return count;
+}
+
+cudaMemPool_t workspace_pool() {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  static std::mutex mutex;
+  static std::vector<cudaMemPool_t> pools;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (pools.size() <= std::size_t(device)) pools.resize(std::size_t(device) + 1, nullptr);
+  if (!pools[std::size_t(device)]) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    cuda_check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate");
+    std::uint64_t keep = std::uint64_t(4) << 30;
+    cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+    pools[std::size_t(device)] = pool;
+  }
+  return pools[std::size_t(device)];
 }
 
 ConfigId find_config(const std::string& name) {

@@ -33,10 +33,10 @@ template <class T> struct MatrixView {
 
 // Compact views with the smallest legal leading dimension.
 template <class T> MatrixView<T> row_major(T* data, index_t rows, index_t cols) {
-  return {data, rows, cols, cols, Layout::row_major};
+  return {data, rows, cols, cols > 1 ? cols : 1, Layout::row_major};
 }
 template <class T> MatrixView<T> col_major(T* data, index_t rows, index_t cols) {
-  return {data, rows, cols, rows, Layout::col_major};
+  return {data, rows, cols, rows > 1 ? rows : 1, Layout::col_major};
 }
 
 namespace detail {

@@ -22,7 +22,7 @@ struct Matrix {
   bool fortran_order = false;
   std::vector<std::byte> data;
 
-  template <class T> MatrixView<T> view() { return {reinterpret_cast<T*>(data.data()), rows, cols, cols, Layout::row_major}; }
+  template <class T> MatrixView<T> view() { return {reinterpret_cast<T*>(data.data()), rows, cols, cols > 1 ? cols : 1, Layout::row_major}; }
 };
 
 // Throws ringmm::Error naming `path`: io_error when the file cannot be read, format_error for a bad

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "check.hpp"
 #include "configs.hpp"
@@ -281,31 +282,47 @@ template <class S> int resident_blocks(ConfigId id) {
   return blocks;
 }
 
-// A second stream that starts after the work queued so far on `main` and that `main` waits for
-// when it goes out of scope (fork/join through events).
+// A second stream, of the highest priority, that starts after the work queued so far on `main` and
+// that `main` waits for when it goes out of scope (fork/join through events). The priority lets
+// the fringe's blocks start beside the interior's first wave instead of trailing its last. The
+// stream and its two events are made once per host thread and device and then reused (creating
+// a stream per call cost ~0.3 ms, measured at 1000³) and are kept until the process ends.
 class SideStream {
  public:
-  explicit SideStream(cudaStream_t main) : main_(main) {
-    cuda_check(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    cuda_check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    cuda_check(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    cuda_check(cudaEventRecord(fork_, main_), "cudaEventRecord");
-    cuda_check(cudaStreamWaitEvent(side_, fork_, 0), "cudaStreamWaitEvent");
+  explicit SideStream(cudaStream_t main) : main_(main), res_(resources()) {
+    cuda_check(cudaEventRecord(res_.fork, main_), "cudaEventRecord");
+    cuda_check(cudaStreamWaitEvent(res_.side, res_.fork, 0), "cudaStreamWaitEvent");
   }
   SideStream(const SideStream&) = delete;
   SideStream& operator=(const SideStream&) = delete;
-  ~SideStream() {  // the runtime defers destruction until the queued work is done
-    cudaEventRecord(join_, side_);
-    cudaStreamWaitEvent(main_, join_, 0);
-    cudaEventDestroy(fork_);
-    cudaEventDestroy(join_);
-    cudaStreamDestroy(side_);
+  ~SideStream() {  // errors here would only repeat one the launches already reported
+    cudaEventRecord(res_.join, res_.side);
+    cudaStreamWaitEvent(main_, res_.join, 0);
   }
-  cudaStream_t get() const { return side_; }
+  cudaStream_t get() const { return res_.side; }
 
  private:
-  cudaStream_t main_, side_ = nullptr;
-  cudaEvent_t fork_ = nullptr, join_ = nullptr;
+  struct Resources {
+    cudaStream_t side = nullptr;
+    cudaEvent_t fork = nullptr, join = nullptr;
+  };
+  static Resources& resources() {
+    thread_local std::vector<Resources> per_device;
+    int device = 0;
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+    if (per_device.size() <= std::size_t(device)) per_device.resize(std::size_t(device) + 1);
+    Resources& r = per_device[std::size_t(device)];
+    if (!r.side) {
+      int least = 0, greatest = 0;
+      cuda_check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+      cuda_check(cudaEventCreateWithFlags(&r.fork, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+      cuda_check(cudaEventCreateWithFlags(&r.join, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+      cuda_check(cudaStreamCreateWithPriority(&r.side, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+    }
+    return r;
+  }
+  cudaStream_t main_;
+  Resources& res_;
 };
 
 // Pad mode with the fringe split off (splits_fringe): `args` holds the packed operands, C in
@@ -320,7 +337,6 @@ void launch_split(ConfigId id, const KernelArgs<typename S::value_type>& args, i
   KernelArgs<typename S::value_type> interior = args;
   interior.m = m_main, interior.n = n_main, interior.tiles_n = int(n_main / cfg.bn);
   SideStream side(stream);
-  launch<S>(id, Border::pad, interior, (m_main / cfg.bm) * (n_main / cfg.bn), batch, stream);
   auto fringe = [&](index_t i0, index_t j0, index_t rows, index_t cols) {
     if (rows == 0 || cols == 0) return;
     KernelArgs<typename S::value_type> f = args;
@@ -334,6 +350,7 @@ void launch_split(ConfigId id, const KernelArgs<typename S::value_type>& args, i
   };
   fringe(m_main, 0, m - m_main, n);
   fringe(0, n_main, m_main, n - n_main);
+  launch<S>(id, Border::pad, interior, (m_main / cfg.bm) * (n_main / cfg.bn), batch, stream);
 }
 
 template <class T>

@@ -199,7 +199,7 @@ template <class S, int EXT, int BK, int THREADS, Border B> struct PanelStage {
 };
 
 // Row (or column) offset inside the block tile of the thread's e-th element along one axis.
-template <int T_, int Sub, int THREADS_AXIS> __device__ __forceinline__ int tile_offset(int e, int t) {
+template <int Sub, int THREADS_AXIS> __device__ __forceinline__ int tile_offset(int e, int t) {
   return (e / Sub) * THREADS_AXIS * Sub + t * Sub + e % Sub;
 }
 
@@ -210,7 +210,7 @@ __device__ __forceinline__ void load_fragment_global(typename Registers<S>::R* f
                                                      index_t k_end, int t) {
 #pragma unroll
   for (int g = 0; g < T_ / Sub; ++g) {
-    const index_t gx = x0 + tile_offset<T_, Sub, THREADS_AXIS>(g * Sub, t);
+    const index_t gx = x0 + tile_offset<Sub, THREADS_AXIS>(g * Sub, t);
     if constexpr (B == Border::pad) {
       load_run<Sub>(frag + g * Sub, p + gk * ks + gx);
     } else {
@@ -224,7 +224,7 @@ __device__ __forceinline__ void load_fragment_global(typename Registers<S>::R* f
 template <int T_, int Sub, int THREADS_AXIS, class D, class T>
 __device__ __forceinline__ void load_fragment_shared(D* frag, const T* s_row, int t) {
 #pragma unroll
-  for (int g = 0; g < T_ / Sub; ++g) load_run<Sub>(frag + g * Sub, s_row + tile_offset<T_, Sub, THREADS_AXIS>(g * Sub, t));
+  for (int g = 0; g < T_ / Sub; ++g) load_run<Sub>(frag + g * Sub, s_row + tile_offset<Sub, THREADS_AXIS>(g * Sub, t));
 }
 
 template <class S, class Cfg>
@@ -316,10 +316,10 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
 
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const index_t gi = i0 + tile_offset<TM, Cfg::SubM, threads_m>(i, ty);
+    const index_t gi = i0 + tile_offset<Cfg::SubM, threads_m>(i, ty);
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const index_t gj = j0 + tile_offset<TN, Cfg::SubN, threads_n>(j, tx);
+      const index_t gj = j0 + tile_offset<Cfg::SubN, threads_n>(j, tx);
       if (B == Border::predicate && (gi >= args.m || gj >= args.n)) continue;
       if (args.symmetric && gi < gj) continue;
       T* out = c + gi * args.c_rs + gj * args.c_cs;

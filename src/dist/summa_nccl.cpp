@@ -75,7 +75,8 @@ namespace detail {
 
 namespace {
 
-// One rank per GPU: the rank's index among the ranks of its node picks the device.
+// One rank per GPU: the rank's index among the ranks of its node picks the device, unless the
+// rank sees only one.
 Grid::DeviceState& device_state(const Grid& grid) {
   if (grid.device_state()) return *grid.device_state();
   auto state = std::make_shared<Grid::DeviceState>();
@@ -89,11 +90,12 @@ Grid::DeviceState& device_state(const Grid& grid) {
     MPI_Comm_free(&node);
     int devices = 0;
     check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-    if (node_size > devices)
+    // A launcher that gives each rank one visible GPU (per-task CUDA_VISIBLE_DEVICES) leaves device 0.
+    if (devices != 1 && node_size > devices)
       throw Error(Errc::invalid_argument, "ranks",
                   std::to_string(node_size) + " ranks share a node with " + std::to_string(devices) +
                       " GPUs; the device path runs one rank per GPU");
-    state->device = node_rank;
+    state->device = devices == 1 ? 0 : node_rank;
     check_cuda(cudaSetDevice(state->device), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&state->comm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
     check_cuda(cudaStreamCreateWithFlags(&state->compute_stream, cudaStreamNonBlocking), "cudaStreamCreate");

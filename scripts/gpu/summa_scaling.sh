@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Strong scaling of `ringmm summa` on one host's GPUs (issue 4, item 7). NOT YET RUN: see
-# docs/distributed.md ("Not run yet") for the exact device commands.
+# Strong scaling of `ringmm summa` on one host's GPUs (issue 4, item 7); docs/distributed.md has
+# the commands of the recorded runs.
 #
 # Usage, repository root on the GPU machine:
-#   scripts/gpu/summa_scaling.sh [build-dir] [sizes] [semirings] [grids] [variants]
-#     build-dir  a CUDA+MPI+NCCL build holding tools/ringmm; configured and built here when missing
+#   scripts/gpu/summa_scaling.sh [tool] [sizes] [semirings] [grids] [variants]
+#     tool       a ringmm executable built with CUDA, MPI and NCCL, or a build dir holding
+#                tools/ringmm (configured and built here when missing)
 #     sizes      comma list, default 16384,32768
 #     semirings  comma list of semiring:type, default plus-times:f32,max-plus:f32
 #     grids      comma list of PRxPC, default 1x1,1x2,2x1 (1x1 is the baseline of the efficiency)
@@ -13,6 +14,7 @@
 # and summary.txt lists time, rate and efficiency E = T(1x1) / (P · T(grid)) per run.
 set -uo pipefail
 build=${1:-build-summa}
+reps=${SUMMA_REPS:-5}
 sizes=${2:-16384,32768}
 semirings=${3:-plus-times:f32,max-plus:f32}
 grids=${4:-1x1,1x2,2x1}
@@ -28,6 +30,7 @@ export NCCL_NVLS_ENABLE=0   # no NVLink multicast on these machines
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 tool=$build/tools/ringmm
+[ -f "$build" ] && [ -x "$build" ] && tool=$build
 if [ ! -x "$tool" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_MPI=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90a -DRINGMM_BUILD_TESTS=OFF -DRINGMM_BUILD_EXAMPLES=OFF > "$out/configure.log" 2>&1 ||
@@ -51,7 +54,7 @@ for pair in ${semirings//,/ }; do
         # --bind-to none: each rank drives one GPU (cudaSetDevice(node-local rank)) and uses its own CPU threads.
         timeout 400 mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
           "$tool" summa --size "$n" --semiring "$semiring" --type "$type" --grid "$grid" --block 1024 \
-          --variant "$variant" --backend cuda --reps 5 --results "$record" > "$out/run.log" 2>&1
+          --variant "$variant" --backend cuda --reps "$reps" --results "$record" > "$out/run.log" 2>&1
         rc=$?
         echo "== $semiring $type n=$n grid=$grid $variant rc=$rc" >> "$out/runs.log"
         cat "$out/run.log" >> "$out/runs.log"

@@ -109,20 +109,31 @@ TEST(SummaTraffic, EveryByteSentIsReceivedAndOneRankSendsNothing) {
   }
 }
 
-TEST(SummaDevice, MatchesTheSingleProcessProductOnGpus) {
+// The device path (NCCL panels, local multiplies on the rank's GPU): every grid of the world, both
+// variants, the cases above plus one whose k blocks are wide enough for the engine's padded kernels.
+template <class S> class SummaDevice : public ::testing::Test {};
+TYPED_TEST_SUITE(SummaDevice, Semirings);
+
+TYPED_TEST(SummaDevice, MatchesTheSingleProcessProductOnGpus) {
   int have = cuda_device_available() ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!RINGMM_HAVE_NCCL || !have) GTEST_SKIP() << "needs NCCL and a CUDA device on every rank";
-  dist::Grid grid(MPI_COMM_WORLD);
-  for (dist::Variant variant : {dist::Variant::broadcast, dist::Variant::ring}) {
-    dist::Options options;
-    options.variant = variant;
-    options.context.backend = Backend::cuda;
-    std::uint64_t seed = 100;
-    for (const Case& cs : cases) {
-      check_case<PlusTimes<float>>(grid, cs, seed % 2 == 0, seed, options);
-      check_case<MaxPlus<std::int32_t>>(grid, cs, seed % 2 == 0, seed, options);
-      ++seed;
+  constexpr Case padded{520, 300, 600, 256, Op::N, Op::T};
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    for (dist::Variant variant : {dist::Variant::broadcast, dist::Variant::ring}) {
+      dist::Options options;
+      options.variant = variant;
+      options.context.backend = Backend::cuda;
+      std::uint64_t seed = 100;
+      for (const Case& cs : cases) {
+        SCOPED_TRACE(grid_name(grid) + " " + std::string(dist::to_string(variant)) + " " + std::to_string(cs.m) + "x" +
+                     std::to_string(cs.n) + "x" + std::to_string(cs.k) + " nb " + std::to_string(cs.nb));
+        check_case<TypeParam>(grid, cs, seed % 2 == 0, seed, options);
+        ++seed;
+      }
+      SCOPED_TRACE(grid_name(grid) + " " + std::string(dist::to_string(variant)) + " 520x300x600 nb 256");
+      check_case<TypeParam>(grid, padded, true, seed, options);
     }
   }
 }

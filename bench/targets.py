@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Check the CUDA engine's targets (issue 3) against `ringmm bench` records and print the table.
+
+    python3 bench/targets.py bench/results/bench-h100-*.json [--out docs/perf/cuda-targets.md]
+
+Every figure comes from the records: ringmm's rows (backend cuda), cuBLAS measured in the same run
+(backend cublas) and the microbenchmark ceilings (backend ceiling). Exit status 1 when a target
+is missed or its records are absent.
+"""
+import argparse
+import json
+import pathlib
+import sys
+
+UNIT = 1e12
+
+
+def load(paths):
+    records = []
+    for path in paths:
+        data = json.loads(pathlib.Path(path).read_text())
+        records += data if isinstance(data, list) else data.get("records", [])
+    return records
+
+
+class Finder:
+    def __init__(self, records):
+        self.records = records
+
+    def one(self, backend, semiring, typ, product, m, n=None, k=None, batch=1):
+        n = m if n is None else n
+        k = m if k is None else k
+        for r in self.records:
+            if (r.get("backend"), r.get("semiring"), r.get("type"), r.get("product")) != (backend, semiring, typ, product):
+                continue
+            if (r.get("m"), r.get("n"), r.get("k"), r.get("batch", 1)) == (m, n, k, batch):
+                return r
+        return None
+
+    def ceiling(self, semiring, typ):
+        for r in self.records:
+            if (r.get("backend"), r.get("semiring"), r.get("type"), r.get("product")) == ("ceiling", semiring, typ, "reg-reg"):
+                return r["updates_per_s"]
+        return None
+
+    def pairs(self):
+        seen = []
+        for r in self.records:
+            key = (r.get("semiring"), r.get("type"))
+            if r.get("backend") == "cuda" and r.get("product") == "gemm" and key not in seen:
+                seen.append(key)
+        return seen
+
+
+def rate(r):
+    return r["updates_per_s"] / UNIT
+
+
+def check(records):
+    """Rows of (target, required, measured, met)."""
+    f = Finder(records)
+    rows = []
+
+    def absolute(label, semiring, typ, floor, unit="10¹² upd/s"):
+        for size in (4096, 8192):
+            r = f.one("cuda", semiring, typ, "gemm", size)
+            ceiling = f.ceiling(semiring, typ)
+            if r is None:
+                rows.append((f"{label} {size}³", f"≥ {floor} {unit}", "not measured", False))
+                continue
+            note = f" ({100 * r['updates_per_s'] / ceiling:.0f} % of the {ceiling / UNIT:.1f} ceiling)" if ceiling else ""
+            rows.append((f"{label} {size}³", f"≥ {floor} {unit}", f"{rate(r):.2f}{note}", rate(r) >= floor))
+
+    absolute("f32 max-plus", "max-plus", "f32", 11.0)
+    absolute("f32 min-plus", "min-plus", "f32", 11.0)
+    absolute("i32 max-plus", "max-plus", "i32", 12.0)
+    absolute("i16x2 max-plus", "max-plus", "i16x2", 20.0, "10¹² lanes/s")
+    absolute("f64 max-plus", "max-plus", "f64", 2.7)
+
+    for semiring, typ in f.pairs():
+        even, odd = f.one("cuda", semiring, typ, "gemm", 4096), f.one("cuda", semiring, typ, "gemm", 4097)
+        if even and odd:
+            ratio = odd["updates_per_s"] / even["updates_per_s"]
+            rows.append((f"{semiring} {typ} 4097³ / 4096³", "≥ 0.90",
+                         f"{ratio:.3f} ({rate(odd):.2f} / {rate(even):.2f})", ratio >= 0.90))
+
+    ours, cublas = f.one("cuda", "plus-times", "f32", "gemm", 4096), f.one("cublas", "plus-times", "f32", "gemm", 4096)
+    if ours and cublas:
+        ratio = cublas["seconds"] / ours["seconds"]
+        rows.append(("plus-times f32 4096³ vs cuBLAS SGEMM (pedantic FP32, same run)", "≥ 0.70 ×",
+                     f"{ratio:.2f} × ({ours['flops_per_s'] / UNIT:.1f} vs {cublas['flops_per_s'] / UNIT:.1f} TFLOP/s)",
+                     ratio >= 0.70))
+    else:
+        rows.append(("plus-times f32 4096³ vs cuBLAS", "≥ 0.70 ×", "not measured", False))
+
+    for r in records:
+        if r.get("backend") == "cuda" and r.get("product") == "batched" and r.get("batch") == 20:
+            base = f.one("cuda", r["semiring"], r["type"], "gemm", 4096)
+            if base and (r["m"], r["n"], r["k"]) == (1024, 1024, 1024):
+                ratio = r["updates_per_s"] / base["updates_per_s"]
+                rows.append((f"{r['semiring']} {r['type']} 20 × 1024³ / 4096³", "≥ 0.80",
+                             f"{ratio:.2f} ({rate(r):.2f} / {rate(base):.2f})", ratio >= 0.80))
+
+    for r in records:
+        if r.get("backend") == "cuda" and r.get("product") == "syrk":
+            # syrk's C = AᵀA with A k×n is the gemm n×n×k: compare the time of the same product.
+            base = f.one("cuda", r["semiring"], r["type"], "gemm", r["n"], r["n"], r["k"])
+            if base:
+                speedup = base["seconds"] / r["seconds"]
+                rows.append((f"{r['semiring']} {r['type']} Aᵀ·A n={r['n']} k={r['k']} vs our gemm", "≥ 1.70 ×",
+                             f"{speedup:.2f} × ({r['seconds'] * 1e3:.2f} vs {base['seconds'] * 1e3:.2f} ms)",
+                             speedup >= 1.70))
+    return rows
+
+
+def markdown(rows, records, sources):
+    device = next((r.get("device") for r in records if r.get("device")), "?")
+    date = min((r.get("date", "") for r in records), default="")
+    out = [f"Device: {device}; first record {date}; from {', '.join(sources)}.", "",
+           "| target | required | measured | met |", "| --- | --- | --- | --- |"]
+    out += [f"| {t} | {req} | {got} | {'yes' if ok else '**no**'} |" for t, req, got, ok in rows]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=pathlib.Path)
+    parser.add_argument("--out", type=pathlib.Path, help="also write the table as Markdown here")
+    args = parser.parse_args()
+    records = load(args.files)
+    rows = check(records)
+    text = markdown(rows, records, [p.name for p in args.files])
+    print(text, end="")
+    if args.out:
+        header = ("# CUDA engine: issue 3's targets\n\nGenerated by `bench/targets.py` from `ringmm bench` records in "
+                  "`bench/results/`; do not edit by hand. Rates are 10¹² semiring updates per second (i16x2: lanes).\n\n")
+        args.out.write_text(header + text)
+    sys.exit(0 if rows and all(ok for *_, ok in rows) else 1)
+
+
+if __name__ == "__main__":
+    main()

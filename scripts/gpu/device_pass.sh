@@ -31,9 +31,9 @@ for step in $steps; do
     tests)
       OUT=$res/engine TEST_TIMEOUT=200 "$here/engine_check.sh" "$bins" tests > /dev/null 2>&1
       tail -4 "$res/engine/tests.txt" | sed 's/^/engine: /' >> "$summary"
-      timeout 200 "$bins/gputools_tests" --gtest_brief=1 > "$res/gputools.txt" 2>&1
+      timeout 200 "$bins/gputools_tests" --gtest_brief=1 --gtest_color=no > "$res/gputools.txt" 2>&1
       echo "gputools rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]' "$res/gputools.txt" | tr '\n' ' ')" >> "$summary"
-      timeout 400 mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$bins/dist_test" > "$res/dist.txt" 2>&1
+      timeout 400 mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$bins/dist_test" --gtest_color=no > "$res/dist.txt" 2>&1
       echo "dist_test -np $ranks rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]' "$res/dist.txt" | tr '\n' ' ')" >> "$summary"
       grep -E '^\[  FAILED  \] [A-Z]|^\[  SKIPPED \] [A-Z]' "$res/dist.txt" "$res/gputools.txt" | sort -u | head -20 >> "$summary"
       ;;
@@ -49,7 +49,7 @@ for step in $steps; do
     summa)
       # shellcheck disable=SC2086
       OUT=$res/summa "$here/summa_scaling.sh" "$bins/ringmm" ${SUMMA_ARGS:-16384,32768 plus-times:f32,max-plus:f32 1x1 broadcast} > "$res/summa.txt" 2>&1
-      sed -n '/^semiring /,/^== summary/p' "$res/summa/summary.txt" >> "$summary"
+      sed -n '/^device  /,$p' "$res/summa/summary.txt" >> "$summary"
       grep FAILED "$res/summa/summary.txt" >> "$summary"
       ;;
   esac

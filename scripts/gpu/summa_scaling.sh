@@ -65,16 +65,5 @@ for pair in ${semirings//,/ }; do
 done
 
 # Efficiency against the 1x1 record of the same semiring, type and size.
-python3 - "$out" <<'EOF' | tee -a "$summary"
-import glob, json, os, sys
-recs = [json.load(open(f))[0] for f in sorted(glob.glob(os.path.join(sys.argv[1], "summa_*.json")))]
-base = {(r["semiring"], r["type"], r["n"]): r["seconds"] for r in recs if r["ranks"] == 1}
-print(f"{'semiring':10} {'type':4} {'n':>6} {'grid':5} {'variant':9} {'ms':>10} {'1e12 upd/s':>10} {'eff':>5} {'recv/bound':>10}")
-for r in recs:
-    t1 = base.get((r["semiring"], r["type"], r["n"]))
-    eff = t1 / (r["ranks"] * r["seconds"]) if t1 else float("nan")
-    bound = r["bytes_received_mean"] / r["lower_bound_bytes"] if r["lower_bound_bytes"] else 0
-    print(f"{r['semiring']:10} {r['type']:4} {r['n']:>6} {r['grid_rows']}x{r['grid_cols']:<3} {r['variant']:9} "
-          f"{r['seconds']*1e3:>10.1f} {r['updates_per_s']/1e12:>10.2f} {eff:>5.2f} {bound:>10.3f}")
-EOF
+python3 "$(dirname "${BASH_SOURCE[0]}")/../../bench/summa_table.py" "$out"/summa_*.json | tee -a "$summary"
 echo "== summary =="; cat "$summary"

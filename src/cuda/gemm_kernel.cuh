@@ -58,9 +58,10 @@ template <class T> struct KernelArgs {
   bool b_n_fast;    // predicate mode: B's columns are adjacent (b_cs == 1)
 };
 
-// The inner update acc ⊕ (a ⊗ b). Float tropical semirings use the hardware max/min (FMNMX,
-// DMNMX: one instruction) rather than the compare-and-select a literal `a > b ? a : b` compiles
-// to; the two agree on every value of the semiring (they differ only for NaN operands).
+// The inner update acc ⊕ (a ⊗ b). f32 tropical semirings use the hardware max/min (FMNMX: one
+// instruction) rather than the compare-and-select a literal `a > b ? a : b` compiles to; the two
+// agree on every value of the semiring (they differ only for NaN operands). f64 keeps the select
+// (semiring.hpp's max_of says why).
 template <class S> struct Update {
   using T = typename S::value_type;
   static __device__ __forceinline__ T apply(T acc, T a, T b) { return semiring_traits<S>::fma(acc, a, b); }
@@ -73,12 +74,6 @@ template <> struct Update<MinPlus<float>> {
 };
 template <> struct Update<MaxMin<float>> {
   static __device__ __forceinline__ float apply(float acc, float a, float b) { return fmaxf(acc, fminf(a, b)); }
-};
-template <> struct Update<MaxPlus<double>> {
-  static __device__ __forceinline__ double apply(double acc, double a, double b) { return fmax(acc, a + b); }
-};
-template <> struct Update<MinPlus<double>> {
-  static __device__ __forceinline__ double apply(double acc, double a, double b) { return fmin(acc, a + b); }
 };
 
 // How the kernel holds values in registers. i16x2 lives in one 32-bit word that the two-lane

@@ -161,11 +161,13 @@ int default_threads(MPI_Comm comm) {
 }
 
 // Random data by global position, so that the matrix does not depend on the grid: each (row,
-// block column) run of entries has its own seed.
-template <class S> void fill_random(dist::DistMatrix<typename S::value_type>& x, std::uint64_t seed, index_t k) {
+// block column) run of entries has its own seed, so rows fill in parallel.
+template <class S>
+void fill_random(dist::DistMatrix<typename S::value_type>& x, std::uint64_t seed, index_t k, int threads) {
   const MatrixView<typename S::value_type> v = x.local();
-  std::mt19937_64 rng;
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (index_t li = 0; li < v.rows; ++li) {
+    std::mt19937_64 rng;
     const index_t gi = x.row_map().to_global(x.grid_row(), li);
     for (index_t lj = 0; lj < v.cols; ++lj) {
       const index_t gj = x.col_map().to_global(x.grid_col(), lj);
@@ -232,15 +234,15 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
     a_file.data = {};
     b_file.data = {};
     if (c_file) dist::scatter<T>(grid, dense_view<T>(*c_file), c0, 0);
-  } else {
-    fill_random<S>(a, req.seed, k);
-    fill_random<S>(b, req.seed + 1, k);
   }
-
   dist::Options options;
   options.variant = req.variant;
   options.context.backend = req.backend;
   options.context.cpu_threads = req.threads > 0 ? req.threads : default_threads(grid.comm());
+  if (!files) {
+    fill_random<S>(a, req.seed, k, options.context.cpu_threads);
+    fill_random<S>(b, req.seed + 1, k, options.context.cpu_threads);
+  }
   options.context.on_notice = [root](std::string_view note) {
     if (root) std::cerr << "ringmm summa: note: " << note << "\n";
   };

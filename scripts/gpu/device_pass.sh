@@ -39,7 +39,7 @@ for step in $steps; do
       ;;
     sanitize)
       OUT=$res/engine SANITIZE_TIMEOUT=150 "$here/engine_check.sh" "$bins" sanitize sass > /dev/null 2>&1
-      sed -n '/== SASS/,$p' "$res/engine/summary.txt" | grep -v '^==== summary' >> "$summary"
+      sed -n '/== memcheck/,$p' "$res/engine/summary.txt" >> "$summary"
       ;;
     bench)
       OUT=$res/bench "$here/bench_targets.sh" "$bins/ringmm" "$tag" > "$res/bench.txt" 2>&1

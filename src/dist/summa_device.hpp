@@ -1,5 +1,5 @@
 // The device path of SUMMA: local multiplies on this rank's GPU, panels moved by NCCL.
-// Compiled only when RINGMM_HAVE_NCCL (src/dist/summa_nccl.cpp); NOT YET RUN ON GPUs.
+// Compiled only when RINGMM_HAVE_NCCL (src/dist/summa_nccl.cpp).
 #pragma once
 
 #include "device_ops.hpp"

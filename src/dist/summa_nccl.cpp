@@ -3,8 +3,7 @@
 // multiplies by ringmm::gemm on the CUDA backend. Communication for step s + 1 runs on its own
 // stream while step s multiplies; events order the two streams.
 //
-// NOT YET RUN ON GPUs: it compiles on the CPU-only development machine; docs/distributed.md lists
-// the runs that remain.
+// Tested on the H100 (1×1) and on two H200s (1×2, 2×1): docs/distributed.md, "GPU runs".
 #include <cuda_runtime.h>
 #include <nccl.h>
 

@@ -50,6 +50,7 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
   --beta X          scale of C0 (needs --c)
   --backend B       auto (default), cpu, cuda
   --border P        auto (default), pad, predicate (CUDA border handling)
+  --own-kernels     plus-times f32/f64 on ringmm's kernels instead of OpenBLAS / cuBLAS
   --check           compare with the reference product; on a mismatch C is not written
 )"},
     {"bench", bench_command, "time products and compare with baselines and ceilings",
@@ -58,7 +59,8 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
 Times ringmm on random data (warm-up, then the median of --reps runs) and prints one row per
 case as it finishes, beside its baselines: on the CPU, OpenBLAS sgemm/dgemm of the same shape
 and, for plus-times f32/f64, ringmm's blocked kernel; on CUDA, cuBLAS for plus-times and the
-register-register microbenchmark ceiling for every semiring and type.
+register-register microbenchmark ceiling for every semiring and type. plus-times f32/f64 run
+through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is timed beside them.
 
   --backend B       auto (default), cpu, cuda
   --semiring LIST   semirings, comma-separated, or all (default: all)

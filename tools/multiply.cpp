@@ -105,7 +105,7 @@ int run_multiply(const MultiplyRequest& req, npy::Matrix& a, npy::Matrix& b, std
 int multiply_command(const Args& args) {
   const Options opt(args, {{"a", true}, {"b", true}, {"out", true}, {"c", true}, {"semiring", true}, {"type", true},
                            {"transa", false}, {"transb", false}, {"alpha", true}, {"beta", true}, {"backend", true},
-                           {"border", true}, {"check", false}});
+                           {"border", true}, {"own-kernels", false}, {"check", false}});
   MultiplyRequest req;
   req.a_path = opt.required("a");
   req.b_path = opt.required("b");
@@ -127,6 +127,7 @@ int multiply_command(const Args& args) {
   }
   req.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
   req.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
+  req.ctx.vendor_blas = !opt.flag("own-kernels");
   req.ctx.on_notice = [](std::string_view note) { std::cerr << "ringmm multiply: note: " << note << "\n"; };
 
   npy::Matrix a = npy::read(req.a_path);

@@ -20,6 +20,10 @@ struct Context {
   void* cuda_stream = nullptr;  // a cudaStream_t; null means the legacy default stream
   int cpu_threads = 0;          // 0 = OpenMP's default
   std::string cuda_config;      // a name from the CUDA configuration table; empty = heuristic
+  // plus-times f32/f64 go to the vendor BLAS where it takes the operands' layout: OpenBLAS on the
+  // CPU, cuBLAS on CUDA (whose DGEMM uses Hopper's FP64 tensor cores, 4× ringmm's kernel). false
+  // runs ringmm's own kernels; so does a CUDA call that names cuda_config or a border policy.
+  bool vendor_blas = true;
   // Receives one-line notices such as "no CUDA device; using the CPU backend". Null: stderr.
   std::function<void(std::string_view)> on_notice;
 

@@ -116,7 +116,7 @@ template <class S> void cpu_run(const Context& ctx, const Problem<typename S::va
   using T = typename S::value_type;
 #if RINGMM_HAVE_BLAS
   if constexpr (std::is_same_v<S, PlusTimes<T>> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-    if (try_blas(ctx, p)) return;
+    if (ctx.vendor_blas && try_blas(ctx, p)) return;
   }
 #endif
   cpu::blocked_gemm<S>(p, ctx.cpu_threads);

@@ -8,6 +8,7 @@
 //   2. refuse out-of-range inputs (integer tropical range, plus-times i32 overflow bound): host
 //      operands are scanned on the host, device operands by scan_kernel, before any write;
 //   3. stage host operands into compact device buffers (device pointers are used in place);
+//      plus-times f32/f64 then go to cuBLAS when Context::vendor_blas allows (vendor_blas.hpp);
 //   4. pad: pack operands that are not already tile-multiple k-major buffers, run the
 //      branch-free kernel on whole tiles (the ragged last block row/column, when M, N are at
 //      least one tile, as a predicated fringe beside it; otherwise into a padded C copied out);
@@ -32,6 +33,7 @@
 #include "ringmm/detail/validate.hpp"
 #include "ringmm/error.hpp"
 #include "support_kernels.cuh"
+#include "vendor_blas.hpp"
 
 namespace ringmm::cuda_detail {
 
@@ -371,6 +373,14 @@ void pack(T* dst, index_t ld, index_t rows_p, index_t cols_p, index_t dst_stride
   }
 }
 
+// cuBLAS takes plus-times f32/f64 unless the caller asked for ringmm's kernels: vendor_blas off,
+// or a configuration or border policy named.
+template <class S> bool wants_vendor_blas(const Context& ctx) {
+  using T = typename S::value_type;
+  constexpr bool float_plus_times = std::is_same_v<S, PlusTimes<T>> && std::is_floating_point_v<T>;
+  return float_plus_times && ctx.vendor_blas && ctx.cuda_config.empty() && ctx.border == BorderPolicy::automatic;
+}
+
 template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<typename S::value_type>& p) {
   using T = typename S::value_type;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
@@ -405,6 +415,23 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
       c.storage = DeviceBuffer<T>(std::size_t(l.lines * l.len * batch), stream);
       c.view = {c.storage.get(), m, n, l.rows_are_lines ? l.len : 1, l.rows_are_lines ? 1 : l.len};
       c.stride = l.lines * l.len;
+    }
+  }
+
+  // Step 5 (also after cuBLAS): a host C comes back, and a call on host memory returns when done.
+  auto finish = [&] {
+    if (!on_device[2]) download(p.c, p.stride_c, c.view, c.stride, batch, stream);
+    if (!(on_device[0] && on_device[1] && on_device[2]))
+      cuda_check(cudaStreamSynchronize(stream), "gemm (cudaStreamSynchronize)");
+  };
+  if constexpr (std::is_floating_point_v<T>) {
+    if (wants_vendor_blas<S>(ctx)) {
+      detail::Problem<T> on_gpu = p;
+      on_gpu.a = a.view, on_gpu.b = b.view, on_gpu.c = c.view;
+      on_gpu.stride_a = a.stride, on_gpu.stride_b = b.stride, on_gpu.stride_c = c.stride;
+      // Aᵀ·A: B is A's transpose; host operands were staged twice, so both name A's copy.
+      if (p.symmetric) on_gpu.b = {a.view.p, a.view.cols, a.view.rows, a.view.cs, a.view.rs}, on_gpu.stride_b = a.stride;
+      if (vendor_gemm(on_gpu, stream)) return finish();
     }
   }
 
@@ -485,9 +512,7 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
       check_launch("unpack_kernel");
     }
   }
-  if (!on_device[2]) download(p.c, p.stride_c, c.view, c.stride, batch, stream);
-  if (!(on_device[0] && on_device[1] && on_device[2]))
-    cuda_check(cudaStreamSynchronize(stream), "gemm (cudaStreamSynchronize)");
+  finish();
 }
 
 }  // namespace ringmm::cuda_detail

@@ -89,7 +89,7 @@ std::string describe(const Case& c, const Context& ctx) {
          std::string(to_string(c.op_a)) + std::string(to_string(c.op_b)) + " pad=" + std::to_string(c.pad) +
          " batch=" + std::to_string(c.batch) + (c.device ? " device" : " host") + " config=" +
          (ctx.cuda_config.empty() ? "auto" : ctx.cuda_config) + " border=" + std::string(to_string(ctx.border)) +
-         (c.random_alpha ? " alpha" : "") + (c.random_beta ? " beta" : "") +
+         (ctx.vendor_blas ? "" : " own-kernels") + (c.random_alpha ? " alpha" : "") + (c.random_beta ? " beta" : "") +
          (c.product == Product::syrk ? " syrk" : "");
 }
 
@@ -255,6 +255,40 @@ TYPED_TEST(CudaEngine, SymmetricProductComputesOneTriangle) {
   for (const std::string config : {"", "b128x128_k8_t8x8_bcyc", "b128x64_k8_t8x4_cyc"})
     for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
       for (const Case& c : cases) check_case<TypeParam>(cuda_context(config, border), c, rng);
+}
+
+// The default context (no configuration or border named): plus-times f32/f64 go through cuBLAS
+// (Context::vendor_blas), every other semiring through the heuristic. Every layout, op, α/β, host
+// and device pointers, batches with a shared A, and Aᵀ·A with both orientations of C.
+TYPED_TEST(CudaEngine, DefaultContextMatchesReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(6);
+  std::vector<Case> cases = small_cases();
+  for (Case c : {Case{33, 65, 17}, Case{64, 64, 300}, Case{7, 130, 300}}) {
+    c.product = Product::batched, c.batch = 3;
+    c.shared_a = c.m == 33 || c.m == 7;
+    c.op_a = c.m == 7 ? Op::T : Op::N;
+    c.layout_c = c.m == 64 ? Layout::col_major : Layout::row_major;
+    c.device = c.m != 33;
+    c.random_beta = c.m == 64;
+    cases.push_back(c);
+  }
+  for (Case c : {Case{1, 1, 7}, Case{33, 33, 200}, Case{130, 130, 9}, Case{256, 256, 64}}) {
+    c.product = Product::syrk;
+    c.op_a = c.m == 33 ? Op::T : Op::N;
+    c.layout_a = c.m == 130 ? Layout::col_major : Layout::row_major;
+    c.layout_c = c.m == 33 || c.m == 256 ? Layout::col_major : Layout::row_major;
+    c.random_beta = c.m != 1;
+    c.device = c.m >= 130;
+    c.pad = c.m == 256 ? 2 : 0;
+    cases.push_back(c);
+  }
+  Context own = cuda_context("", BorderPolicy::automatic);
+  own.vendor_blas = false;
+  for (const Case& c : cases) {
+    check_case<TypeParam>(cuda_context("", BorderPolicy::automatic), c, rng);
+    check_case<TypeParam>(own, c, rng);
+  }
 }
 
 // ---- refusals -------------------------------------------------------------------------------

@@ -1,0 +1,137 @@
+// plus-times f32/f64 through cuBLAS (Context::vendor_blas): on Hopper cuBLAS's DGEMM runs on the
+// FP64 tensor cores (47 TFLOP/s on the H100 against 11 for ringmm's CUDA-core kernel) and its
+// SGEMM is a few per cent ahead of ringmm's (docs/perf/cuda-engine.md, run 7). Pedantic math: no
+// TF32 or other reduced-precision paths, the same mode `ringmm bench` times as its baseline.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "check.hpp"
+#include "vendor_blas.hpp"
+
+namespace ringmm::cuda_detail {
+
+namespace {
+
+void cublas_check(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const std::string message = std::string(what) + " failed: " + cublasGetStatusString(status);
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) throw Error(Errc::out_of_memory, "device memory", message);
+  throw Error(Errc::device_error, "cublas", message);
+}
+
+// One handle per host thread and device, kept for the life of the thread (like the engine's
+// side stream): creating one costs milliseconds.
+cublasHandle_t handle_for_current_device() {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  thread_local std::vector<cublasHandle_t> handles;
+  if (handles.size() <= std::size_t(device)) handles.resize(std::size_t(device) + 1, nullptr);
+  cublasHandle_t& handle = handles[std::size_t(device)];
+  if (!handle) {
+    cublas_check(cublasCreate(&handle), "cublasCreate");
+    cublas_check(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+  }
+  return handle;
+}
+
+bool fits_int(index_t x) { return x >= 0 && x <= INT_MAX; }
+
+// How cuBLAS (column-major) takes an R×C strided operand: as it is when its rows are adjacent in
+// memory, transposed when its columns are; nothing otherwise.
+struct BlasView {
+  cublasOperation_t op;
+  int ld;
+};
+template <class T> std::optional<BlasView> column_major(const detail::Strided<T>& x) {
+  if (x.rs == 1 && x.cs >= std::max<index_t>(1, x.rows) && fits_int(x.cs)) return BlasView{CUBLAS_OP_N, int(x.cs)};
+  if (x.cs == 1 && x.rs >= std::max<index_t>(1, x.cols) && fits_int(x.rs)) return BlasView{CUBLAS_OP_T, int(x.rs)};
+  return std::nullopt;
+}
+
+template <class T> detail::Strided<T> transposed(const detail::Strided<T>& x) { return {x.p, x.cols, x.rows, x.cs, x.rs}; }
+
+// C[j][i] ← C[i][j] for i > j: completes a symmetric C whose lower triangle (i ≥ j) is computed.
+template <class T> __global__ void mirror_lower_kernel(T* c, index_t n, index_t rs, index_t cs) {
+  const index_t total = n * n;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
+    const index_t i = e / n, j = e % n;
+    if (j > i) c[i * rs + j * cs] = c[j * rs + i * cs];
+  }
+}
+
+cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* alpha,
+                    const float* a, int lda, const float* b, int ldb, const float* beta, float* c, int ldc) {
+  return cublasSgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* alpha,
+                    const double* a, int lda, const double* b, int ldb, const double* beta, double* c, int ldc) {
+  return cublasDgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const float* alpha, const float* a, int lda, long long sa, const float* b, int ldb,
+                            long long sb, const float* beta, float* c, int ldc, long long sc, int batch) {
+  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+}
+cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const double* alpha, const double* a, int lda, long long sa, const double* b, int ldb,
+                            long long sb, const double* beta, double* c, int ldc, long long sc, int batch) {
+  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+}
+cublasStatus_t syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t t, int n, int k, const float* alpha,
+                    const float* a, int lda, const float* beta, float* c, int ldc) {
+  return cublasSsyrk(h, uplo, t, n, k, alpha, a, lda, beta, c, ldc);
+}
+cublasStatus_t syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t t, int n, int k, const double* alpha,
+                    const double* a, int lda, const double* beta, double* c, int ldc) {
+  return cublasDsyrk(h, uplo, t, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+}  // namespace
+
+template <class T> bool vendor_gemm(const detail::Problem<T>& p, cudaStream_t stream) {
+  if (p.k() == 0 || !fits_int(p.m()) || !fits_int(p.n()) || !fits_int(p.k()) || !fits_int(p.batch)) return false;
+  // cuBLAS writes a column-major C; a row-major C is the column-major Cᵀ = Bᵀ·Aᵀ.
+  const bool swapped = p.c.rs != 1;
+  const detail::Strided<T> c = swapped ? transposed(p.c) : p.c;
+  const detail::Strided<const T> a = swapped ? transposed(p.b) : p.a, b = swapped ? transposed(p.a) : p.b;
+  const index_t stride_a = swapped ? p.stride_b : p.stride_a, stride_b = swapped ? p.stride_a : p.stride_b;
+  const auto va = column_major(a), vb = column_major(b), vc = column_major(c);
+  if (!va || !vb || !vc || vc->op != CUBLAS_OP_N) return false;
+  // Aᵀ·A comes as B = Aᵀ over the same memory (what ringmm::syrk builds).
+  if (p.symmetric && !(a.p == b.p && a.rs == b.cs && a.cs == b.rs && stride_a == stride_b)) return false;
+
+  const cublasHandle_t handle = handle_for_current_device();
+  cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
+  const int m = int(c.rows), n = int(c.cols), k = int(a.cols);
+  if (p.symmetric) {
+    // ringmm's triangle is the caller's i ≥ j: the upper one of the transposed view.
+    const cublasFillMode_t uplo = swapped ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    const unsigned blocks = unsigned(std::min<index_t>((p.m() * p.m() + 255) / 256, 4096));
+    for (index_t bt = 0; bt < p.batch; ++bt) {
+      cublas_check(syrk(handle, uplo, va->op, n, k, &p.alpha, a.p + bt * stride_a, va->ld, &p.beta, c.p + bt * p.stride_c,
+                        vc->ld),
+                   "cublas syrk");
+      mirror_lower_kernel<T><<<blocks, 256, 0, stream>>>(p.c.p + bt * p.stride_c, p.m(), p.c.rs, p.c.cs);
+      check_launch("mirror_lower_kernel");
+    }
+  } else if (p.batch == 1) {
+    cublas_check(gemm(handle, va->op, vb->op, m, n, k, &p.alpha, a.p, va->ld, b.p, vb->ld, &p.beta, c.p, vc->ld),
+                 "cublas gemm");
+  } else {
+    cublas_check(gemm_batched(handle, va->op, vb->op, m, n, k, &p.alpha, a.p, va->ld, stride_a, b.p, vb->ld, stride_b,
+                              &p.beta, c.p, vc->ld, p.stride_c, int(p.batch)),
+                 "cublas strided batched gemm");
+  }
+  return true;
+}
+
+template bool vendor_gemm<float>(const detail::Problem<float>&, cudaStream_t);
+template bool vendor_gemm<double>(const detail::Problem<double>&, cudaStream_t);
+
+}  // namespace ringmm::cuda_detail

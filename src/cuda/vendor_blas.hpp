@@ -1,0 +1,15 @@
+// plus-times f32/f64 through cuBLAS (src/cuda/vendor_blas.cu), for the engine's driver.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "ringmm/detail/problem.hpp"
+
+namespace ringmm::cuda_detail {
+
+// Runs the product, whose operands are all device views, through cuBLAS on `stream` and returns
+// true; returns false, having done nothing, when cuBLAS cannot take it (K = 0, sizes past int, a
+// layout with no unit stride), and the engine's kernels run it instead.
+template <class T> bool vendor_gemm(const detail::Problem<T>& p, cudaStream_t stream);
+
+}  // namespace ringmm::cuda_detail

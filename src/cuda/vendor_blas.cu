@@ -56,13 +56,36 @@ template <class T> std::optional<BlasView> column_major(const detail::Strided<T>
 
 template <class T> detail::Strided<T> transposed(const detail::Strided<T>& x) { return {x.p, x.cols, x.rows, x.cs, x.rs}; }
 
-// C[j][i] ← C[i][j] for i > j: completes a symmetric C whose lower triangle (i ≥ j) is computed.
-template <class T> __global__ void mirror_lower_kernel(T* c, index_t n, index_t rs, index_t cs) {
-  const index_t total = n * n;
-  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
-    const index_t i = e / n, j = e % n;
-    if (j > i) c[i * rs + j * cs] = c[j * rs + i * cs];
+// Completes a symmetric n×n matrix stored with element (r, q) at c[r·ld + q]: copies its strict
+// lower triangle onto the upper one (from_lower) or the reverse, one 32×32 tile per block through
+// shared memory so that reads and writes both run along memory. A block reads a tile of the
+// source triangle and writes its mirror image, which no other block reads.
+constexpr int mirror_tile = 32, mirror_rows = 8;
+template <class T> __global__ void __launch_bounds__(mirror_tile * mirror_rows)
+    mirror_kernel(T* c, index_t n, index_t ld, bool from_lower) {
+  __shared__ T tile[mirror_tile][mirror_tile + 1];
+  const index_t bi = blockIdx.y, bj = blockIdx.x;
+  if (from_lower ? bj > bi : bj < bi) return;
+  const index_t r0 = bi * mirror_tile, q0 = bj * mirror_tile;
+  const int x = int(threadIdx.x);
+  for (int y = int(threadIdx.y); y < mirror_tile; y += mirror_rows)
+    if (r0 + y < n && q0 + x < n) tile[y][x] = c[(r0 + y) * ld + q0 + x];
+  __syncthreads();
+  for (int y = int(threadIdx.y); y < mirror_tile; y += mirror_rows) {
+    const index_t tr = q0 + y, tq = r0 + x;  // takes the source element (tq, tr)
+    if (tr < n && tq < n && (from_lower ? tq > tr : tq < tr)) c[tr * ld + tq] = tile[x][y];
   }
+}
+
+// Copies the caller's computed triangle (i ≥ j) of a symmetric C onto the other one. A
+// column-major C is, in memory, the row-major Cᵀ, whose computed triangle is the upper one.
+template <class T> void mirror(const detail::Strided<T>& c, cudaStream_t stream) {
+  if (c.rows <= 1) return;
+  const bool row_major = c.cs == 1;
+  const index_t tiles = (c.rows + mirror_tile - 1) / mirror_tile;
+  mirror_kernel<T><<<dim3(unsigned(tiles), unsigned(tiles)), dim3(mirror_tile, mirror_rows), 0, stream>>>(
+      c.p, c.rows, row_major ? c.rs : c.cs, row_major);
+  check_launch("mirror_kernel");
 }
 
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* alpha,
@@ -112,13 +135,13 @@ template <class T> bool vendor_gemm(const detail::Problem<T>& p, cudaStream_t st
   if (p.symmetric) {
     // ringmm's triangle is the caller's i ≥ j: the upper one of the transposed view.
     const cublasFillMode_t uplo = swapped ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-    const unsigned blocks = unsigned(std::min<index_t>((p.m() * p.m() + 255) / 256, 4096));
     for (index_t bt = 0; bt < p.batch; ++bt) {
       cublas_check(syrk(handle, uplo, va->op, n, k, &p.alpha, a.p + bt * stride_a, va->ld, &p.beta, c.p + bt * p.stride_c,
                         vc->ld),
                    "cublas syrk");
-      mirror_lower_kernel<T><<<blocks, 256, 0, stream>>>(p.c.p + bt * p.stride_c, p.m(), p.c.rs, p.c.cs);
-      check_launch("mirror_lower_kernel");
+      detail::Strided<T> member = p.c;
+      member.p += bt * p.stride_c;
+      mirror(member, stream);
     }
   } else if (p.batch == 1) {
     cublas_check(gemm(handle, va->op, vb->op, m, n, k, &p.alpha, a.p, va->ld, b.p, vb->ld, &p.beta, c.p, vc->ld),

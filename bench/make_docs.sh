@@ -5,5 +5,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 python3 bench/report.py
 python3 bench/targets.py bench/results/bench-h100-2026-11-23-d-*.json --out docs/perf/cuda-targets.md > /dev/null
 python3 bench/summa_table.py bench/results/summa-h100-2026-11-23.json bench/results/summa-h200x2-2026-11-23.json \
+  bench/results/summa-h200x2-2026-11-23-cublas.json \
   --out docs/perf/summa-scaling.md > /dev/null
 echo "wrote docs/perf/cuda-targets.md, docs/perf/summa-scaling.md"

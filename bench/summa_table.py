@@ -3,8 +3,8 @@
 
     python3 bench/summa_table.py bench/results/summa-*.json [--markdown] [--out docs/perf/summa-scaling.md]
 
-Efficiency E = T(1×1) / (P · T(grid)) against the 1×1 record of the same device, semiring, type
-and size (times exclude host↔device staging, as `ringmm summa` reports them); recv/bound is the
+Efficiency E = T(1×1) / (P · T(grid)) against the 1×1 record of the same file (one build on one
+machine), semiring, type and size (times exclude host↔device staging, as `ringmm summa` reports them); recv/bound is the
 mean bytes a rank received over the 2D lower bound (M·K + K·N)/√P.
 """
 import argparse
@@ -16,26 +16,29 @@ def load(paths):
     records = []
     for path in paths:
         data = json.loads(pathlib.Path(path).read_text())
-        records += data if isinstance(data, list) else [data]
+        for r in data if isinstance(data, list) else [data]:
+            r["_file"] = pathlib.Path(path).name
+            records.append(r)
     return [r for r in records if r.get("suite") == "summa"]
 
 
 def rows(records):
-    key = lambda r: (r.get("device"), r["semiring"], r["type"], r["n"])
+    # The baseline comes from the same file: one file is one build and one machine.
+    key = lambda r: (r["_file"], r.get("device"), r["semiring"], r["type"], r["n"])
     base = {key(r): r["seconds"] for r in records if r["ranks"] == 1}
     out = []
-    for r in sorted(records, key=lambda r: (r.get("device"), r["semiring"], r["type"], r["n"], r["ranks"],
+    for r in sorted(records, key=lambda r: (r["_file"], r.get("device"), r["semiring"], r["type"], r["n"], r["ranks"],
                                             r["grid_rows"], r["variant"])):
         t1 = base.get(key(r))
         eff = t1 / (r["ranks"] * r["seconds"]) if t1 else None
         bound = r["bytes_received_mean"] / r["lower_bound_bytes"] if r["lower_bound_bytes"] else 0.0
-        out.append([r.get("device", "?"), r["semiring"], r["type"], str(r["n"]), f"{r['grid_rows']}x{r['grid_cols']}",
+        out.append([r["_file"].removesuffix(".json"), r.get("device", "?"), r["semiring"], r["type"], str(r["n"]), f"{r['grid_rows']}x{r['grid_cols']}",
                     r["variant"], str(r["block"]), f"{r['seconds'] * 1e3:.1f}", f"{r['updates_per_s'] / 1e12:.2f}",
                     "" if eff is None else f"{eff:.3f}", f"{bound:.3f}", f"{r.get('staging_seconds', 0) * 1e3:.0f}"])
     return out
 
 
-HEAD = ["device", "semiring", "type", "n", "grid", "variant", "block", "ms", "10¹² upd/s", "efficiency",
+HEAD = ["record file", "device", "semiring", "type", "n", "grid", "variant", "block", "ms", "10¹² upd/s", "efficiency",
         "recv/bound", "staging ms"]
 
 

@@ -49,7 +49,7 @@ for step in $steps; do
     summa)
       # shellcheck disable=SC2086
       OUT=$res/summa "$here/summa_scaling.sh" "$bins/ringmm" ${SUMMA_ARGS:-16384,32768 plus-times:f32,max-plus:f32 1x1 broadcast} > "$res/summa.txt" 2>&1
-      sed -n '/^device  /,$p' "$res/summa/summary.txt" >> "$summary"
+      sed -n '/^record file  /,$p' "$res/summa/summary.txt" >> "$summary"
       grep FAILED "$res/summa/summary.txt" >> "$summary"
       ;;
   esac

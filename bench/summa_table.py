@@ -12,12 +12,12 @@ import json
 import pathlib
 
 
-def load(paths):
+def load(paths, one_run=False):
     records = []
     for path in paths:
         data = json.loads(pathlib.Path(path).read_text())
         for r in data if isinstance(data, list) else [data]:
-            r["_file"] = pathlib.Path(path).name
+            r["_file"] = "one run" if one_run else pathlib.Path(path).name
             records.append(r)
     return [r for r in records if r.get("suite") == "summa"]
 
@@ -47,8 +47,10 @@ def main():
     parser.add_argument("files", nargs="+", type=pathlib.Path)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--out", type=pathlib.Path, help="write the Markdown table here (implies --markdown)")
+    parser.add_argument("--one-run", action="store_true",
+                        help="the files are one run (one record per file, as summa_scaling.sh writes them)")
     args = parser.parse_args()
-    table = rows(load(args.files))
+    table = rows(load(args.files, args.one_run))
     if args.markdown or args.out:
         lines = ["| " + " | ".join(HEAD) + " |", "|" + " --- |" * len(HEAD)]
         lines += ["| " + " | ".join(row) + " |" for row in table]

@@ -65,5 +65,5 @@ for pair in ${semirings//,/ }; do
 done
 
 # Efficiency against the 1x1 record of the same semiring, type and size.
-python3 "$(dirname "${BASH_SOURCE[0]}")/../../bench/summa_table.py" "$out"/summa_*.json | tee -a "$summary"
+python3 "$(dirname "${BASH_SOURCE[0]}")/../../bench/summa_table.py" --one-run "$out"/summa_*.json | tee -a "$summary"
 echo "== summary =="; cat "$summary"

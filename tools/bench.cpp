@@ -248,6 +248,13 @@ template <class T> double time_openblas_typed(const Shape& s, Product product, i
 }
 #endif
 
+// "ringmm" for the heuristic's choice; a forced configuration or border policy is named.
+std::string kernel_label(const Context& ctx) {
+  if (ctx.cuda_config.empty() && ctx.border == BorderPolicy::automatic) return "ringmm";
+  return "ringmm " + (ctx.cuda_config.empty() ? std::string("auto") : ctx.cuda_config) + " " +
+         std::string(to_string(ctx.border));
+}
+
 std::string blas_kernel_name(DType precision, Product product) {
   const char p = precision == DType::f64 ? 'd' : 's';
   return std::string("cblas_") + p + (product == Product::syrk ? "syrk" : "gemm");
@@ -353,7 +360,7 @@ class Bench {
     const index_t batch = st_.product == Product::batched ? st_.batch : 1;
     const cuda::Timing t = cuda::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
     const double work = updates(c, st_);
-    Record r = make_record(c, st_, "cuda", "ringmm", t.kernel_seconds);
+    Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx), t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
     records_.push_back(r);
     const bool plus_times = c.kind == SemiringKind::plus_times;
@@ -430,9 +437,12 @@ class Bench {
 
 int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
-                           {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}});
+                           {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
+                           {"border", true}});
   Settings st;
   st.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
+  st.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
+  st.ctx.cuda_config = opt.get_or("config", "");
   st.product = parse_product(opt.get_or("product", "gemm"));
   st.batch = opt.integer_or("batch", st.product == Product::batched ? 8 : 1, 1, 1 << 20);
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
@@ -451,6 +461,10 @@ int bench_command(const Args& args) {
   const bool gpu = st.backend == Backend::cuda;
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
+  for (const char* cuda_only : {"config", "border"})
+    if (opt.has(cuda_only) && !gpu)
+      throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
+                  "chooses CUDA kernels; the run uses the CPU backend");
   const auto shapes = parse_shapes(shapes_text.value_or(gpu ? "4096,8192,4097" : "256,512"), st.product);
   st.device = gpu ? gpu_name() : cpu_model();
   st.date = utc_timestamp();

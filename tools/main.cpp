@@ -73,6 +73,8 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --reps N          timed repetitions per case (default 10)
   --out FILE        also write the records as .json or .csv (bench/results/README.md)
   --ceilings        also report every microbenchmark level (reg-reg, smem-one, smem-both); CUDA only
+  --config NAME     force one CUDA kernel configuration (default: heuristic; a wrong name lists them)
+  --border P        auto (default), pad, predicate (CUDA border handling)
 
 Rates count one update per (i, j, k) and per i16x2 lane; syrk counts the n(n+1)/2 outputs of the
 triangle it computes.

@@ -99,17 +99,27 @@ ConfigId choose_config(const Context& ctx, Border border, const detail::Problem<
   return best;
 }
 
-// automatic: pad. The padded copies move A and B once (about 3 TB/s), below 2 % of the kernel time
-// once K ≥ 256 (C is written in place, through the fringe split when M, N ≥ a tile), and they let
-// the kernel use 16-byte loads with no bounds checks; operands that already are aligned
-// tile-multiple k-major buffers are not copied. For K < 256 the copies are not repaid: predicate.
+// automatic: pad when the padded copies cost under a tenth of the product. Padding lets the kernel
+// use 16-byte loads with no bounds checks (predicate mode is 20–30 % slower on large products);
+// the copies read and write A and B once (C too when it cannot be written in place: Aᵀ·A, or M or
+// N below a tile) at about 3 TB/s, plus ~2 µs for each of the two pack launches. The product is
+// priced at 15 × 10¹² updates/s, about the fastest 4-byte semiring. The ratio depends on M and N,
+// not on K: on the H100 8192×8192×32 pads at 9.4 × 10¹² f32 max-plus updates/s against 4.6
+// predicated, while 1000³ predicates at 6.7 against 5.5 and 131072×16×16 predicates
+// (docs/perf/cuda-engine.md, run 8).
 template <class T> Border choose_border(const Context& ctx, const detail::Problem<T>& p) {
   switch (ctx.border) {
     case BorderPolicy::pad: return Border::pad;
     case BorderPolicy::predicate: return Border::predicate;
     case BorderPolicy::automatic: break;
   }
-  return p.k() < 256 ? Border::predicate : Border::pad;
+  constexpr double copy_bytes_per_s = 3e12, pack_launch_s = 2e-6, updates_per_s = 15e12;
+  const double m = double(p.m()), n = double(p.n()), k = double(p.k()), batch = double(p.batch);
+  const bool c_copied = p.symmetric || p.m() < 64 || p.n() < 64;
+  const double copy_s = 2.0 * double(sizeof(T)) * batch * (m * k + k * n + (c_copied ? m * n : 0.0)) / copy_bytes_per_s +
+                        2 * pack_launch_s;
+  const double product_s = m * n * k * batch / updates_per_s;
+  return copy_s < 0.1 * product_s ? Border::pad : Border::predicate;
 }
 
 // A device-resident operand: a strided view, its batch stride, and the buffer it lives in when

@@ -142,12 +142,34 @@ def vendor_rows(records):
     return out
 
 
+# The published tropical GEMM kernel behind CuTropicalGEMM.jl, f32 max-plus, 10¹² updates/s, as
+# measured on the same H100 and recorded in ../shared/DESIGN.md (its f64 figure names no shape).
+PUBLISHED_F32_MAX_PLUS = {(4096, 4096, 4096): 10.3, (8192, 8192, 8192): 10.7, (4097, 4097, 4097): 9.9,
+                          (1000, 1000, 1000): 7.8, (8192, 8192, 32): 5.6, (131072, 16, 16): 0.85}
+
+
+def published_rows(records):
+    f = Finder(records)
+    out = []
+    for (m, n, k), theirs in PUBLISHED_F32_MAX_PLUS.items():
+        r = f.ours("max-plus", "f32", "gemm", m, n, k)
+        if r:
+            out.append((f"{m}×{n}×{k}", f"{theirs:.2f}", f"{rate(r):.2f}", f"{rate(r) / theirs:.2f} ×"))
+    return out
+
+
 def markdown(rows, records, sources):
     device = next((r.get("device") for r in records if r.get("device")), "?")
     date = min((r.get("date", "") for r in records), default="")
     out = [f"Device: {device}; first record {date}; from {', '.join(sources)}.", "",
            "| target | required | measured | met |", "| --- | --- | --- | --- |"]
     out += [f"| {t} | {req} | {got} | {'yes' if ok else '**no**'} |" for t, req, got, ok in rows]
+    published = published_rows(records)
+    if published:
+        out += ["", "f32 max-plus beside the published tropical kernel (CuTropicalGEMM.jl's, 64×64×32 tiles; "
+                "DESIGN.md's figures, measured on the same H100), 10¹² updates/s:", "",
+                "| shape | published | ringmm | ratio |", "| --- | --- | --- | --- |"]
+        out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in published]
     vendor = vendor_rows(records)
     if vendor:
         out += ["", "plus-times f32/f64 as `gemm` runs them by default (through cuBLAS, `Context::vendor_blas`), "

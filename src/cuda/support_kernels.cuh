@@ -54,6 +54,23 @@ __global__ void unpack_kernel(T* c, index_t rows, index_t cols, index_t rs, inde
   }
 }
 
+// Split-K's last step: C ← α ⊗ (⊕ of the `parts` row-major m×n slabs of w, `part_stride` apart)
+// ⊕ β ⊗ C. The slabs hold finalised partial products (α = 1̄, β = 0̄); ⊕ and finalize commute
+// because finalize is monotone and idempotent, so the result equals one pass over all of K.
+template <class S>
+__global__ void reduce_parts_kernel(typename S::value_type* c, index_t rows, index_t cols, index_t rs, index_t cs,
+                                    const typename S::value_type* w, index_t parts, index_t part_stride,
+                                    typename S::value_type alpha, typename S::value_type beta) {
+  using T = typename S::value_type;
+  const index_t total = rows * cols;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
+    T acc = w[e];
+    for (index_t s = 1; s < parts; ++s) acc = S::add(acc, w[s * part_stride + e]);
+    T* out = c + (e / cols) * rs + (e % cols) * cs;
+    *out = semiring_traits<S>::epilogue(alpha, acc, beta, out);
+  }
+}
+
 // What a value scan found: integer tropical inputs outside the policy range (`bad`), and for
 // plus-times i32 the largest magnitude (as an unsigned, so |INT32_MIN| fits).
 struct ScanResult {

@@ -291,6 +291,18 @@ TYPED_TEST(CudaEngine, DefaultContextMatchesReference) {
   }
 }
 
+// Few output tiles and a long K: the default context splits K into parts reduced with ⊕ (the
+// last part shorter than the others in every case here), exact against the reference.
+TYPED_TEST(CudaEngine, SplitKMatchesReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(7);
+  std::vector<Case> cases = {{7, 5, 1000}, {20, 30, 5000}, {200, 190, 2000}, {1, 1, 4097}};
+  cases[1].op_a = Op::T, cases[1].layout_c = Layout::col_major, cases[1].random_beta = true, cases[1].device = true;
+  cases[2].op_b = Op::T, cases[2].pad = 3, cases[2].random_alpha = true;
+  cases[3].layout_a = Layout::col_major, cases[3].random_beta = true, cases[3].device = true;
+  for (const Case& c : cases) check_case<TypeParam>(cuda_context("", BorderPolicy::automatic), c, rng);
+}
+
 // ---- refusals -------------------------------------------------------------------------------
 
 template <class S> void expect_refusal(typename S::value_type bad, const std::string& subject, bool device) {

@@ -394,9 +394,9 @@ template <class S> bool wants_vendor_blas(const Context& ctx) {
 
 // Split-K, for products whose output tiles fill under half a wave while K is long (16×16×131072
 // ran at 0.005 × 10¹² updates/s on the H100, one block walking all of K): the K range is cut into
-// parts of at least min_part_k, computed as one batch into a workspace and ⊕-reduced into C.
-// As many parts as fill the machine's resident-block slots once. Exact for every semiring
-// except float plus-times, where only the summation order changes.
+// parts of at least min_part_k, as many as fill the machine's resident-block slots once, computed
+// as one batch into a workspace and ⊕-reduced into C. Exact for every semiring except float
+// plus-times, where only the summation order changes.
 constexpr index_t min_part_k = 256;
 template <class S>
 index_t k_parts(const Context& ctx, ConfigId id, const detail::Problem<typename S::value_type>& p) {

@@ -248,9 +248,12 @@ template <class T> double time_openblas_typed(const Shape& s, Product product, i
 }
 #endif
 
+// True when the CUDA backend chooses the kernels itself (neither --config nor --border given).
+bool heuristic_choice(const Context& ctx) { return ctx.cuda_config.empty() && ctx.border == BorderPolicy::automatic; }
+
 // "ringmm" for the heuristic's choice; a forced configuration or border policy is named.
 std::string kernel_label(const Context& ctx) {
-  if (ctx.cuda_config.empty() && ctx.border == BorderPolicy::automatic) return "ringmm";
+  if (heuristic_choice(ctx)) return "ringmm";
   return "ringmm " + (ctx.cuda_config.empty() ? std::string("auto") : ctx.cuda_config) + " " +
          std::string(to_string(ctx.border));
 }
@@ -364,7 +367,8 @@ class Bench {
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
     records_.push_back(r);
     const bool plus_times = c.kind == SemiringKind::plus_times;
-    const bool vendor = plus_times && (c.type == DType::f32 || c.type == DType::f64) && st_.ctx.vendor_blas;
+    const bool vendor =
+        plus_times && (c.type == DType::f32 || c.type == DType::f64) && st_.ctx.vendor_blas && heuristic_choice(st_.ctx);
     std::vector<std::string> cells = {ms(t.kernel_seconds), t.with_transfers_seconds > 0 ? ms(t.with_transfers_seconds) : "-", rate(work / t.kernel_seconds),
                                       plus_times ? tera(2 * work / t.kernel_seconds) : "-"};
     // plus-times f32/f64 went to cuBLAS (Context::vendor_blas): time ringmm's own kernel beside it.

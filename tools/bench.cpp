@@ -248,12 +248,9 @@ template <class T> double time_openblas_typed(const Shape& s, Product product, i
 }
 #endif
 
-// True when the CUDA backend chooses the kernels itself (neither --config nor --border given).
-bool heuristic_choice(const Context& ctx) { return ctx.cuda_config.empty() && ctx.border == BorderPolicy::automatic; }
-
 // "ringmm" for the heuristic's choice; a forced configuration or border policy is named.
 std::string kernel_label(const Context& ctx) {
-  if (heuristic_choice(ctx)) return "ringmm";
+  if (!ctx.names_cuda_kernels()) return "ringmm";
   return "ringmm " + (ctx.cuda_config.empty() ? std::string("auto") : ctx.cuda_config) + " " +
          std::string(to_string(ctx.border));
 }
@@ -368,7 +365,7 @@ class Bench {
     records_.push_back(r);
     const bool plus_times = c.kind == SemiringKind::plus_times;
     const bool vendor =
-        plus_times && (c.type == DType::f32 || c.type == DType::f64) && st_.ctx.vendor_blas && heuristic_choice(st_.ctx);
+        plus_times && (c.type == DType::f32 || c.type == DType::f64) && st_.ctx.vendor_blas && !st_.ctx.names_cuda_kernels();
     std::vector<std::string> cells = {ms(t.kernel_seconds), t.with_transfers_seconds > 0 ? ms(t.with_transfers_seconds) : "-", rate(work / t.kernel_seconds),
                                       plus_times ? tera(2 * work / t.kernel_seconds) : "-"};
     // plus-times f32/f64 went to cuBLAS (Context::vendor_blas): time ringmm's own kernel beside it.

@@ -30,6 +30,9 @@ struct Context {
   // The backend a call made with this context runs on. `automatic` picks CUDA when it is compiled
   // in and a device is present, otherwise the CPU (and reports why through on_notice, once).
   Backend resolved_backend() const;
+  // True when the caller picks the CUDA kernels (a configuration or a border policy): the backend
+  // then runs exactly those, with no cuBLAS route and no split-K.
+  bool names_cuda_kernels() const { return !cuda_config.empty() || border != BorderPolicy::automatic; }
   void notice(std::string_view message) const;
 };
 

@@ -389,7 +389,7 @@ void pack(T* dst, index_t ld, index_t rows_p, index_t cols_p, index_t dst_stride
 template <class S> bool wants_vendor_blas(const Context& ctx) {
   using T = typename S::value_type;
   constexpr bool float_plus_times = std::is_same_v<S, PlusTimes<T>> && std::is_floating_point_v<T>;
-  return float_plus_times && ctx.vendor_blas && ctx.cuda_config.empty() && ctx.border == BorderPolicy::automatic;
+  return float_plus_times && ctx.vendor_blas && !ctx.names_cuda_kernels();
 }
 
 // Split-K, for products whose output tiles fill under half a wave while K is long (16×16×131072
@@ -400,7 +400,7 @@ template <class S> bool wants_vendor_blas(const Context& ctx) {
 constexpr index_t min_part_k = 256;
 template <class S>
 index_t k_parts(const Context& ctx, ConfigId id, const detail::Problem<typename S::value_type>& p) {
-  if (!ctx.cuda_config.empty() || ctx.border != BorderPolicy::automatic || p.batch != 1 || p.symmetric) return 1;
+  if (ctx.names_cuda_kernels() || p.batch != 1 || p.symmetric) return 1;
   const ConfigInfo& cfg = config_table[int(id)];
   const index_t tiles = ((p.m() + cfg.bm - 1) / cfg.bm) * ((p.n() + cfg.bn - 1) / cfg.bn);
   const index_t slots = index_t(multiprocessor_count()) * std::max(1, resident_blocks<S>(id));

@@ -12,18 +12,12 @@
 #include <vector>
 
 #include "check.hpp"
+#include "cublas_check.hpp"
 #include "vendor_blas.hpp"
 
 namespace ringmm::cuda_detail {
 
 namespace {
-
-void cublas_check(cublasStatus_t status, const char* what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  const std::string message = std::string(what) + " failed: " + cublasGetStatusString(status);
-  if (status == CUBLAS_STATUS_ALLOC_FAILED) throw Error(Errc::out_of_memory, "device memory", message);
-  throw Error(Errc::device_error, "cublas", message);
-}
 
 // One handle per host thread and device, kept for the life of the thread (like the engine's
 // side stream): creating one costs milliseconds.

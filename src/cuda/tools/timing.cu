@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../cublas_check.hpp"
 #include "measure.cuh"
 #include "ringmm/cuda_tools.hpp"
 #include "ringmm/dispatch.hpp"
@@ -114,18 +115,15 @@ template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product produ
 }
 
 // ---- cuBLAS --------------------------------------------------------------------------------------
-void check_cublas(cublasStatus_t status, const char* what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  const Errc code = status == CUBLAS_STATUS_ALLOC_FAILED ? Errc::out_of_memory : Errc::device_error;
-  throw Error(code, "cublas", std::string(what) + " failed: " + cublasGetStatusString(status));
-}
+using cuda_detail::cublas_check;
 
 class CublasHandle {
  public:
   CublasHandle() {
-    check_cublas(cublasCreate(&handle_), "cublasCreate");
-    // Pedantic: plain FP32/FP64 arithmetic, no tensor cores, no reduced-precision reductions.
-    check_cublas(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    cublas_check(cublasCreate(&handle_), "cublasCreate");
+    // Pedantic: no TF32 or other reduced-precision paths (DGEMM still uses the FP64 tensor cores,
+    // which are full precision: 47 TFLOP/s on the H100, docs/perf/cuda-engine.md run 7).
+    cublas_check(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
   }
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;
@@ -143,23 +141,23 @@ template <class T> void call_cublas(cublasHandle_t h, Product product, const Sha
   const int m = int(s.c_rows), n = int(s.c_cols), k = int(s.a_cols);
   if constexpr (std::is_same_v<T, float>) {
     if (product == Product::gemm)
-      check_cublas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasSgemm");
+      cublas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasSgemm");
     else if (product == Product::batched)
-      check_cublas(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
+      cublas_check(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
                                              k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
                    "cublasSgemmStridedBatched");
     else
-      check_cublas(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
+      cublas_check(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
                    "cublasSsyrk");
   } else {
     if (product == Product::gemm)
-      check_cublas(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasDgemm");
+      cublas_check(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasDgemm");
     else if (product == Product::batched)
-      check_cublas(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
+      cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
                                              k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
                    "cublasDgemmStridedBatched");
     else
-      check_cublas(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
+      cublas_check(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
                    "cublasDsyrk");
   }
 }
@@ -168,7 +166,7 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
   using S = PlusTimes<T>;
   const cudaStream_t stream = nullptr;
   CublasHandle handle;
-  check_cublas(cublasSetStream(handle.get(), stream), "cublasSetStream");
+  cublas_check(cublasSetStream(handle.get(), stream), "cublasSetStream");
   const double set_bytes = double(s.a_count() + s.b_count() + s.c_count()) * sizeof(T);
   tools::OperandSets<S> sets(s.a_count(), s.b_count(), s.c_count(), tools::rotation_sets(set_bytes), stream);
 

@@ -1,0 +1,19 @@
+// cuBLAS status codes as ringmm errors, for the cuBLAS route (vendor_blas.cu) and the cuBLAS
+// baselines of the benchmarks (tools/timing.cu).
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <string>
+
+#include "ringmm/error.hpp"
+
+namespace ringmm::cuda_detail {
+
+inline void cublas_check(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const Errc code = status == CUBLAS_STATUS_ALLOC_FAILED ? Errc::out_of_memory : Errc::device_error;
+  throw Error(code, "cublas", std::string(what) + " failed: " + cublasGetStatusString(status));
+}
+
+}  // namespace ringmm::cuda_detail

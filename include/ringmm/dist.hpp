@@ -165,7 +165,7 @@ struct Stats {
 double lower_bound_words(index_t m, index_t n, index_t k, int processes);
 
 // Collective SUMMA. op(A) is M×K, op(B) K×N, C M×N, all with the same block size on `grid`.
-// Instantiated for every built-in semiring (RINGMM_FOR_EACH_BUILTIN).
+// Instantiated for every built-in semiring (builtins.def).
 template <class S>
 Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
            const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,

@@ -271,14 +271,9 @@ template <class S> struct semiring_traits {
   static constexpr bool checks_input_range = detail::has_valid_input<S>::value;
 };
 
-// The semiring/type pairs the library ships, compiled for every backend: the one list that
-// explicit instantiations and is_builtin are generated from (dispatch.hpp maps names onto it).
-#define RINGMM_FOR_EACH_BUILTIN(X)                                                                  \
-  X(::ringmm::PlusTimes<float>) X(::ringmm::PlusTimes<double>) X(::ringmm::PlusTimes<std::int32_t>) \
-  X(::ringmm::MaxPlus<float>) X(::ringmm::MaxPlus<double>) X(::ringmm::MaxPlus<std::int32_t>)       \
-  X(::ringmm::MaxPlus<::ringmm::i16x2>) X(::ringmm::MinPlus<float>) X(::ringmm::MinPlus<double>)    \
-  X(::ringmm::MinPlus<std::int32_t>) X(::ringmm::MinPlus<::ringmm::i16x2>)                          \
-  X(::ringmm::MaxMin<float>) X(::ringmm::MaxMin<std::int32_t>) X(::ringmm::OrAnd)
+// The semiring/type pairs the library ships (the RINGMM_BUILTIN lines of builtins.def), as an
+// X-macro over their structs: explicit instantiations and is_builtin are generated from it.
+#define RINGMM_FOR_EACH_BUILTIN(X) RINGMM_FOR_EACH_BUILTIN_I(X)
 
 template <class S> struct is_builtin : std::false_type {};
 #define RINGMM_DECLARE_BUILTIN(S) \

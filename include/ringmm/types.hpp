@@ -26,23 +26,26 @@ struct alignas(4) i16x2 {
   friend RINGMM_HD bool operator!=(i16x2 a, i16x2 b) { return !(a == b); }
 };
 
-enum class DType { f32, f64, i32, i16x2, u8 };
-enum class SemiringKind { plus_times, max_plus, min_plus, max_min, or_and };
+// The element types and semirings of the registry (builtins.def).
+enum class DType {
+#define RINGMM_DTYPE(id, cpp_type) id,
+#include "ringmm/builtins.def"
+};
+enum class SemiringKind {
+#define RINGMM_SEMIRING(id, spelling, use) id,
+#include "ringmm/builtins.def"
+};
 
 template <class T> struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
-template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
-template <> struct dtype_of<i16x2> { static constexpr DType value = DType::i16x2; };
-template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::u8; };
+#define RINGMM_DTYPE(id, cpp_type) \
+  template <> struct dtype_of<cpp_type> { static constexpr DType value = DType::id; };
+#include "ringmm/builtins.def"
 
 constexpr std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::f32: return 4;
-    case DType::f64: return 8;
-    case DType::i32: return 4;
-    case DType::i16x2: return 4;
-    case DType::u8: return 1;
+#define RINGMM_DTYPE(id, cpp_type) \
+  case DType::id: return sizeof(cpp_type);
+#include "ringmm/builtins.def"
   }
   return 0;
 }

@@ -19,7 +19,8 @@ template <class S> void cuda_run(const Context&, const Problem<typename S::value
   throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
 }
 #define RINGMM_INSTANTIATE(S) template void cuda_run<S>(const Context&, const Problem<typename S::value_type>&);
-RINGMM_FOR_EACH_BUILTIN(RINGMM_INSTANTIATE)
+#define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
+#include "ringmm/builtins.def"
 }  // namespace detail
 
 }  // namespace ringmm

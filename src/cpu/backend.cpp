@@ -123,6 +123,7 @@ template <class S> void cpu_run(const Context& ctx, const Problem<typename S::va
 }
 
 #define RINGMM_INSTANTIATE(S) template void cpu_run<S>(const Context&, const Problem<typename S::value_type>&);
-RINGMM_FOR_EACH_BUILTIN(RINGMM_INSTANTIATE)
+#define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
+#include "ringmm/builtins.def"
 
 }  // namespace ringmm::detail

@@ -51,6 +51,7 @@ void device_epilogue(typename S::value_type* c, const typename S::value_type* ac
   template void device_accumulate<S>(typename S::value_type*, const typename S::value_type*, index_t, void*);         \
   template void device_epilogue<S>(typename S::value_type*, const typename S::value_type*, index_t,                   \
                                    typename S::value_type, typename S::value_type, void*);
-RINGMM_FOR_EACH_BUILTIN(RINGMM_DIST_DEVICE_OPS)
+#define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_DEVICE_OPS(::ringmm::S)
+#include "ringmm/builtins.def"
 
 }  // namespace ringmm::dist::detail

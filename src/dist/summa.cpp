@@ -355,6 +355,7 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
   template Stats gemm<S>(const Grid&, Op, const DistMatrix<typename S::value_type>&, Op,                             \
                          const DistMatrix<typename S::value_type>&, DistMatrix<typename S::value_type>&,             \
                          typename S::value_type, typename S::value_type, const Options&);
-RINGMM_FOR_EACH_BUILTIN(RINGMM_DIST_GEMM)
+#define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_GEMM(::ringmm::S)
+#include "ringmm/builtins.def"
 
 }  // namespace ringmm::dist

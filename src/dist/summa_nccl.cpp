@@ -226,7 +226,8 @@ void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename 
   template void summa_device<S>(const Grid&, const Plan&, const DistMatrix<typename S::value_type>&,                \
                                 const DistMatrix<typename S::value_type>&, DistMatrix<typename S::value_type>&,     \
                                 typename S::value_type, typename S::value_type, const Options&, Stats&);
-RINGMM_FOR_EACH_BUILTIN(RINGMM_DIST_DEVICE)
+#define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_DEVICE(::ringmm::S)
+#include "ringmm/builtins.def"
 
 }  // namespace detail
 }  // namespace ringmm::dist

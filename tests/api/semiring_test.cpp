@@ -24,9 +24,8 @@ TEST(Semiring, IdentitiesHoldForEveryBuiltin) {
       EXPECT_EQ(traits::finalize(S::mul(x, S::zero())), S::zero()) << to_string(S::kind);
     }
   };
-#define RINGMM_CHECK(S) check(semiring_tag<S>{});
-  RINGMM_FOR_EACH_BUILTIN(RINGMM_CHECK)
-#undef RINGMM_CHECK
+#define RINGMM_BUILTIN(semiring, dtype, S) check(semiring_tag<::ringmm::S>{});
+#include "ringmm/builtins.def"
 }
 
 TEST(IntegerPolicy, ConstantsAreThoseDocumented) {

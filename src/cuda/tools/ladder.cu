@@ -142,7 +142,8 @@ Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel_name
 
 #define RINGMM_INSTANTIATE_LADDER(S) \
   template void ladder_gemm<S>(const std::string&, const detail::Problem<typename S::value_type>&);
-RINGMM_FOR_EACH_BUILTIN(RINGMM_INSTANTIATE_LADDER)
+#define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE_LADDER(::ringmm::S)
+#include "ringmm/builtins.def"
 #undef RINGMM_INSTANTIATE_LADDER
 
 }  // namespace ringmm::cuda

@@ -103,9 +103,9 @@ template <class T> std::vector<T> random_values(index_t count, std::mt19937_64& 
   return v;
 }
 
-template <class T> ringmm::detail::Problem<T> square_problem(const std::vector<T>& a, const std::vector<T>& b,
+template <class S, class T> ringmm::detail::Problem<S> square_problem(const std::vector<T>& a, const std::vector<T>& b,
                                                             std::vector<T>& c, index_t n, T alpha, T beta) {
-  ringmm::detail::Problem<T> p;
+  ringmm::detail::Problem<S> p;
   p.a = {a.data(), n, n, n, 1};
   p.b = {b.data(), n, n, n, 1};
   p.c = {c.data(), n, n, n, 1};
@@ -140,13 +140,13 @@ template <class T> std::string tile_name() {
 // variants and the narrower instruction sets.
 template <class S>
 Contender blocked(const char* semiring, const char* type, index_t n, int threads, std::mt19937_64& rng,
-                  void (*run)(const ringmm::detail::Problem<typename S::value_type>&, int) = nullptr,
+                  void (*run)(const ringmm::detail::Problem<S>&, int) = nullptr,
                   const std::string& config = "") {
   using T = typename S::value_type;
   auto a = std::make_shared<std::vector<T>>(random_values<T>(n * n, rng));
   auto b = std::make_shared<std::vector<T>>(random_values<T>(n * n, rng));
   auto c = std::make_shared<std::vector<T>>(static_cast<std::size_t>(n * n));
-  const auto p = square_problem<T>(*a, *b, *c, n, S::one(), S::zero());
+  const auto p = square_problem<S, T>(*a, *b, *c, n, S::one(), S::zero());
   const std::string kernel = config.empty() ? "blocked " + isa_name() + " " + tile_name<T>() : config;
   Record record{"cpu", kernel + " t" + std::to_string(threads), semiring, type, "gemm", n, n, n, threads, 0, 0, 0,
                 S::kind == ringmm::SemiringKind::plus_times};
@@ -157,11 +157,11 @@ Contender blocked(const char* semiring, const char* type, index_t n, int threads
 }
 
 // The blocked kernel built for narrower instruction sets than this CPU's widest.
-template <class S> void run_generic(const ringmm::detail::Problem<typename S::value_type>& p, int threads) {
+template <class S> void run_generic(const ringmm::detail::Problem<S>& p, int threads) {
   bd::run_isa<S, bd::IsaGeneric>(p, threads, bd::run_team_generic<S>);
 }
 #if RINGMM_CPU_MULTIVERSION
-template <class S> void run_avx2(const ringmm::detail::Problem<typename S::value_type>& p, int threads) {
+template <class S> void run_avx2(const ringmm::detail::Problem<S>& p, int threads) {
   bd::run_isa<S, bd::IsaAvx2>(p, threads, bd::run_team_avx2<S>);
 }
 #endif
@@ -250,7 +250,7 @@ template <int MR, int VPR, int L1K, int L2K> struct Variant {
 };
 template <class S, class V> [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2,prefer-vector-width=512")]]
 void run_team_variant(const bd::Call<S>& call, int id, int size) { bd::run_team<S, V>(call, id, size); }
-template <class S, class V> void run_variant(const ringmm::detail::Problem<typename S::value_type>& p, int threads) {
+template <class S, class V> void run_variant(const ringmm::detail::Problem<S>& p, int threads) {
   bd::run_isa<S, V>(p, threads, run_team_variant<S, V>);
 }
 

@@ -171,7 +171,7 @@ template <class S> struct HostOperands {
 };
 
 // The normalised problem of the case, as the public API would build it.
-template <class S> detail::Problem<typename S::value_type> make_case_problem(HostOperands<S>& x, Product product) {
+template <class S> detail::Problem<S> make_case_problem(HostOperands<S>& x, Product product) {
   using T = typename S::value_type;
   const Shape& s = x.shape;
   const MatrixView<T> c = row_major(x.c.data(), s.m, s.n);

@@ -63,7 +63,7 @@ template <class S> std::vector<typename S::value_type> random_vector(std::size_t
 
 // The reference product split into row bands run in parallel: same per-element arithmetic as
 // cpu::reference_gemm, so tropical and integer results are bit-identical to it. Not for syrk.
-template <class S> void parallel_reference(const detail::Problem<typename S::value_type>& p) {
+template <class S> void parallel_reference(const detail::Problem<S>& p) {
   constexpr index_t band = 16;
   const index_t bands = (p.m() + band - 1) / band;
 #pragma omp parallel for schedule(dynamic)
@@ -96,7 +96,7 @@ struct CheckResult {
 // type must match exactly except float plus-times, which must lie within
 // 2·(K+1)·ε·(|α|·K·max_k|A_ik|·max_k|B_kj| + |β|·|C0_ij|). `c_before` is C before the call (or null).
 template <class S>
-CheckResult compare_results(const detail::Problem<typename S::value_type>& p, const std::vector<typename S::value_type>& expected,
+CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typename S::value_type>& expected,
                             const std::vector<typename S::value_type>& actual, const typename S::value_type* c_before) {
   using T = typename S::value_type;
   CheckResult result;
@@ -159,9 +159,6 @@ template <class F> double median_seconds(int reps, F&& f) {
 
 // ---- names ------------------------------------------------------------------------------------
 
-inline const DType all_dtypes[] = {DType::f32, DType::f64, DType::i32, DType::i16x2, DType::u8};
-inline const SemiringKind all_semirings[] = {SemiringKind::plus_times, SemiringKind::max_plus, SemiringKind::min_plus,
-                                             SemiringKind::max_min, SemiringKind::or_and};
 
 // Independent products per element: 2 for the packed i16x2 lanes, else 1. Rates count each lane.
 constexpr int lanes(DType t) { return t == DType::i16x2 ? 2 : 1; }

@@ -60,6 +60,6 @@ Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel, ind
 
 // Runs one ladder kernel on a problem held in host memory (upload, launch, download): the entry
 // point of the ladder's correctness tests. Batches are supported; symmetric (syrk) problems are not.
-template <class S> void ladder_gemm(const std::string& kernel, const detail::Problem<typename S::value_type>& p);
+template <class S> void ladder_gemm(const std::string& kernel, const detail::Problem<S>& p);
 
 }  // namespace ringmm::cuda

@@ -1,5 +1,6 @@
 // Runtime dispatch: from (SemiringKind, DType), as the CLI and distributed layer see them, to the
-// semiring struct. This table is the one place that lists the built-in pairs.
+// semiring struct, and the lists of built-in pairs, semirings and types, all derived from the
+// registry (builtins.def).
 #pragma once
 
 #include <cmath>
@@ -20,39 +21,42 @@ namespace detail {
 Error unsupported_pair(SemiringKind kind, DType type);
 }  // namespace detail
 
-// Calls f(semiring_tag<S>{}) for the built-in semiring of that kind and type; every call must
-// return the same type. Throws Errc::unsupported for a pair the library does not ship.
+// Calls f(semiring_tag<S>{}) for the built-in semiring of that kind and type (builtins.def); every
+// call must return the same type. Throws Errc::unsupported for a pair the library does not ship.
 template <class F> decltype(auto) visit_semiring(SemiringKind kind, DType type, F&& f) {
-  switch (kind) {
-    case SemiringKind::plus_times:
-      if (type == DType::f32) return f(semiring_tag<PlusTimes<float>>{});
-      if (type == DType::f64) return f(semiring_tag<PlusTimes<double>>{});
-      if (type == DType::i32) return f(semiring_tag<PlusTimes<std::int32_t>>{});
-      break;
-    case SemiringKind::max_plus:
-      if (type == DType::f32) return f(semiring_tag<MaxPlus<float>>{});
-      if (type == DType::f64) return f(semiring_tag<MaxPlus<double>>{});
-      if (type == DType::i32) return f(semiring_tag<MaxPlus<std::int32_t>>{});
-      if (type == DType::i16x2) return f(semiring_tag<MaxPlus<i16x2>>{});
-      break;
-    case SemiringKind::min_plus:
-      if (type == DType::f32) return f(semiring_tag<MinPlus<float>>{});
-      if (type == DType::f64) return f(semiring_tag<MinPlus<double>>{});
-      if (type == DType::i32) return f(semiring_tag<MinPlus<std::int32_t>>{});
-      if (type == DType::i16x2) return f(semiring_tag<MinPlus<i16x2>>{});
-      break;
-    case SemiringKind::max_min:
-      if (type == DType::f32) return f(semiring_tag<MaxMin<float>>{});
-      if (type == DType::i32) return f(semiring_tag<MaxMin<std::int32_t>>{});
-      break;
-    case SemiringKind::or_and:
-      if (type == DType::u8) return f(semiring_tag<OrAnd>{});
-      break;
-  }
+#define RINGMM_BUILTIN(semiring, dtype, S) \
+  if (kind == SemiringKind::semiring && type == DType::dtype) return f(semiring_tag<::ringmm::S>{});
+#include "ringmm/builtins.def"
   throw detail::unsupported_pair(kind, type);
 }
 
-bool is_supported(SemiringKind kind, DType type);
+// One built-in pair, and all of them in the registry's order.
+struct SemiringPair {
+  SemiringKind kind;
+  DType type;
+  friend constexpr bool operator==(SemiringPair, SemiringPair) = default;
+};
+inline constexpr SemiringPair builtin_pairs[] = {
+#define RINGMM_BUILTIN(semiring, dtype, S) {SemiringKind::semiring, DType::dtype},
+#include "ringmm/builtins.def"
+};
+inline constexpr SemiringKind all_semirings[] = {
+#define RINGMM_SEMIRING(id, spelling, use) SemiringKind::id,
+#include "ringmm/builtins.def"
+};
+inline constexpr DType all_dtypes[] = {
+#define RINGMM_DTYPE(id, cpp_type) DType::id,
+#include "ringmm/builtins.def"
+};
+
+constexpr bool is_supported(SemiringKind kind, DType type) {
+  for (const SemiringPair& p : builtin_pairs)
+    if (p == SemiringPair{kind, type}) return true;
+  return false;
+}
+
+// What the semiring is used for ("shortest paths"), as builtins.def says.
+std::string_view use_of(SemiringKind kind);
 
 // A scalar given as a number (CLI, config files) converted to the semiring's element type:
 // ±inf map to the integer sentinels; anything not representable exactly is refused.
@@ -64,7 +68,7 @@ template <class S> typename S::value_type scalar_from_double(double x, const std
     auto to_lane = [&](auto lane_tag) {
       using L = decltype(lane_tag);
       if (std::isinf(x)) {
-        if constexpr (semiring_traits<S>::checks_input_range)
+        if constexpr (semiring_traits<S>::checks_inputs)
           return L(x < 0 ? -tropical_int_limits<L>::inf : tropical_int_limits<L>::inf);
         else
           return x < 0 ? std::numeric_limits<L>::lowest() : std::numeric_limits<L>::max();

@@ -12,6 +12,7 @@
 
 #include "ringmm/context.hpp"
 #include "ringmm/cpu/blocked.hpp"
+#include "ringmm/detail/input_check.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/detail/validate.hpp"
 #include "ringmm/error.hpp"
@@ -22,7 +23,7 @@ namespace ringmm {
 
 namespace detail {
 
-template <class S> void run(const Context& ctx, const Problem<typename S::value_type>& p) {
+template <class S> void run(const Context& ctx, const Problem<S>& p) {
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
   const Backend backend = ctx.resolved_backend();
   if (backend == Backend::cuda) {
@@ -31,24 +32,22 @@ template <class S> void run(const Context& ctx, const Problem<typename S::value_
       return;
     } else {
       throw Error(Errc::unsupported, "semiring",
-                  "user-defined semirings run on the CPU backend only; instantiate the CUDA kernel "
-                  "template for it or use Backend::cpu");
+                  "a user-defined semiring runs on the CUDA backend when its translation unit is compiled "
+                  "with nvcc and includes ringmm/cuda/gemm.cuh; otherwise use Backend::cpu");
     }
   }
-  check_host_values<S>(p);
+  check_host_inputs<S>(p);
   if constexpr (is_builtin_v<S>) cpu_run<S>(ctx, p);
   else cpu::blocked_gemm<S>(p, ctx.cpu_threads);
 }
 
 template <class S>
-Problem<typename S::value_type> make_problem(Op op_a, const MatrixView<const typename S::value_type>& a, Op op_b,
-                                             const MatrixView<const typename S::value_type>& b,
-                                             const MatrixView<typename S::value_type>& c, typename S::value_type alpha,
-                                             typename S::value_type beta) {
+Problem<S> make_problem(Op op_a, const MatrixView<const element_t<S>>& a, Op op_b, const MatrixView<const element_t<S>>& b,
+                        const MatrixView<element_t<S>>& c, scalar_t<S> alpha, scalar_t<S> beta) {
   validate_view(a, "A");
   validate_view(b, "B");
   validate_view(c, "C");
-  Problem<typename S::value_type> p{apply_op(op_a, a), apply_op(op_b, b), apply_op(Op::N, c), alpha, beta};
+  Problem<S> p{apply_op(op_a, a), apply_op(op_b, b), apply_op(Op::N, c), alpha, beta};
   if (p.a.rows != c.rows)
     throw Error(Errc::dimension_mismatch, "A", "op(A) has " + std::to_string(p.a.rows) + " rows but C has " +
                                                    std::to_string(c.rows));
@@ -66,9 +65,9 @@ Problem<typename S::value_type> make_problem(Op op_a, const MatrixView<const typ
 }  // namespace detail
 
 template <class S>
-void gemm(const Context& ctx, Op op_a, MatrixView<const typename S::value_type> a, Op op_b,
-          MatrixView<const typename S::value_type> b, MatrixView<typename S::value_type> c,
-          typename S::value_type alpha = S::one(), typename S::value_type beta = S::zero()) {
+void gemm(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, Op op_b,
+          MatrixView<const element_t<S>> b, MatrixView<element_t<S>> c,
+          scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero()) {
   auto p = detail::make_problem<S>(op_a, a, op_b, b, c, alpha, beta);
   if (detail::views_overlap(c, a, c.extent(), a.extent())) throw Error(Errc::aliasing, "C", "C overlaps A");
   if (detail::views_overlap(c, b, c.extent(), b.extent())) throw Error(Errc::aliasing, "C", "C overlaps B");
@@ -78,10 +77,10 @@ void gemm(const Context& ctx, Op op_a, MatrixView<const typename S::value_type> 
 // batch products; member b of X starts at X.data + b·stride_x (strides in elements, ≥ 0; a
 // stride of 0 reuses one A or B for every member; C's members must not overlap).
 template <class S>
-void gemm_batched(const Context& ctx, Op op_a, MatrixView<const typename S::value_type> a, index_t stride_a, Op op_b,
-                  MatrixView<const typename S::value_type> b, index_t stride_b, MatrixView<typename S::value_type> c,
-                  index_t stride_c, index_t batch, typename S::value_type alpha = S::one(),
-                  typename S::value_type beta = S::zero()) {
+void gemm_batched(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, index_t stride_a, Op op_b,
+                  MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
+                  index_t stride_c, index_t batch, scalar_t<S> alpha = S::one(),
+                  scalar_t<S> beta = S::zero()) {
   if (batch < 0) throw Error(Errc::invalid_argument, "batch", "batch count " + std::to_string(batch) + " is negative");
   if (stride_a < 0) throw Error(Errc::invalid_argument, "stride_a", "negative batch stride");
   if (stride_b < 0) throw Error(Errc::invalid_argument, "stride_b", "negative batch stride");
@@ -108,8 +107,8 @@ void gemm_batched(const Context& ctx, Op op_a, MatrixView<const typename S::valu
 // is symmetric for every commutative ⊗ (all built-in semirings); one triangle is computed and
 // mirrored, and with β ≠ 0̄ only C's lower triangle is read.
 template <class S>
-void syrk(const Context& ctx, Op op_a, MatrixView<const typename S::value_type> a, MatrixView<typename S::value_type> c,
-          typename S::value_type alpha = S::one(), typename S::value_type beta = S::zero()) {
+void syrk(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, MatrixView<element_t<S>> c,
+          scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero()) {
   const Op op_t = op_a == Op::N ? Op::T : Op::N;
   if (c.rows != c.cols)
     throw Error(Errc::dimension_mismatch, "C", "syrk needs a square C, got " + std::to_string(c.rows) + "x" +

@@ -1,20 +1,32 @@
 // Semirings (T, ⊕, ⊗, 0̄, 1̄) as small structs, usable on host and device.
 //
 // A semiring struct provides:
-//   value_type                     element type
+//   value_type                     element type (what A, B and C hold)
+//   kind                           its SemiringKind (builtins.def); user semirings may omit it
 //   zero(), one()                  0̄ (identity of ⊕, annihilator of ⊗) and 1̄
 //   add(a, b), mul(a, b)           ⊕ and ⊗
-//   fma(acc, a, b)                 acc ⊕ (a ⊗ b): the inner-loop update (fused where hardware allows)
-//   finalize(acc)                  maps an accumulated value to its canonical form (identity
-//                                  except for the integer tropical types, see integer policy)
-//   scale(s, x)                    s ⊗ x for the α/β epilogue; equal to mul except that it
-//                                  never overflows for the integer tropical types
-// User-defined semirings may omit fma, finalize and scale: see semiring_traits below.
+// and may provide (semiring_traits below supplies the defaults, so every backend asks the traits):
+//   fma(acc, a, b)                 acc ⊕ (a ⊗ b), fused where the hardware allows
+//   finalize(acc)                  the canonical form of an accumulated value (integer tropical
+//                                  types map overflowed sentinels back, see the integer policy)
+//   scale(s, x)                    s ⊗ x for the α/β epilogue (never overflows for integer tropical)
+//   accumulator_type, scalar_type  the types of the running ⊕-sum and of α, β (default value_type)
+//   exact                          false when results are rounded (float plus-times); tests and
+//                                  --check then compare within semiring_traits::tolerance (default true)
+//   valid_input(x), input_domain() which inputs are accepted and a phrase naming them; anything
+//                                  else is refused before any work (default: every value)
+//   bounds_sums                    true for integer rings: a product whose sums could wrap around,
+//                                  |α|·K·max|A|·max|B| + |β|·max|C| > the type's maximum, is refused
+//   register_type, to_register(x), from_register(r), update(acc, a, b)
+//                                  the hardware form kernels compute in (default: the accumulator
+//                                  and fma); i16x2 keeps its raw 32-bit word for Hopper's two-lane
+//                                  add-then-max instruction
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "ringmm/types.hpp"
@@ -86,6 +98,9 @@ template <class Lane, int Sign> struct tropical_int_lane {
   static constexpr bool valid_input(Lane x) {
     return x == zero || (x >= -L::finite_max && x <= L::finite_max);
   }
+  static std::string input_domain() {
+    return "finite values within ±" + std::to_string(L::finite_max) + ", or the 0̄ sentinel " + std::to_string(zero);
+  }
 };
 
 }  // namespace detail
@@ -96,6 +111,8 @@ template <class Lane, int Sign> struct tropical_int_lane {
 template <class T> struct PlusTimes {
   using value_type = T;
   static constexpr SemiringKind kind = SemiringKind::plus_times;
+  static constexpr bool exact = !std::is_floating_point_v<T>;  // float sums are rounded
+  static constexpr bool bounds_sums = std::is_integral_v<T>;
   RINGMM_HD static constexpr T zero() { return T(0); }
   RINGMM_HD static constexpr T one() { return T(1); }
   RINGMM_HD static T add(T a, T b) { return a + b; }
@@ -161,6 +178,7 @@ template <int Sign> struct TropicalI32 {
   RINGMM_HD static std::int32_t finalize(std::int32_t x) { return lane::finalize(x); }
   RINGMM_HD static std::int32_t scale(std::int32_t s, std::int32_t x) { return lane::scale(s, x); }
   static constexpr bool valid_input(std::int32_t x) { return lane::valid_input(x); }
+  static std::string input_domain() { return lane::input_domain(); }
 };
 template <> struct MaxPlus<std::int32_t> : TropicalI32<+1> {};
 template <> struct MinPlus<std::int32_t> : TropicalI32<-1> {};
@@ -174,24 +192,30 @@ template <int Sign> struct TropicalI16x2 {
   RINGMM_HD static i16x2 add(i16x2 a, i16x2 b) { return {lane::add(a.lo, b.lo), lane::add(a.hi, b.hi)}; }
   RINGMM_HD static i16x2 mul(i16x2 a, i16x2 b) { return {lane::mul(a.lo, b.lo), lane::mul(a.hi, b.hi)}; }
   RINGMM_HD static i16x2 fma(i16x2 acc, i16x2 a, i16x2 b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned r;
-    if constexpr (Sign > 0) r = __viaddmax_s16x2(bits(a), bits(b), bits(acc));  // two lanes, one instruction
-    else r = __viaddmin_s16x2(bits(a), bits(b), bits(acc));
-    return from_bits(r);
-#else
-    return add(acc, mul(a, b));
-#endif
+    return from_register(update(to_register(acc), to_register(a), to_register(b)));
   }
   RINGMM_HD static i16x2 finalize(i16x2 x) { return {lane::finalize(x.lo), lane::finalize(x.hi)}; }
   RINGMM_HD static i16x2 scale(i16x2 s, i16x2 x) { return {lane::scale(s.lo, x.lo), lane::scale(s.hi, x.hi)}; }
   static constexpr bool valid_input(i16x2 x) { return lane::valid_input(x.lo) && lane::valid_input(x.hi); }
+  static std::string input_domain() { return "in each lane, " + lane::input_domain(); }
 
-  RINGMM_HD static unsigned bits(i16x2 v) {
+  // Hardware form: the raw 32-bit word (arrays of the two-field struct spill to local memory),
+  // both lanes updated by one add-then-max/min instruction on Hopper.
+  using register_type = unsigned;
+  RINGMM_HD static unsigned to_register(i16x2 v) {
     return unsigned(std::uint16_t(v.lo)) | (unsigned(std::uint16_t(v.hi)) << 16);
   }
-  RINGMM_HD static i16x2 from_bits(unsigned r) {
+  RINGMM_HD static i16x2 from_register(unsigned r) {
     return {std::int16_t(std::uint16_t(r & 0xffffu)), std::int16_t(std::uint16_t(r >> 16))};
+  }
+  RINGMM_HD static unsigned update(unsigned acc, unsigned a, unsigned b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (Sign > 0) return __viaddmax_s16x2(a, b, acc);
+    else return __viaddmin_s16x2(a, b, acc);
+#else
+    const i16x2 x = from_register(a), y = from_register(b), c = from_register(acc);
+    return to_register(add(c, mul(x, y)));
+#endif
   }
 };
 template <> struct MaxPlus<i16x2> : TropicalI16x2<+1> {};
@@ -229,9 +253,35 @@ struct OrAnd {
   RINGMM_HD static std::uint8_t scale(std::uint8_t s, std::uint8_t x) { return mul(s, x); }
 };
 
+// max-times: (max, ×), 0̄ = 0, 1̄ = 1 (Viterbi over probabilities). f32, f64. The domain is the
+// finite nonnegative numbers (0̄ annihilates only there: 0 × ∞ is NaN); negative or infinite
+// inputs are refused. Exact: every term is one correctly rounded product, and ⊕ selects one.
+template <class T> struct MaxTimes {
+  using value_type = T;
+  static constexpr SemiringKind kind = SemiringKind::max_times;
+  RINGMM_HD static constexpr T zero() { return T(0); }
+  RINGMM_HD static constexpr T one() { return T(1); }
+  RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
+  RINGMM_HD static T mul(T a, T b) { return a * b; }
+  RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a * b); }
+  static constexpr bool valid_input(T x) { return !(x < T(0)) && x != std::numeric_limits<T>::infinity(); }
+  static std::string input_domain() { return "finite nonnegative values"; }
+};
+
+// min-max: (min, max), 0̄ = +∞, 1̄ = −∞ (minimax paths, the dual of max-min). f32, i32 (i32 uses
+// INT32_MAX / INT32_MIN as 0̄ / 1̄).
+template <class T> struct MinMax {
+  using value_type = T;
+  static constexpr SemiringKind kind = SemiringKind::min_max;
+  RINGMM_HD static constexpr T zero() { return MaxMin<T>::one(); }
+  RINGMM_HD static constexpr T one() { return MaxMin<T>::zero(); }
+  RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
+  RINGMM_HD static T mul(T a, T b) { return detail::max_of(a, b); }
+  RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, mul(a, b)); }
+};
+
 // ---------------------------------------------------------------------------------------------
-// semiring_traits: fills in the optional members for user-defined semirings, so every kernel
-// calls traits::fma / finalize / scale and a user struct needs only value_type, zero, one, add, mul.
+// semiring_traits: every backend, test and tool asks the traits, which fill in what a struct omits.
 namespace detail {
 template <class S, class = void> struct has_fma : std::false_type {};
 template <class S>
@@ -245,41 +295,112 @@ struct has_scale<S, std::void_t<decltype(S::scale(S::zero(), S::zero()))>> : std
 template <class S, class = void> struct has_valid_input : std::false_type {};
 template <class S>
 struct has_valid_input<S, std::void_t<decltype(S::valid_input(S::zero()))>> : std::true_type {};
+template <class S, class = void> struct has_exact : std::false_type {};
+template <class S> struct has_exact<S, std::void_t<decltype(S::exact)>> : std::true_type {};
+template <class S, class = void> struct has_bounds_sums : std::false_type {};
+template <class S> struct has_bounds_sums<S, std::void_t<decltype(S::bounds_sums)>> : std::true_type {};
+
+template <class S, class = void> struct accumulator_of { using type = typename S::value_type; };
+template <class S> struct accumulator_of<S, std::void_t<typename S::accumulator_type>> {
+  using type = typename S::accumulator_type;
+};
+template <class S, class = void> struct scalar_of { using type = typename S::value_type; };
+template <class S> struct scalar_of<S, std::void_t<typename S::scalar_type>> { using type = typename S::scalar_type; };
+template <class S, class = void> struct register_of { using type = typename accumulator_of<S>::type; };
+template <class S> struct register_of<S, std::void_t<typename S::register_type>> {
+  using type = typename S::register_type;
+};
 }  // namespace detail
 
 template <class S> struct semiring_traits {
-  using T = typename S::value_type;
-  RINGMM_HD static T fma(T acc, T a, T b) {
+  using element = typename S::value_type;                      // what A, B and C hold
+  using accumulator = typename detail::accumulator_of<S>::type;  // the running ⊕-sum
+  using scalar = typename detail::scalar_of<S>::type;            // α and β
+  using reg = typename detail::register_of<S>::type;             // the hardware form's registers
+
+  RINGMM_HD static accumulator initial() { return accumulator(S::zero()); }
+  RINGMM_HD static accumulator fma(accumulator acc, element a, element b) {
     if constexpr (detail::has_fma<S>::value) return S::fma(acc, a, b);
     else return S::add(acc, S::mul(a, b));
   }
-  RINGMM_HD static T finalize(T x) {
+  RINGMM_HD static element finalize(accumulator x) {
     if constexpr (detail::has_finalize<S>::value) return S::finalize(x);
-    else return x;
+    else return element(x);
   }
-  RINGMM_HD static T scale(T s, T x) {
+  RINGMM_HD static element scale(scalar s, element x) {
     if constexpr (detail::has_scale<S>::value) return S::scale(s, x);
     else return S::mul(s, x);
   }
   // The one epilogue every backend applies: c ← α ⊗ acc ⊕ β ⊗ c, where C is read only when
   // β ≠ 0̄ (so with α = 1̄, β = 0̄ the old C is never read, as in BLAS).
-  RINGMM_HD static T epilogue(T alpha, T acc, T beta, const T* c_old) {
-    T result = scale(alpha, finalize(acc));
-    if (!(beta == S::zero())) result = S::add(result, scale(beta, *c_old));
+  RINGMM_HD static element epilogue(scalar alpha, accumulator acc, scalar beta, const element* c_old) {
+    element result = scale(alpha, finalize(acc));
+    if (!(beta == scalar(S::zero()))) result = S::add(result, scale(beta, *c_old));
     return result;
   }
-  static constexpr bool checks_input_range = detail::has_valid_input<S>::value;
+
+  // The hardware form: kernels hold operands and sums as `reg` and call update.
+  RINGMM_HD static reg to_register(element x) {
+    if constexpr (std::is_same_v<reg, accumulator>) return reg(x);
+    else return S::to_register(x);
+  }
+  RINGMM_HD static accumulator from_register(reg r) {
+    if constexpr (std::is_same_v<reg, accumulator>) return r;
+    else return S::from_register(r);
+  }
+  RINGMM_HD static reg update(reg acc, reg a, reg b) {
+    if constexpr (std::is_same_v<reg, accumulator>) return fma(acc, element(a), element(b));
+    else return S::update(acc, a, b);
+  }
+
+  // Exactness: every result equals the reference's, or (rounded semirings) lies within
+  // tolerance(K) · (|α|·Σₖ|aᵢₖ||bₖⱼ| + |β|·|cᵢⱼ|), the forward error bound of a K-term sum.
+  static constexpr bool exact = [] {
+    if constexpr (detail::has_exact<S>::value) return bool(S::exact);
+    else return true;
+  }();
+  static double tolerance(std::int64_t k) {
+    return 2.0 * double((k > 1 ? k : 1) + 1) * double(std::numeric_limits<accumulator>::epsilon());
+  }
+
+  // The input policy (one host check, one device scan: ringmm/detail/input_check.hpp).
+  static constexpr bool checks_inputs = detail::has_valid_input<S>::value;
+  static constexpr bool bounds_sums = [] {
+    if constexpr (detail::has_bounds_sums<S>::value) return bool(S::bounds_sums);
+    else return false;
+  }();
+  RINGMM_HD static constexpr bool valid_input(element x) {
+    if constexpr (checks_inputs) return S::valid_input(x);
+    else return true;
+  }
+  static std::string input_domain() {
+    if constexpr (checks_inputs) return S::input_domain();
+    else return "any value";
+  }
 };
 
-// The semiring/type pairs the library ships (the RINGMM_BUILTIN lines of builtins.def), as an
-// X-macro over their structs: explicit instantiations and is_builtin are generated from it.
-#define RINGMM_FOR_EACH_BUILTIN(X) RINGMM_FOR_EACH_BUILTIN_I(X)
+template <class S> using element_t = typename semiring_traits<S>::element;
+template <class S> using scalar_t = typename semiring_traits<S>::scalar;
+template <class S> using accumulator_t = typename semiring_traits<S>::accumulator;
 
+// The semiring/type pairs the library ships: the RINGMM_BUILTIN lines of builtins.def.
 template <class S> struct is_builtin : std::false_type {};
-#define RINGMM_DECLARE_BUILTIN(S) \
+#define RINGMM_BUILTIN(semiring, dtype, S) \
   template <> struct is_builtin<S> : std::true_type {};
-RINGMM_FOR_EACH_BUILTIN(RINGMM_DECLARE_BUILTIN)
-#undef RINGMM_DECLARE_BUILTIN
+#include "ringmm/builtins.def"
 template <class S> inline constexpr bool is_builtin_v = is_builtin<S>::value;
+
+// The same pairs as a type list, in the registry's order (typed tests, benchmark lists).
+template <class... S> struct type_list {};
+namespace detail {
+template <class L> struct drop_first;
+template <class First, class... Rest> struct drop_first<type_list<First, Rest...>> {
+  using type = type_list<Rest...>;
+};
+}  // namespace detail
+using builtin_semirings = detail::drop_first<type_list<void
+#define RINGMM_BUILTIN(semiring, dtype, S) , ::ringmm::S
+#include "ringmm/builtins.def"
+                                                       >>::type;
 
 }  // namespace ringmm

@@ -13,8 +13,8 @@ work=$(mktemp -d)
 mkdir -p "$out"
 common=(bench --backend cuda --semiring "$semiring" --type "$type" --shapes "$shapes" --reps 20)
 "$tool" "${common[@]}" --out "$work/auto.json" > /dev/null || exit 1
-for config in b128x128_k8_t8x8_bcyc b64x64_k16_t4x4_blk b128x64_k8_t8x4_cyc b64x64_k16_t4x4_p01 \
-              b64x64_k16_t4x4_p10 b64x64_k16_t4x4_p11; do
+for config in b128x128_k8_t8x8_bcyc b64x64_k16_t4x4_blk b128x64_k8_t8x4_cyc b64x64_k16_t4x4_blk_breg \
+              b64x64_k16_t4x4_blk_areg b64x64_k16_t4x4_blk_abreg; do
   for border in pad predicate; do
     "$tool" "${common[@]}" --config "$config" --border "$border" --out "$work/$config-$border.json" > /dev/null || exit 1
   done

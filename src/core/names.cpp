@@ -20,12 +20,17 @@ E parse_enum(std::string_view text, std::string_view what, const std::pair<std::
 }
 
 constexpr std::pair<std::string_view, DType> dtype_names[] = {
-    {"f32", DType::f32}, {"f64", DType::f64}, {"i32", DType::i32}, {"i16x2", DType::i16x2}, {"u8", DType::u8}};
-constexpr std::pair<std::string_view, SemiringKind> semiring_names[] = {{"plus-times", SemiringKind::plus_times},
-                                                                        {"max-plus", SemiringKind::max_plus},
-                                                                        {"min-plus", SemiringKind::min_plus},
-                                                                        {"max-min", SemiringKind::max_min},
-                                                                        {"or-and", SemiringKind::or_and}};
+#define RINGMM_DTYPE(id, cpp_type) {#id, DType::id},
+#include "ringmm/builtins.def"
+};
+constexpr std::pair<std::string_view, SemiringKind> semiring_names[] = {
+#define RINGMM_SEMIRING(id, spelling, use) {spelling, SemiringKind::id},
+#include "ringmm/builtins.def"
+};
+constexpr std::pair<std::string_view, SemiringKind> semiring_uses[] = {
+#define RINGMM_SEMIRING(id, spelling, use) {use, SemiringKind::id},
+#include "ringmm/builtins.def"
+};
 constexpr std::pair<std::string_view, Backend> backend_names[] = {
     {"auto", Backend::automatic}, {"cpu", Backend::cpu}, {"cuda", Backend::cuda}};
 constexpr std::pair<std::string_view, BorderPolicy> border_names[] = {
@@ -40,6 +45,7 @@ template <class E, std::size_t N> std::string_view name_of(E value, const std::p
 
 std::string_view to_string(DType t) { return name_of(t, dtype_names); }
 std::string_view to_string(SemiringKind s) { return name_of(s, semiring_names); }
+std::string_view use_of(SemiringKind s) { return name_of(s, semiring_uses); }
 std::string_view to_string(Backend b) { return name_of(b, backend_names); }
 std::string_view to_string(BorderPolicy b) { return name_of(b, border_names); }
 std::string_view to_string(Op op) { return op == Op::N ? "N" : "T"; }
@@ -71,21 +77,9 @@ std::string_view to_string(Errc code) {
   return "unknown error";
 }
 
-// Mirrors visit_semiring's table without throwing; a test checks that the two agree.
-bool is_supported(SemiringKind kind, DType type) {
-  switch (kind) {
-    case SemiringKind::plus_times: return type == DType::f32 || type == DType::f64 || type == DType::i32;
-    case SemiringKind::max_plus:
-    case SemiringKind::min_plus: return type != DType::u8;
-    case SemiringKind::max_min: return type == DType::f32 || type == DType::i32;
-    case SemiringKind::or_and: return type == DType::u8;
-  }
-  return false;
-}
-
 Error detail::unsupported_pair(SemiringKind kind, DType type) {
   std::string valid;
-  for (DType t : {DType::f32, DType::f64, DType::i32, DType::i16x2, DType::u8})
+  for (DType t : all_dtypes)
     if (is_supported(kind, t)) valid += (valid.empty() ? "" : ", ") + std::string(to_string(t));
   return Error(Errc::unsupported, "type",
                std::string(to_string(kind)) + " is not available for element type " + std::string(to_string(type)) +

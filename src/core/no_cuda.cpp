@@ -15,10 +15,10 @@ bool cuda_device_available(std::string* why) {
 }
 
 namespace detail {
-template <class S> void cuda_run(const Context&, const Problem<typename S::value_type>&) {
+template <class S> void cuda_run(const Context&, const Problem<S>&) {
   throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
 }
-#define RINGMM_INSTANTIATE(S) template void cuda_run<S>(const Context&, const Problem<typename S::value_type>&);
+#define RINGMM_INSTANTIATE(S) template void cuda_run<S>(const Context&, const Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
 #include "ringmm/builtins.def"
 }  // namespace detail

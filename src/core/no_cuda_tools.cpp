@@ -17,10 +17,10 @@ Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int) { no
 std::vector<std::string> describe_devices() { return {}; }
 std::vector<std::string> ladder_kernels() { return {"straightforward", "tiled8", "tiled16", "tiled32"}; }
 Timing time_ladder(SemiringKind, DType, const std::string&, index_t, index_t, index_t, int) { no_cuda(); }
-template <class S> void ladder_gemm(const std::string&, const detail::Problem<typename S::value_type>&) { no_cuda(); }
+template <class S> void ladder_gemm(const std::string&, const detail::Problem<S>&) { no_cuda(); }
 
 #define RINGMM_INSTANTIATE_LADDER(S) \
-  template void ladder_gemm<S>(const std::string&, const detail::Problem<typename S::value_type>&);
+  template void ladder_gemm<S>(const std::string&, const detail::Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE_LADDER(::ringmm::S)
 #include "ringmm/builtins.def"
 #undef RINGMM_INSTANTIATE_LADDER

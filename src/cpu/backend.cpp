@@ -80,7 +80,7 @@ template <class T> void blas_syrk(CBLAS_ORDER order, BlasOperand a, int n, int k
 
 // Plus-times f32/f64 through BLAS. Returns false (having done nothing) when the problem's
 // layout or sizes are not expressible as a BLAS call; the blocked kernel then takes it.
-template <class T> bool try_blas(const Context& ctx, const Problem<T>& p) {
+template <class T> bool try_blas(const Context& ctx, const Problem<PlusTimes<T>>& p) {
   if (p.k() == 0 || !fits_int(p.m()) || !fits_int(p.n()) || !fits_int(p.k())) return false;
   const auto c = c_order(p.c);
   if (!c) return false;
@@ -112,7 +112,7 @@ template <class T> bool try_blas(const Context& ctx, const Problem<T>& p) {
 }  // namespace
 #endif
 
-template <class S> void cpu_run(const Context& ctx, const Problem<typename S::value_type>& p) {
+template <class S> void cpu_run(const Context& ctx, const Problem<S>& p) {
   using T = typename S::value_type;
 #if RINGMM_HAVE_BLAS
   if constexpr (std::is_same_v<S, PlusTimes<T>> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
@@ -122,7 +122,7 @@ template <class S> void cpu_run(const Context& ctx, const Problem<typename S::va
   cpu::blocked_gemm<S>(p, ctx.cpu_threads);
 }
 
-#define RINGMM_INSTANTIATE(S) template void cpu_run<S>(const Context&, const Problem<typename S::value_type>&);
+#define RINGMM_INSTANTIATE(S) template void cpu_run<S>(const Context&, const Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
 #include "ringmm/builtins.def"
 

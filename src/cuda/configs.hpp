@@ -1,17 +1,15 @@
 // The table of instantiated kernel configurations (compile-time parameters of gemm_kernel.cuh).
 //
-// Names (Context::cuda_config accepts exactly these):
-//   b128x128_k8_t8x8_bcyc   128×128 block, k-tile 8, 8×8 thread tile, block-cyclic 4×4 sub-patches,
-//                           both operands in shared memory (seed 004 case 00): the large-shape kernel
-//   b64x64_k16_t4x4_blk     64×64 block, k-tile 16, 4×4 thread tile, block pattern, case 00:
-//                           small shapes and f64
-//   b128x64_k8_t8x4_cyc     128×64 block, k-tile 8, 8×4 thread tile, cyclic pattern (Sub 1×1), case 00
-//   b64x64_k16_t4x4_p01     as b64x64_k16_t4x4_blk, B read from global memory into registers (case 01)
-//   b64x64_k16_t4x4_p10     as b64x64_k16_t4x4_blk, A read from global memory into registers (case 10)
-//   b64x64_k16_t4x4_p11     both operands read from global memory into registers (case 11)
+// Names (Context::cuda_config accepts exactly these) say the shape: block tile bMxN, k-tile kK,
+// thread tile tMxN, pattern of the thread tile's sub-patches (blk: one block, cyc: cyclic, bcyc:
+// block-cyclic 4×4), and which operand fragments come straight from global memory into registers
+// (areg, breg, abreg; otherwise both go through shared memory).
 //
-// Each is compiled for every built-in semiring and both border modes (pad: branch-free on
-// tile-multiple buffers; predicate: bounds checks on the caller's strided views).
+// The heuristic picks from the first two; the others are there to measure alternatives
+// (ringmm bench --config) and build only with -DRINGMM_CUDA_ALL_CONFIGS=ON. Each is compiled for
+// every built-in semiring and both border modes (pad: branch-free on tile-multiple buffers;
+// predicate: bounds checks on the caller's strided views). docs/perf/cuda-engine.md has their
+// history and measurements.
 #pragma once
 
 #include <string_view>
@@ -21,13 +19,19 @@ namespace ringmm::cuda_detail {
 enum class Place { smem, global };  // where the thread tile's operand fragments are read from
 
 // X(name, BM, BN, BK, TM, TN, SubM, SubN, place_a, place_b, min_blocks_per_sm)
-#define RINGMM_CUDA_CONFIGS(X)                                                 \
+#define RINGMM_CUDA_HEURISTIC_CONFIGS(X)                                       \
   X(b128x128_k8_t8x8_bcyc, 128, 128, 8, 8, 8, 4, 4, smem, smem, 2)             \
-  X(b64x64_k16_t4x4_blk, 64, 64, 16, 4, 4, 4, 4, smem, smem, 2)               \
+  X(b64x64_k16_t4x4_blk, 64, 64, 16, 4, 4, 4, 4, smem, smem, 2)
+#if RINGMM_CUDA_ALL_CONFIGS
+#define RINGMM_CUDA_CONFIGS(X)                                                 \
+  RINGMM_CUDA_HEURISTIC_CONFIGS(X)                                             \
   X(b128x64_k8_t8x4_cyc, 128, 64, 8, 8, 4, 1, 1, smem, smem, 2)               \
-  X(b64x64_k16_t4x4_p01, 64, 64, 16, 4, 4, 4, 4, smem, global, 2)             \
-  X(b64x64_k16_t4x4_p10, 64, 64, 16, 4, 4, 4, 4, global, smem, 2)             \
-  X(b64x64_k16_t4x4_p11, 64, 64, 16, 4, 4, 4, 4, global, global, 2)
+  X(b64x64_k16_t4x4_blk_breg, 64, 64, 16, 4, 4, 4, 4, smem, global, 2)        \
+  X(b64x64_k16_t4x4_blk_areg, 64, 64, 16, 4, 4, 4, 4, global, smem, 2)        \
+  X(b64x64_k16_t4x4_blk_abreg, 64, 64, 16, 4, 4, 4, 4, global, global, 2)
+#else
+#define RINGMM_CUDA_CONFIGS(X) RINGMM_CUDA_HEURISTIC_CONFIGS(X)
+#endif
 
 struct ConfigInfo {
   std::string_view name;

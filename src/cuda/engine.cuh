@@ -30,8 +30,8 @@
 #include "check.hpp"
 #include "configs.hpp"
 #include "gemm_kernel.cuh"
+#include "ringmm/detail/input_check.hpp"
 #include "ringmm/detail/problem.hpp"
-#include "ringmm/detail/validate.hpp"
 #include "ringmm/error.hpp"
 #include "support_kernels.cuh"
 #include "vendor_blas.hpp"
@@ -53,7 +53,7 @@ template <class S> constexpr double small_tile_rate() {
 // as a predicated product of the small configuration on the same packed operands. Rounding 4097
 // up to 33 tiles of 128 would otherwise add a whole wave of blocks (docs/perf/cuda-engine.md).
 constexpr ConfigId fringe_config = ConfigId::b64x64_k16_t4x4_blk;
-template <class T> bool splits_fringe(const ConfigInfo& cfg, Border border, const detail::Problem<T>& p) {
+template <class S> bool splits_fringe(const ConfigInfo& cfg, Border border, const detail::Problem<S>& p) {
   return border == Border::pad && !p.symmetric && p.m() >= cfg.bm && p.n() >= cfg.bn &&
          (p.m() % cfg.bm != 0 || p.n() % cfg.bn != 0);
 }
@@ -74,7 +74,7 @@ template <class S> int resident_blocks(ConfigId id);
 // products move to the smaller tile, whose waves are finer; blocks count whole tiles only when
 // the fringe is split off (splits_fringe).
 template <class S>
-ConfigId choose_config(const Context& ctx, Border border, const detail::Problem<typename S::value_type>& p) {
+ConfigId choose_config(const Context& ctx, Border border, const detail::Problem<S>& p) {
   using T = typename S::value_type;
   if (!ctx.cuda_config.empty()) return find_config(ctx.cuda_config);
   if constexpr (sizeof(T) == 8) return ConfigId::b64x64_k16_t4x4_blk;
@@ -108,7 +108,7 @@ ConfigId choose_config(const Context& ctx, Border border, const detail::Problem<
 // not on K: on the H100 8192×8192×32 pads at 9.4 × 10¹² f32 max-plus updates/s against 4.6
 // predicated, while 1000³ predicates at 6.7 against 5.5 and 131072×16×16 predicates
 // (docs/perf/cuda-engine.md, run 8).
-template <class T> Border choose_border(const Context& ctx, const detail::Problem<T>& p) {
+template <class S> Border choose_border(const Context& ctx, const detail::Problem<S>& p) {
   switch (ctx.border) {
     case BorderPolicy::pad: return Border::pad;
     case BorderPolicy::predicate: return Border::predicate;
@@ -117,7 +117,7 @@ template <class T> Border choose_border(const Context& ctx, const detail::Proble
   constexpr double copy_bytes_per_s = 3e12, pack_launch_s = 2e-6, updates_per_s = 15e12;
   const double m = double(p.m()), n = double(p.n()), k = double(p.k()), batch = double(p.batch);
   const bool c_copied = p.symmetric || p.m() < 64 || p.n() < 64;
-  const double copy_s = 2.0 * double(sizeof(T)) * batch * (m * k + k * n + (c_copied ? m * n : 0.0)) / copy_bytes_per_s +
+  const double copy_s = 2.0 * double(sizeof(element_t<S>)) * batch * (m * k + k * n + (c_copied ? m * n : 0.0)) / copy_bytes_per_s +
                         2 * pack_launch_s;
   const double product_s = m * n * k * batch / updates_per_s;
   return copy_s < 0.1 * product_s ? Border::pad : Border::predicate;
@@ -171,81 +171,50 @@ void download(const detail::Strided<T>& host, index_t host_stride, const detail:
                "download (cudaMemcpy2DAsync)");
 }
 
-// Scan one operand for refused values: on the host for host memory, on the device otherwise.
+// Step 2: the input check (ringmm/detail/input_check.hpp). Host operands are scanned on the host,
+// device operands by scan_kernel; throws Error(value_out_of_range) before any write.
 template <class S>
-void scan_operand(const detail::Strided<const typename S::value_type>& x, index_t stride, index_t batch, bool on_device,
-                  ScanResult* device_slot, ScanResult& host_result, cudaStream_t stream) {
-  using T = typename S::value_type;
-  const index_t members = stride == 0 ? 1 : batch;
-  if (x.rows == 0 || x.cols == 0) return;
-  if (on_device) {
-    const index_t total = x.rows * x.cols * members;
-    const int blocks = int(std::min<index_t>((total + 255) / 256, 4 * index_t(multiprocessor_count())));
-    scan_kernel<S><<<blocks, 256, 0, stream>>>(device_slot, x.p, x.rows, x.cols, x.rs, x.cs, stride, members);
-    check_launch("scan_kernel");
-    return;
-  }
-  for (index_t bt = 0; bt < members; ++bt)
-    for (index_t i = 0; i < x.rows; ++i)
-      for (index_t j = 0; j < x.cols; ++j) {
-        const T v = x.p[bt * stride + i * x.rs + j * x.cs];
-        if constexpr (semiring_traits<S>::checks_input_range) {
-          if (!S::valid_input(v)) host_result.bad = 1;
-        } else if constexpr (std::is_same_v<T, std::int32_t>) {
-          const unsigned mag = v < 0 ? 0u - unsigned(v) : unsigned(v);
-          host_result.max_abs = std::max(host_result.max_abs, mag);
-        }
-      }
-}
-
-// Step 2: throws Error(value_out_of_range, "A" | "B" | "C" | "alpha" | "beta") before any write.
-template <class S>
-void check_values(const detail::Problem<typename S::value_type>& p, const bool on_device[3], cudaStream_t stream) {
-  using T = typename S::value_type;
-  constexpr bool tropical_int = semiring_traits<S>::checks_input_range;
-  constexpr bool plus_times_i32 = std::is_same_v<S, PlusTimes<std::int32_t>>;
-  if constexpr (tropical_int || plus_times_i32) {
-    const bool reads_c = !(p.beta == S::zero());
-    if constexpr (tropical_int) {
-      if (!S::valid_input(p.alpha))
-        throw Error(Errc::value_out_of_range, "alpha", "outside the integer tropical range (see ringmm/semiring.hpp)");
-      if (!S::valid_input(p.beta))
-        throw Error(Errc::value_out_of_range, "beta", "outside the integer tropical range (see ringmm/semiring.hpp)");
-    }
-    const detail::Strided<const T> c{p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs};
-    const detail::Strided<const T>* views[3] = {&p.a, &p.b, &c};
-    const index_t strides[3] = {p.stride_a, p.stride_b, p.stride_c};
+void check_values(const detail::Problem<S>& p, const bool on_device[3], cudaStream_t stream) {
+  using T = element_t<S>;
+  if constexpr (detail::scans_inputs<S>) {
+    detail::check_scalars<S>(p.alpha, p.beta);
+    const bool reads_c = !(p.beta == scalar_t<S>(S::zero()));
+    detail::CheckedOperand<S> ops[3] = {{"A", "", p.a, p.stride_a, p.batch},
+                                        {"B", "", p.b, p.stride_b, p.batch},
+                                        {"C", "", {p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs}, p.stride_c, p.batch, p.symmetric}};
     const int operands = reads_c ? 3 : 2;
-    ScanResult host[3] = {};
-    DeviceBuffer<ScanResult> slots(3, stream);
-    cuda_check(cudaMemsetAsync(slots.get(), 0, 3 * sizeof(ScanResult), stream), "cudaMemsetAsync");
+    DeviceBuffer<detail::ValueScan> slots(3, stream);
+    const detail::ValueScan fresh[3] = {};
+    cuda_check(cudaMemcpyAsync(slots.get(), fresh, sizeof(fresh), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
     bool any_device = false;
     for (int o = 0; o < operands; ++o) {
-      scan_operand<S>(*views[o], strides[o], p.batch, on_device[o], slots.get() + o, host[o], stream);
-      any_device = any_device || on_device[o];
+      const detail::CheckedOperand<S>& x = ops[o];
+      const index_t members = x.stride == 0 ? 1 : x.members, total = x.view.rows * x.view.cols * members;
+      if (total == 0) continue;
+      if (!on_device[o]) {
+        detail::scan_on_host(ops[o]);
+        continue;
+      }
+      any_device = true;
+      const int blocks = int(std::min<index_t>((total + 255) / 256, 4 * index_t(multiprocessor_count())));
+      scan_kernel<S><<<blocks, 256, 0, stream>>>(slots.get() + o, x.view.p, x.view.rows, x.view.cols, x.view.rs,
+                                                 x.view.cs, x.stride, members, x.lower_only);
+      check_launch("scan_kernel");
     }
     if (any_device) {
-      ScanResult dev[3];
+      detail::ValueScan dev[3];
       cuda_check(cudaMemcpyAsync(dev, slots.get(), sizeof(dev), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
       cuda_check(cudaStreamSynchronize(stream), "value scan (cudaStreamSynchronize)");
       for (int o = 0; o < operands; ++o)
-        if (on_device[o]) host[o] = dev[o];
+        if (on_device[o]) ops[o].scan = dev[o];
     }
-    static const char* names[3] = {"A", "B", "C"};
-    if constexpr (tropical_int) {
-      for (int o = 0; o < operands; ++o)
-        if (host[o].bad)
-          throw Error(Errc::value_out_of_range, names[o],
-                      "integer tropical inputs must be the 0̄ sentinel or finite within the policy range "
-                      "(see ringmm/semiring.hpp)");
-    } else {
-      const double bound = std::fabs(double(p.alpha)) * double(p.k()) * double(host[0].max_abs) * double(host[1].max_abs) +
-                           (reads_c ? std::fabs(double(p.beta)) * double(host[2].max_abs) : 0.0);
-      if (bound > 2147483647.0)
-        throw Error(Errc::value_out_of_range, "A",
-                    "plus-times i32 product could overflow int32 (bound " + std::to_string(bound) +
-                        "); ringmm refuses rather than wrap around");
-    }
+    // A refused value is fetched from wherever its operand lives, for the message.
+    auto read = [](const T* address) {
+      T value{};
+      cuda_check(cudaMemcpy(&value, address, sizeof(T), cudaMemcpyDefault), "cudaMemcpy");
+      return value;
+    };
+    detail::check_scans(ops, std::size_t(operands), p.alpha, p.beta, p.k(), read);
   }
 }
 
@@ -399,7 +368,7 @@ template <class S> bool wants_vendor_blas(const Context& ctx) {
 // plus-times, where only the summation order changes.
 constexpr index_t min_part_k = 256;
 template <class S>
-index_t k_parts(const Context& ctx, ConfigId id, const detail::Problem<typename S::value_type>& p) {
+index_t k_parts(const Context& ctx, ConfigId id, const detail::Problem<S>& p) {
   if (ctx.names_cuda_kernels() || p.batch != 1 || p.symmetric) return 1;
   const ConfigInfo& cfg = config_table[int(id)];
   const index_t tiles = ((p.m() + cfg.bm - 1) / cfg.bm) * ((p.n() + cfg.bn - 1) / cfg.bn);
@@ -409,18 +378,18 @@ index_t k_parts(const Context& ctx, ConfigId id, const detail::Problem<typename 
 }
 
 template <class S>
-void cuda_run_impl(const Context& ctx, const detail::Problem<typename S::value_type>& p, bool nested = false);
+void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, bool nested = false);
 
 // Runs the device problem p in `parts` K chunks (the last one takes the remainder) into a
 // workspace, then reduces them into p.c with p's α and β.
 template <class S>
-void run_split_k(const Context& ctx, const detail::Problem<typename S::value_type>& p, index_t parts, cudaStream_t stream) {
+void run_split_k(const Context& ctx, const detail::Problem<S>& p, index_t parts, cudaStream_t stream) {
   using T = typename S::value_type;
   const index_t m = p.m(), n = p.n(), k = p.k();
   const index_t chunk = (k + parts - 1) / parts, full = k / chunk, rest = k - full * chunk;
   const index_t count = full + (rest > 0 ? 1 : 0);
   DeviceBuffer<T> w(std::size_t(count * m * n), stream);
-  detail::Problem<T> part = p;
+  detail::Problem<S> part = p;
   part.alpha = S::one(), part.beta = S::zero();
   part.a.cols = chunk, part.b.rows = chunk;
   part.c = {w.get(), m, n, n, 1};
@@ -439,7 +408,7 @@ void run_split_k(const Context& ctx, const detail::Problem<typename S::value_typ
 }
 
 // nested: a part of a split-K call, on device views whose values the outer call checked.
-template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<typename S::value_type>& p, bool nested) {
+template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, bool nested) {
   using T = typename S::value_type;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const Border border = choose_border(ctx, p);
@@ -482,12 +451,12 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
     if (!(on_device[0] && on_device[1] && on_device[2]))
       cuda_check(cudaStreamSynchronize(stream), "gemm (cudaStreamSynchronize)");
   };
-  detail::Problem<T> on_gpu = p;
+  detail::Problem<S> on_gpu = p;
   on_gpu.a = a.view, on_gpu.b = b.view, on_gpu.c = c.view;
   on_gpu.stride_a = a.stride, on_gpu.stride_b = b.stride, on_gpu.stride_c = c.stride;
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<S, PlusTimes<T>> && std::is_floating_point_v<T>) {
     if (wants_vendor_blas<S>(ctx)) {
-      detail::Problem<T> same_a = on_gpu;
+      detail::Problem<S> same_a = on_gpu;
       // Aᵀ·A: B is A's transpose; host operands were staged twice, so both name A's copy.
       if (p.symmetric) same_a.b = {a.view.p, a.view.cols, a.view.rows, a.view.cs, a.view.rs}, same_a.stride_b = a.stride;
       if (vendor_gemm(same_a, stream)) return finish();
@@ -581,11 +550,11 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
 }  // namespace ringmm::cuda_detail
 
 namespace ringmm::detail {
-template <class S> void cuda_run(const Context& ctx, const Problem<typename S::value_type>& p) {
+template <class S> void cuda_run(const Context& ctx, const Problem<S>& p) {
   cuda_detail::cuda_run_impl<S>(ctx, p);
 }
 }  // namespace ringmm::detail
 
 // Each engine_*.cu instantiates the backend (and every configuration's kernels) for its semirings.
 #define RINGMM_CUDA_INSTANTIATE(S) \
-  template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<typename S::value_type>&);
+  template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&);

@@ -87,8 +87,8 @@ template <class S> struct Registers {
 };
 template <class S> struct PackedI16x2Registers {
   using R = unsigned;
-  static __device__ __forceinline__ R in(i16x2 x) { return S::bits(x); }
-  static __device__ __forceinline__ i16x2 out(R x) { return S::from_bits(x); }
+  static __device__ __forceinline__ R in(i16x2 x) { return S::to_register(x); }
+  static __device__ __forceinline__ i16x2 out(R x) { return S::from_register(x); }
 };
 template <> struct Registers<MaxPlus<i16x2>> : PackedI16x2Registers<MaxPlus<i16x2>> {};
 template <> struct Registers<MinPlus<i16x2>> : PackedI16x2Registers<MinPlus<i16x2>> {};

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "ringmm/detail/input_check.hpp"
 #include "ringmm/semiring.hpp"
 
 namespace ringmm::cuda_detail {
@@ -71,33 +72,22 @@ __global__ void reduce_parts_kernel(typename S::value_type* c, index_t rows, ind
   }
 }
 
-// What a value scan found: integer tropical inputs outside the policy range (`bad`), and for
-// plus-times i32 the largest magnitude (as an unsigned, so |INT32_MIN| fits).
-struct ScanResult {
-  unsigned bad;
-  unsigned max_abs;
-};
-
+// The device side of the input check: scan_value over every element (lower_only: i ≥ j), the
+// first refused position kept by an atomic minimum and the largest magnitude by an atomic maximum.
 template <class S>
-__global__ void scan_kernel(ScanResult* out, const typename S::value_type* x, index_t rows, index_t cols, index_t rs,
-                            index_t cs, index_t stride, index_t batch) {
-  using T = typename S::value_type;
+__global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index_t rows, index_t cols, index_t rs,
+                            index_t cs, index_t stride, index_t batch, bool lower_only) {
   const index_t per = rows * cols, total = per * batch;
-  const bool col_major = rs == 1 && cs != 1;
-  unsigned bad = 0, max_abs = 0;
+  const bool col_major = rs == 1 && cs != 1;  // walk memory in order: coalesced reads
+  detail::ValueScan local;
   for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
     const index_t bt = e / per, w = e % per;
     const index_t i = col_major ? w % rows : w / cols, j = col_major ? w / rows : w % cols;
-    const T v = x[bt * stride + i * rs + j * cs];
-    if constexpr (semiring_traits<S>::checks_input_range) {
-      bad |= S::valid_input(v) ? 0u : 1u;
-    } else if constexpr (std::is_same_v<T, std::int32_t>) {
-      const unsigned mag = v < 0 ? 0u - unsigned(v) : unsigned(v);
-      max_abs = mag > max_abs ? mag : max_abs;
-    }
+    if (lower_only && j > i) continue;
+    detail::scan_value<S>(local, x[bt * stride + i * rs + j * cs], (unsigned long long)(bt * per + i * cols + j));
   }
-  if (bad) atomicOr(&out->bad, bad);
-  if (max_abs) atomicMax(&out->max_abs, max_abs);
+  if (local.first_bad != detail::ValueScan::none) atomicMin(&out->first_bad, local.first_bad);
+  if (local.max_magnitude) atomicMax(&out->max_magnitude, local.max_magnitude);
 }
 
 }  // namespace ringmm::cuda_detail

@@ -111,7 +111,7 @@ cublasStatus_t syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t t
 
 }  // namespace
 
-template <class T> bool vendor_gemm(const detail::Problem<T>& p, cudaStream_t stream) {
+template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cudaStream_t stream) {
   if (p.k() == 0 || !fits_int(p.m()) || !fits_int(p.n()) || !fits_int(p.k()) || !fits_int(p.batch)) return false;
   // cuBLAS writes a column-major C; a row-major C is the column-major Cᵀ = Bᵀ·Aᵀ.
   const bool swapped = p.c.rs != 1;
@@ -148,7 +148,7 @@ template <class T> bool vendor_gemm(const detail::Problem<T>& p, cudaStream_t st
   return true;
 }
 
-template bool vendor_gemm<float>(const detail::Problem<float>&, cudaStream_t);
-template bool vendor_gemm<double>(const detail::Problem<double>&, cudaStream_t);
+template bool vendor_gemm<float>(const detail::Problem<PlusTimes<float>>&, cudaStream_t);
+template bool vendor_gemm<double>(const detail::Problem<PlusTimes<double>>&, cudaStream_t);
 
 }  // namespace ringmm::cuda_detail

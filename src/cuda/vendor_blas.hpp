@@ -10,6 +10,6 @@ namespace ringmm::cuda_detail {
 // Runs the product, whose operands are all device views, through cuBLAS on `stream` and returns
 // true; returns false, having done nothing, when cuBLAS cannot take it (K = 0, sizes past int, a
 // layout with no unit stride), and the engine's kernels run it instead.
-template <class T> bool vendor_gemm(const detail::Problem<T>& p, cudaStream_t stream);
+template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cudaStream_t stream);
 
 }  // namespace ringmm::cuda_detail

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mpi_util.hpp"
+#include "ringmm/detail/input_check.hpp"
 #include "ringmm/dist.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/semiring.hpp"
@@ -20,47 +21,32 @@ template <class T> std::string shape(const DistMatrix<T>& m) {
   return std::to_string(m.rows()) + "x" + std::to_string(m.cols());
 }
 
-// Local value checks (integer tropical range, plus-times i32 overflow bound) agreed across ranks,
-// so that no rank's local multiply can refuse its panels later, when the others would wait for it.
+// The input check (ringmm/detail/input_check.hpp) over the local blocks, agreed across ranks, so
+// that no rank's local multiply can refuse its panels later, when the others would wait for it.
 template <class S>
-void check_values(const Grid& grid, const DistMatrix<typename S::value_type>& a,
-                  const DistMatrix<typename S::value_type>& b, const DistMatrix<typename S::value_type>& c,
-                  typename S::value_type alpha, typename S::value_type beta, index_t k) {
-  using T = typename S::value_type;
-  const bool reads_c = !(beta == S::zero());
-  auto for_each = [](const DistMatrix<T>& m, auto&& visit) {
-    const MatrixView<const T> v = m.local();
-    for (index_t i = 0; i < v.rows; ++i)
-      for (index_t j = 0; j < v.cols; ++j) visit(v(i, j));
-  };
-  if constexpr (semiring_traits<S>::checks_input_range) {
+void check_values(const Grid& grid, const DistMatrix<element_t<S>>& a, const DistMatrix<element_t<S>>& b,
+                  const DistMatrix<element_t<S>>& c, scalar_t<S> alpha, scalar_t<S> beta, index_t k) {
+  if constexpr (ringmm::detail::scans_inputs<S>) {
     std::optional<Error> problem;
-    auto check = [&](const char* name) {
-      return [&problem, name](T x) {
-        if (!problem && !S::valid_input(x))
-          problem = Error(Errc::value_out_of_range, name,
-                          "integer tropical inputs must be the 0̄ sentinel or finite within the policy range "
-                          "(see ringmm/semiring.hpp)");
+    try {
+      ringmm::detail::check_scalars<S>(alpha, beta);
+      const bool reads_c = !(beta == scalar_t<S>(S::zero()));
+      auto operand = [](const char* name, const DistMatrix<element_t<S>>& m) {
+        const MatrixView<const element_t<S>> v = m.local();
+        return ringmm::detail::CheckedOperand<S>{name, " of this rank's local block", {v.data, v.rows, v.cols, v.ld, 1}};
       };
-    };
-    check("alpha")(alpha);
-    check("beta")(beta);
-    for_each(a, check("A"));
-    for_each(b, check("B"));
-    if (reads_c) for_each(c, check("C"));
+      ringmm::detail::CheckedOperand<S> ops[3] = {operand("A", a), operand("B", b), operand("C", c)};
+      const std::size_t count = reads_c ? 3 : 2;
+      for (std::size_t o = 0; o < count; ++o) ringmm::detail::scan_on_host(ops[o]);
+      // Sums are bounded by the largest magnitudes anywhere, so those are agreed first.
+      unsigned long long mags[3] = {ops[0].scan.max_magnitude, ops[1].scan.max_magnitude, ops[2].scan.max_magnitude};
+      MPI_Allreduce(MPI_IN_PLACE, mags, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, grid.comm());
+      for (std::size_t o = 0; o < 3; ++o) ops[o].scan.max_magnitude = mags[o];
+      ringmm::detail::check_scans(ops, count, alpha, beta, k, [](const auto* address) { return *address; });
+    } catch (const Error& e) {
+      problem = e;
+    }
     throw_if_any(grid.comm(), problem);
-  } else if constexpr (std::is_same_v<S, PlusTimes<std::int32_t>>) {
-    double max_abs[3] = {0, 0, 0};
-    for_each(a, [&](T x) { max_abs[0] = std::max(max_abs[0], std::fabs(double(x))); });
-    for_each(b, [&](T x) { max_abs[1] = std::max(max_abs[1], std::fabs(double(x))); });
-    if (reads_c) for_each(c, [&](T x) { max_abs[2] = std::max(max_abs[2], std::fabs(double(x))); });
-    MPI_Allreduce(MPI_IN_PLACE, max_abs, 3, MPI_DOUBLE, MPI_MAX, grid.comm());
-    const double bound = std::fabs(double(alpha)) * double(k) * max_abs[0] * max_abs[1] +
-                         (reads_c ? std::fabs(double(beta)) * max_abs[2] : 0.0);
-    if (bound > 2147483647.0)
-      throw Error(Errc::value_out_of_range, "A",
-                  "plus-times i32 product could overflow int32 (bound " + std::to_string(bound) +
-                      "); ringmm refuses rather than wrap around");
   }
 }
 
@@ -96,7 +82,8 @@ struct Transfer {
 
 template <class S> class HostSumma {
   using T = typename S::value_type;
-  static constexpr bool accumulate_apart = semiring_traits<S>::checks_input_range;
+  // Partial results can leave the accepted input domain, so they are never fed back as C.
+  static constexpr bool accumulate_apart = semiring_traits<S>::checks_inputs;
 
  public:
   HostSumma(const Grid& grid, const detail::Plan& plan, const DistMatrix<T>& a, const DistMatrix<T>& b,

@@ -135,7 +135,7 @@ void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename 
                   const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
                   typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats) {
   using T = typename S::value_type;
-  constexpr bool accumulate_apart = semiring_traits<S>::checks_input_range;
+  constexpr bool accumulate_apart = semiring_traits<S>::checks_inputs;
   Grid::DeviceState& dev = device_state(grid);
   check_cuda(cudaSetDevice(dev.device), "cudaSetDevice");
   const index_t m = plan.m_local, n = plan.n_local, nb = plan.nb;

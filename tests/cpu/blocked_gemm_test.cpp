@@ -208,19 +208,7 @@ std::vector<Case> all_combinations(index_t m, index_t n, index_t k) {
 
 template <class S> class CpuGemm : public ::testing::Test {};
 
-using Builtins = ::testing::Types<PlusTimes<float>, PlusTimes<double>, PlusTimes<std::int32_t>, MaxPlus<float>,
-                                  MaxPlus<double>, MaxPlus<std::int32_t>, MaxPlus<i16x2>, MinPlus<float>,
-                                  MinPlus<double>, MinPlus<std::int32_t>, MinPlus<i16x2>, MaxMin<float>,
-                                  MaxMin<std::int32_t>, OrAnd>;
-struct SemiringName {
-  template <class S> static std::string GetName(int) {
-    std::string name = std::string(to_string(S::kind)) + "_" + std::string(to_string(dtype_of<T_of<S>>::value));
-    for (char& ch : name)
-      if (ch == '-') ch = '_';
-    return name;
-  }
-};
-TYPED_TEST_SUITE(CpuGemm, Builtins, SemiringName);
+TYPED_TEST_SUITE(CpuGemm, testing::BuiltinSemirings, testing::SemiringNames);
 
 TYPED_TEST(CpuGemm, SmallShapesEveryOpAndLayout) {
   for (index_t size : {0, 1, 7, 33})

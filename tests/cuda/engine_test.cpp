@@ -26,7 +26,7 @@ using ringmm::testing::random_value;
 
 // The configuration names of src/cuda/configs.hpp (the test names them to cover each one).
 const std::vector<std::string> configurations = {"b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_blk", "b128x64_k8_t8x4_cyc",
-                                                 "b64x64_k16_t4x4_p01",   "b64x64_k16_t4x4_p10", "b64x64_k16_t4x4_p11"};
+                                                 "b64x64_k16_t4x4_blk_breg",   "b64x64_k16_t4x4_blk_areg", "b64x64_k16_t4x4_blk_abreg"};
 
 // A batch of matrices in one host buffer: member b starts at storage + b·stride; elements outside
 // the views keep the poison they were filled with.
@@ -166,11 +166,7 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
 }
 
 template <class S> class CudaEngine : public ::testing::Test {};
-using Builtins = ::testing::Types<PlusTimes<float>, PlusTimes<double>, PlusTimes<std::int32_t>, MaxPlus<float>,
-                                  MaxPlus<double>, MaxPlus<std::int32_t>, MaxPlus<i16x2>, MinPlus<float>,
-                                  MinPlus<double>, MinPlus<std::int32_t>, MinPlus<i16x2>, MaxMin<float>,
-                                  MaxMin<std::int32_t>, OrAnd>;
-TYPED_TEST_SUITE(CudaEngine, Builtins);
+TYPED_TEST_SUITE(CudaEngine, testing::BuiltinSemirings, testing::SemiringNames);
 
 Context cuda_context(const std::string& config, BorderPolicy border) {
   Context ctx;
@@ -236,7 +232,7 @@ TYPED_TEST(CudaEngine, Batched) {
   cases[2].op_a = Op::T;
   cases[2].device = true;
   cases[2].shared_a = true;
-  for (const std::string config : {"", "b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_p11"})
+  for (const std::string config : {"", "b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_blk_abreg"})
     for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
       for (const Case& c : cases) check_case<TypeParam>(cuda_context(config, border), c, rng);
 }

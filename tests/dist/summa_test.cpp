@@ -64,9 +64,7 @@ void check_case(const dist::Grid& grid, const Case& cs, bool general_scalars, st
 }
 
 template <class S> class Summa : public ::testing::Test {};
-using Semirings = ::testing::Types<PlusTimes<double>, PlusTimes<float>, PlusTimes<std::int32_t>, MaxPlus<float>,
-                                   MaxPlus<std::int32_t>, MinPlus<std::int32_t>, MinPlus<i16x2>, MaxMin<float>, OrAnd>;
-TYPED_TEST_SUITE(Summa, Semirings);
+TYPED_TEST_SUITE(Summa, BuiltinSemirings, SemiringNames);
 
 TYPED_TEST(Summa, MatchesTheSingleProcessProduct) {
   for (auto [pr, pc] : grid_shapes(world_size())) {
@@ -112,7 +110,7 @@ TEST(SummaTraffic, EveryByteSentIsReceivedAndOneRankSendsNothing) {
 // The device path (NCCL panels, local multiplies on the rank's GPU): every grid of the world, both
 // variants, the cases above plus one whose k blocks are wide enough for the engine's padded kernels.
 template <class S> class SummaDevice : public ::testing::Test {};
-TYPED_TEST_SUITE(SummaDevice, Semirings);
+TYPED_TEST_SUITE(SummaDevice, BuiltinSemirings, SemiringNames);
 
 TYPED_TEST(SummaDevice, MatchesTheSingleProcessProductOnGpus) {
   int have = cuda_device_available() ? 1 : 0;

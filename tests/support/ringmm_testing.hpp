@@ -51,7 +51,8 @@ template <class T> T poison() {
 }
 
 // Random valid inputs for semiring S; a fraction of 0̄ (the tropical ∞ / sentinel) included.
-// `k` is the inner dimension, used to keep or-and products from saturating to all-true.
+// `k` is the inner dimension, used to keep or-and products from saturating to all-true. A value
+// outside the semiring's input domain is replaced by its magnitude (max-times: nonnegative).
 template <class S> typename S::value_type random_value(std::mt19937_64& rng, index_t k = 64) {
   using T = typename S::value_type;
   std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -71,12 +72,13 @@ template <class S> typename S::value_type random_value(std::mt19937_64& rng, ind
       return {lane(S::zero().lo), lane(S::zero().hi)};
     } else if constexpr (std::is_same_v<T, std::int32_t>) {
       if (special) return (rng() & 1) ? S::zero() : S::one();
-      if constexpr (S::kind == SemiringKind::max_min) return T(std::int64_t(rng() % 2001) - 1000);
+      if constexpr (!semiring_traits<S>::checks_inputs) return T(std::int64_t(rng() % 2001) - 1000);
       const std::int64_t r = tropical_int_limits<std::int32_t>::finite_max;
       return T(std::int64_t(rng() % std::uint64_t(2 * r + 1)) - r);
     } else {
       if (special) return (rng() & 1) ? S::zero() : S::one();
-      return T(std::round((2.0 * u(rng) - 1.0) * 1000.0) / 8.0);
+      const T x = T(std::round((2.0 * u(rng) - 1.0) * 1000.0) / 8.0);
+      return semiring_traits<S>::valid_input(x) ? x : T(std::fabs(x));
     }
   }
 }
@@ -99,15 +101,11 @@ template <class T> std::string show(T x) {
   return os.str();
 }
 
-// Float plus-times is compared within the rounding bound |err| ≤ 2·K·ε·(|α|·(|A||B|)ᵢⱼ + |β|·|Cᵢⱼ|)
-// (computed in double); every other semiring and type must match exactly.
-template <class S> struct Tolerance {
-  using T = typename S::value_type;
-  static constexpr bool exact = !(S::kind == SemiringKind::plus_times && std::is_floating_point_v<T>);
-};
+// Exact semirings must match bit for bit; rounded ones (float plus-times) within the semiring's
+// tolerance(K)·(|α|·(|A||B|)ᵢⱼ + |β|·|Cᵢⱼ|), computed in double.
 
 template <class S>
-::testing::AssertionResult matrices_match(const detail::Problem<typename S::value_type>& p,
+::testing::AssertionResult matrices_match(const detail::Problem<S>& p,
                                           const detail::Strided<typename S::value_type>& expected_c,
                                           const detail::Strided<typename S::value_type>& actual_c,
                                           const detail::Strided<const typename S::value_type>* c_before = nullptr) {
@@ -120,7 +118,7 @@ template <class S>
         const T e = expected_c.p[bt * p.stride_c + i * expected_c.rs + j * expected_c.cs];
         const T a = actual_c.p[bt * p.stride_c + i * actual_c.rs + j * actual_c.cs];
         bool ok;
-        if constexpr (Tolerance<S>::exact) {
+        if constexpr (semiring_traits<S>::exact) {
           ok = e == a;
         } else {
           double mag = 0;
@@ -130,7 +128,7 @@ template <class S>
           mag *= std::fabs(double(p.alpha));
           if (c_before && p.beta != T(0))
             mag += std::fabs(double(p.beta)) * std::fabs(double(c_before->p[bt * p.stride_c + i * c_before->rs + j * c_before->cs]));
-          const double tol = 2.0 * double(std::max<index_t>(p.k(), 1) + 1) * std::numeric_limits<T>::epsilon() * mag;
+          const double tol = semiring_traits<S>::tolerance(p.k()) * mag;
           ok = std::fabs(double(e) - double(a)) <= tol;
         }
         if (!ok && bad++ == 0)
@@ -142,6 +140,32 @@ template <class S>
   if (bad == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << bad << " mismatched elements; " << first.str();
 }
+
+// Every built-in semiring (builtins.def) as a gtest type list, and test names read off the registry:
+// TYPED_TEST_SUITE(Suite, BuiltinSemirings, SemiringNames) names the cases MaxPlus_f32, OrAnd_u8, ...
+template <class L> struct as_gtest_types;
+template <class... S> struct as_gtest_types<type_list<S...>> {
+  using type = ::testing::Types<S...>;
+};
+using BuiltinSemirings = as_gtest_types<builtin_semirings>::type;
+
+// "MaxPlus_f32" for max-plus over f32.
+template <class S> std::string semiring_test_name() {
+  std::string name;
+  bool upper = true;
+  for (char ch : to_string(S::kind)) {
+    if (ch == '-') {
+      upper = true;
+      continue;
+    }
+    name += upper ? char(ch - 'a' + 'A') : ch;
+    upper = false;
+  }
+  return name + "_" + std::string(to_string(dtype_of<typename S::value_type>::value));
+}
+struct SemiringNames {
+  template <class S> static std::string GetName(int) { return semiring_test_name<S>(); }
+};
 
 // Element-wise equality of two whole buffers (for "C was not touched" checks).
 template <class T> bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {

@@ -209,7 +209,7 @@ RINGMM_CPU_INLINE void micro_kernel(index_t kc, const typename S::value_type* __
 // mid-call then delays only its own items.
 template <class S> struct Call {
   using T = typename S::value_type;
-  const detail::Problem<T>* p;
+  const detail::Problem<S>* p;
   index_t nc;                  // columns per packed B panel
   index_t band, group;         // rows and columns per item (multiples of MR and NR)
   index_t n_bands, n_groups;   // items per batch member: n_bands × n_groups
@@ -321,7 +321,7 @@ inline Isa detect_isa() {
 
 // Runs the call on a team; `run_team_isa` is run_team<S, Isa> compiled for Isa's instruction set.
 template <class S, class Isa>
-void run_isa(const detail::Problem<typename S::value_type>& p, int threads,
+void run_isa(const detail::Problem<S>& p, int threads,
              void (*run_team_isa)(const Call<S>&, int, int)) {
   using T = typename S::value_type;
   using Blk = Blocking<T, Isa>;
@@ -376,7 +376,7 @@ template <class S> void run_team_generic(const Call<S>& call, int id, int size) 
 
 // C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for every batch member, on `threads` OpenMP threads
 // (0 = OpenMP's default). Honours the whole detail::Problem contract.
-template <class S> void blocked_gemm(const detail::Problem<typename S::value_type>& p, int threads) {
+template <class S> void blocked_gemm(const detail::Problem<S>& p, int threads) {
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
   const int team = threads > 0 ? threads : omp_get_max_threads();
 #if RINGMM_CPU_MULTIVERSION

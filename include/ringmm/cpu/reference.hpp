@@ -6,7 +6,7 @@
 
 namespace ringmm::cpu {
 
-template <class S> void reference_gemm(const detail::Problem<typename S::value_type>& p) {
+template <class S> void reference_gemm(const detail::Problem<S>& p) {
   using T = typename S::value_type;
   using traits = semiring_traits<S>;
   for (index_t bt = 0; bt < p.batch; ++bt) {

@@ -10,12 +10,14 @@ namespace ringmm::detail {
 // C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for b in [0, batch), with X_b = X + b·stride_x.
 // When `symmetric` is set (Aᵀ·A), A_b ⊗ B_b is symmetric: backends compute the lower triangle
 // (i ≥ j, reading only that triangle of C) and mirror it into the upper one.
-template <class T> struct Problem {
-  Strided<const T> a;  // M×K
-  Strided<const T> b;  // K×N
-  Strided<T> c;        // M×N
-  T alpha;
-  T beta;
+template <class S> struct Problem {
+  using element = element_t<S>;
+  using scalar = scalar_t<S>;
+  Strided<const element> a;  // M×K
+  Strided<const element> b;  // K×N
+  Strided<element> c;        // M×N
+  scalar alpha;
+  scalar beta;
   index_t batch = 1;
   index_t stride_a = 0, stride_b = 0, stride_c = 0;
   bool symmetric = false;
@@ -28,7 +30,7 @@ template <class T> struct Problem {
 };
 
 // Backend entry points for the built-in semirings (explicitly instantiated in src/cpu, src/cuda).
-template <class S> void cpu_run(const Context& ctx, const Problem<typename S::value_type>& p);
-template <class S> void cuda_run(const Context& ctx, const Problem<typename S::value_type>& p);
+template <class S> void cpu_run(const Context& ctx, const Problem<S>& p);
+template <class S> void cuda_run(const Context& ctx, const Problem<S>& p);
 
 }  // namespace ringmm::detail

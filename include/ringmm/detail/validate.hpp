@@ -53,45 +53,4 @@ template <class T> index_t batch_span(const MatrixView<T>& v, index_t batch, ind
   return v.empty() ? 0 : (batch - 1) * stride + v.extent();
 }
 
-// Refuse input values outside the semiring's accepted range (see the integer policy in
-// semiring.hpp and PlusTimes<int32_t>). Host memory only: the CUDA backend checks device data.
-template <class S> void check_host_values(const Problem<typename S::value_type>& p) {
-  using T = typename S::value_type;
-  // lower_only: for syrk only C's lower triangle is read, so only it is checked.
-  auto scan = [&](const Strided<const T>& x, index_t stride, const char* name, auto&& visit, bool lower_only = false) {
-    for (index_t b = 0; b < p.batch; ++b)
-      for (index_t i = 0; i < x.rows; ++i)
-        for (index_t j = 0; j < (lower_only ? std::min(i + 1, x.cols) : x.cols); ++j)
-          visit(x.p[b * stride + i * x.rs + j * x.cs], name);
-  };
-  const bool reads_c = !(p.beta == S::zero());
-  const Strided<const T> c{p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs};
-  if constexpr (semiring_traits<S>::checks_input_range) {
-    auto check = [](T x, const char* name) {
-      if (!S::valid_input(x))
-        throw Error(Errc::value_out_of_range, name,
-                    "integer tropical inputs must be the 0̄ sentinel or finite within the policy range "
-                    "(see ringmm/semiring.hpp)");
-    };
-    check(p.alpha, "alpha");
-    check(p.beta, "beta");
-    scan(p.a, p.stride_a, "A", check);
-    scan(p.b, p.stride_b, "B", check);
-    if (reads_c) scan(c, p.stride_c, "C", check, p.symmetric);
-  } else if constexpr (std::is_same_v<S, PlusTimes<std::int32_t>>) {
-    // Every partial sum is bounded by |α|·K·max|A|·max|B| + |β|·max|C|; refuse if that can overflow.
-    double max_a = 0, max_b = 0, max_c = 0;
-    auto track = [](double& m) { return [&m](std::int32_t x, const char*) { m = std::max(m, std::fabs(double(x))); }; };
-    scan(p.a, p.stride_a, "A", track(max_a));
-    scan(p.b, p.stride_b, "B", track(max_b));
-    if (reads_c) scan(c, p.stride_c, "C", track(max_c), p.symmetric);
-    const double bound = std::fabs(double(p.alpha)) * double(p.k()) * max_a * max_b +
-                         (reads_c ? std::fabs(double(p.beta)) * max_c : 0.0);
-    if (bound > 2147483647.0)
-      throw Error(Errc::value_out_of_range, "A",
-                  "plus-times i32 product could overflow int32 (bound " + std::to_string(bound) +
-                      "); ringmm refuses rather than wrap around");
-  }
-}
-
 }  // namespace ringmm::detail

@@ -106,7 +106,7 @@ std::vector<std::string> ladder_kernels() {
   return names;
 }
 
-template <class S> void ladder_gemm(const std::string& kernel_name, const detail::Problem<typename S::value_type>& p) {
+template <class S> void ladder_gemm(const std::string& kernel_name, const detail::Problem<S>& p) {
   using T = typename S::value_type;
   const LadderKernel kernel = find_kernel(kernel_name);
   if (p.symmetric)
@@ -141,7 +141,7 @@ Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel_name
 }
 
 #define RINGMM_INSTANTIATE_LADDER(S) \
-  template void ladder_gemm<S>(const std::string&, const detail::Problem<typename S::value_type>&);
+  template void ladder_gemm<S>(const std::string&, const detail::Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE_LADDER(::ringmm::S)
 #include "ringmm/builtins.def"
 #undef RINGMM_INSTANTIATE_LADDER

@@ -237,6 +237,90 @@ TEST(PlusTimesI32, ProductJustInsideTheBoundIsExact) {
   EXPECT_EQ(c(0, 0), 2147352578);
 }
 
+TEST_F(IntegerRanges, MessageGivesPositionValueAndDomain) {
+  a(2, 3) = r + 1;
+  try {
+    run();
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "A: element (2, 3) = 268435457 is outside the inputs max-plus i32 accepts (finite values within "
+              "±268435456, or the 0̄ sentinel -1073741823)");
+  }
+}
+
+TEST(PlusTimesI32, OverflowMessageGivesTheBoundAndTheLimit) {
+  using S = PlusTimes<std::int32_t>;
+  testing::HostMatrix<std::int32_t> a(2, 3, Layout::row_major), b(3, 2, Layout::row_major), c(2, 2, Layout::row_major);
+  for (auto& x : a.storage) x = 40000;
+  for (auto& x : b.storage) x = -40000;
+  try {
+    gemm<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("1*3*40000*40000"), std::string::npos) << what;
+    EXPECT_NE(what.find("exceeds 2147483647"), std::string::npos) << what;
+  }
+}
+
+// max-times accepts the finite nonnegative numbers: 0̄ = 0 annihilates only there.
+class MaxTimesDomain : public ::testing::Test {
+ protected:
+  using S = MaxTimes<double>;
+  std::mt19937_64 rng{11};
+  HostMatrix<double> a = testing::random_matrix<S>(4, 6, Layout::row_major, 0, rng);
+  HostMatrix<double> b = testing::random_matrix<S>(6, 3, Layout::col_major, 2, rng);
+  HostMatrix<double> c = testing::random_matrix<S>(4, 3, Layout::row_major, 0, rng);
+  Context ctx = cpu_context();
+  void run(double alpha = 1, double beta = 0) { gemm<S>(ctx, Op::N, a.cview(), Op::N, b.cview(), c.view, alpha, beta); }
+};
+
+TEST_F(MaxTimesDomain, RandomInputsAreAcceptedAndExact) {
+  HostMatrix<double> expected = c;
+  cpu::reference_gemm<S>({detail::apply_op(Op::N, a.cview()), detail::apply_op(Op::N, b.cview()),
+                          detail::apply_op(Op::N, expected.view), 0.5, 2.0});
+  run(0.5, 2.0);
+  EXPECT_TRUE(testing::same_bits(expected.storage, c.storage));
+}
+
+TEST_F(MaxTimesDomain, NegativeValueIsRefusedWithItsPosition) {
+  a(3, 1) = -0.25;
+  expect_refused([&] { run(); }, Errc::value_out_of_range, "A", c);
+  try {
+    run();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "A: element (3, 1) = -0.25 is outside the inputs max-times f64 accepts (finite nonnegative values)");
+  }
+}
+
+TEST_F(MaxTimesDomain, InfinityIsRefused) {
+  b(5, 2) = std::numeric_limits<double>::infinity();
+  expect_refused([&] { run(); }, Errc::value_out_of_range, "B", c);
+}
+
+TEST_F(MaxTimesDomain, NegativeScalarsAreRefused) {
+  expect_refused([&] { run(-1.0); }, Errc::value_out_of_range, "alpha", c);
+  expect_refused([&] { run(1.0, -2.0); }, Errc::value_out_of_range, "beta", c);
+}
+
+TEST_F(MaxTimesDomain, BatchMemberIsNamed) {
+  using T = double;
+  HostMatrix<T> batch_a(3 * 4, 6, Layout::row_major), batch_c(3 * 4, 3, Layout::row_major);
+  for (auto& x : batch_a.storage) x = 0.5;
+  batch_a(2 * 4 + 1, 5) = -1;  // member 2, element (1, 5)
+  const MatrixView<const T> av{batch_a.storage.data(), 4, 6, 6, Layout::row_major};
+  const MatrixView<T> cv{batch_c.storage.data(), 4, 3, 3, Layout::row_major};
+  try {
+    gemm_batched<S>(ctx, Op::N, av, 24, Op::N, b.cview(), 0, cv, 12, 3);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.subject(), "A");
+    EXPECT_NE(std::string(e.what()).find("element (1, 5) of batch member 2 = -1"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(IntegerRanges, SyrkIgnoresTheUnreadUpperTriangleOfC) {
   HostMatrix<std::int32_t> sq = testing::random_matrix<S>(7, 7, Layout::row_major, 0, rng);
   sq(0, 6) = std::numeric_limits<std::int32_t>::max();  // upper triangle: never read by syrk

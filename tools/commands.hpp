@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ringmm::tools {
@@ -15,5 +16,8 @@ int info_command(const Args& args);
 int demo_command(const Args& args);
 int microbench_command(const Args& args);  // needs the CUDA backend
 int summa_command(const Args& args);       // needs MPI; run under mpirun
+
+// A usage text with {semirings} and {types} replaced by the registry's lists (builtins.def).
+std::string usage_text(std::string_view usage);
 
 }  // namespace ringmm::tools

@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "ringmm/context.hpp"
+#include "ringmm/dispatch.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm::tools {
@@ -14,6 +15,19 @@ namespace ringmm::tools {
 #ifndef RINGMM_TOOL_HAS_SUMMA
 #define RINGMM_TOOL_HAS_SUMMA 0
 #endif
+
+std::string usage_text(std::string_view usage) {
+  auto joined = [](const auto& items) {
+    std::string list;
+    for (const auto& item : items) list += (list.empty() ? "" : ", ") + std::string(to_string(item));
+    return list;
+  };
+  std::string text(usage);
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{semirings}", joined(all_semirings)},
+                                   {"{types}", joined(all_dtypes)}})
+    for (std::size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, key.size(), value);
+  return text;
+}
 
 namespace {
 
@@ -42,8 +56,8 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
   --b FILE          B (.npy, same element type as A)
   --out FILE        where to write C; written only when the product succeeded
   --c FILE          C0 to accumulate into (then beta defaults to the semiring's one)
-  --semiring S      plus-times (default), max-plus, min-plus, max-min, or-and
-  --type T          f32, f64, i32, i16x2, u8 (default: the files' type; must match them)
+  --semiring S      {semirings} (default: plus-times)
+  --type T          {types} (default: the files' type; must match them)
   --transa          use op(A) = A transposed
   --transb          use op(B) = B transposed
   --alpha X         scale of the product (number, inf or -inf; default: the semiring's one)
@@ -63,8 +77,8 @@ register-register microbenchmark ceiling for every semiring and type. plus-times
 through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is timed beside them.
 
   --backend B       auto (default), cpu, cuda
-  --semiring LIST   semirings, comma-separated, or all (default: all)
-  --type LIST       element types, comma-separated, or all (default: all); only the
+  --semiring LIST   comma-separated from {semirings}, or all (default: all)
+  --type LIST       comma-separated from {types}, or all (default: all); only the
                     supported pairs of the two lists run
   --shapes LIST     comma-separated N (N x N x N) or MxNxK
                     (default: 256,512 on the CPU; 4096,8192,4097 on CUDA)
@@ -85,8 +99,8 @@ triangle it computes.
 Runs the register/shared-memory microbenchmarks (seed 004) on the GPU and prints the ceiling of
 each semiring and element type in 10^12 updates/s. Needs the CUDA backend and a device.
 
-  --semiring LIST   semirings, comma-separated, or all (default: all)
-  --type LIST       element types, comma-separated, or all (default: all); only the
+  --semiring LIST   comma-separated from {semirings}, or all (default: all)
+  --type LIST       comma-separated from {types}, or all (default: all); only the
                     supported pairs of the two lists run
   --out FILE        also write the records as .json or .csv
 )"},
@@ -99,9 +113,9 @@ supported semiring and element type pairs.
     {"demo", demo_command, "multiply example matrices over every semiring and check them",
      R"(usage: ringmm demo [--backend auto|cpu|cuda] [--size N]
 
-Multiplies random example matrices over every built-in semiring (plus-times f32, max-plus f32,
-i32 and i16x2, min-plus f32, max-min f32, or-and u8), checks each against the CPU reference
-and prints throughput and PASS/FAIL. Runs on the GPU when one is present, else on the CPU.
+Multiplies random example matrices over every built-in semiring ({semirings}; max-plus
+also over i32 and i16x2), checks each against the CPU reference and prints throughput and
+PASS/FAIL. Runs on the GPU when one is present, else on the CPU.
 Exits 1 when any product fails its check.
 
   --backend B       auto (default), cpu, cuda
@@ -174,7 +188,7 @@ int main_dispatch(const Args& argv) {
     const Command* c = find_command(argv[1]);
     if (!c) return unknown_command(argv[1]);
     if (c->usage.empty()) return run_guarded(c->name, [&] { return c->run({"--help"}); });
-    std::cout << c->usage;
+    std::cout << usage_text(c->usage);
     return 0;
   }
   const Command* command = find_command(first);
@@ -182,7 +196,7 @@ int main_dispatch(const Args& argv) {
   const Args rest(argv.begin() + 1, argv.end());
   for (const std::string& arg : rest) {
     if (!command->usage.empty() && (arg == "--help" || arg == "-h")) {
-      std::cout << command->usage;
+      std::cout << usage_text(command->usage);
       return 0;
     }
   }

@@ -41,8 +41,8 @@ output:
   --results FILE.json         a machine-readable record of the run (rank 0 writes it)
   --check                     gather A, B, C and compare with the single-process reference
 product:
-  --semiring NAME             plus-times (default), max-plus, min-plus, max-min, or-and
-  --type T                    f32, f64, i32, i16x2, u8 (default: the dtype of --a, else f32;
+  --semiring NAME             {semirings} (default: plus-times)
+  --type T                    {types} (default: the dtype of --a, else f32;
                               u8 for or-and)
   --transa, --transb          use op(A) = Aᵀ / op(B) = Bᵀ (redistributed once before the loop)
   --alpha X, --beta X         scalars (inf / -inf are the tropical 0̄)
@@ -354,7 +354,7 @@ int summa_command(const Args& args) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (std::find(args.begin(), args.end(), "--help") != args.end() || std::find(args.begin(), args.end(), "-h") != args.end()) {
-    if (rank == 0) std::cout << usage;
+    if (rank == 0) std::cout << usage_text(usage);
     return 0;
   }
   try {

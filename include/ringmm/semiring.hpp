@@ -128,8 +128,6 @@ template <class T> struct PlusTimes {
       return acc + a * b;
     }
   }
-  RINGMM_HD static T finalize(T x) { return x; }
-  RINGMM_HD static T scale(T s, T x) { return s * x; }
 };
 
 // max-plus: (max, +), 0̄ = −∞, 1̄ = 0. f32, f64, i32, i16x2.
@@ -141,8 +139,6 @@ template <class T> struct MaxPlus {
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
-  RINGMM_HD static T finalize(T x) { return x; }
-  RINGMM_HD static T scale(T s, T x) { return s + x; }
 };
 
 // min-plus: (min, +), 0̄ = +∞, 1̄ = 0. f32, f64, i32, i16x2.
@@ -154,8 +150,6 @@ template <class T> struct MinPlus {
   RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
-  RINGMM_HD static T finalize(T x) { return x; }
-  RINGMM_HD static T scale(T s, T x) { return s + x; }
 };
 
 // Integer max-plus / min-plus follow the sentinel policy at the top of this file.
@@ -236,8 +230,6 @@ template <class T> struct MaxMin {
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, mul(a, b)); }
-  RINGMM_HD static T finalize(T x) { return x; }
-  RINGMM_HD static T scale(T s, T x) { return mul(s, x); }
 };
 
 // or-and: (∨, ∧) over u8 booleans; any nonzero input is true, outputs are 0 or 1.
@@ -250,7 +242,6 @@ struct OrAnd {
   RINGMM_HD static std::uint8_t mul(std::uint8_t a, std::uint8_t b) { return a != 0 && b != 0; }
   RINGMM_HD static std::uint8_t fma(std::uint8_t acc, std::uint8_t a, std::uint8_t b) { return add(acc, mul(a, b)); }
   RINGMM_HD static std::uint8_t finalize(std::uint8_t x) { return x != 0; }
-  RINGMM_HD static std::uint8_t scale(std::uint8_t s, std::uint8_t x) { return mul(s, x); }
 };
 
 // max-times: (max, ×), 0̄ = 0, 1̄ = 1 (Viterbi over probabilities). f32, f64. The domain is the

@@ -123,6 +123,17 @@ TEST_F(CliTest, MaxPlusI16x2AndOrAndBoolMatchNumpy) {
   EXPECT_EQ(values<std::uint8_t>(got), values<std::uint8_t>(ringmm::npy::read(fixture("or_and_u8_c"))));
 }
 
+TEST_F(CliTest, MinMaxIsCheckedExactAndMaxTimesRefusesNegativeInputs) {
+  const Outcome r = ringmm("multiply --semiring min-max --a " + fixture("max_plus_f32_a") + " --b " +
+                           fixture("max_plus_f32_b") + " --out " + path("c.npy") + " --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+  fs::remove(path("c.npy"));
+  expect_error("multiply --semiring max-times --a " + fixture("plus_times_f32_a") + " --b " +
+                   fixture("plus_times_f32_b") + " --out " + path("c.npy") + " --backend cpu",
+               1, "is outside the inputs max-times f32 accepts (finite nonnegative values)");
+}
+
 TEST_F(CliTest, PlusTimesF32MatchesNumpyWithinRounding) {
   for (const std::string& b : {"--b " + fixture("plus_times_f32_b"), "--transb --b " + fixture("plus_times_f32_bt")}) {
     const Outcome r = ringmm("multiply --a " + fixture("plus_times_f32_a") + " " + b + " --out " + path("c.npy"));
@@ -209,7 +220,9 @@ TEST_F(CliTest, InfoAndDemo) {
   EXPECT_NE(r.out.find("max-plus"), std::string::npos);
   r = ringmm("demo --backend cpu --size 48");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("7 of 7 products PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("9 of 9 products PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max-times   f32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("min-max     f32"), std::string::npos) << r.out;
 }
 
 TEST_F(CliTest, BenchWritesRecords) {

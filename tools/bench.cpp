@@ -17,8 +17,10 @@
 
 #include "args.hpp"
 #include "commands.hpp"
-#include "results.hpp"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/random_data.hpp"
+#include "measure/records.hpp"
+#include "measure/timer.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
 
@@ -26,7 +28,8 @@ namespace ringmm::tools {
 
 namespace {
 
-using cuda::Product;
+using measure::Product;
+using measure::Record;
 
 struct Shape {
   index_t m, n, k;
@@ -129,7 +132,7 @@ struct Case {
 
 // Semiring updates one call performs: m·n·k per product; syrk computes one triangle of its
 // symmetric C, n(n+1)/2·k, so its rate compares with the ceilings; each lane of i16x2 is its own
-// product and counts (the convention of the ceilings in cuda_tools.hpp).
+// product and counts (the convention of the ceilings in measure/gpu_measure.hpp).
 double updates(const Case& c, const Settings& s) {
   const double outputs = s.product == Product::syrk ? double(c.shape.n) * double(c.shape.n + 1) / 2
                                                     : double(c.shape.m) * double(c.shape.n);
@@ -164,8 +167,8 @@ template <class S> struct HostOperands {
   std::vector<T> a, b, c;
   HostOperands(const Shape& s, Product product, index_t batch_count) : shape(s), batch(batch_count) {
     const std::size_t members = std::size_t(product == Product::batched ? batch_count : 1);
-    a = random_vector<S>(members * std::size_t(s.m * s.k), 1, s.k);  // syrk: A is K×N with N = M
-    b = product == Product::syrk ? std::vector<T>() : random_vector<S>(members * std::size_t(s.k * s.n), 2, s.k);
+    a = measure::random_vector<S>(members * std::size_t(s.m * s.k), 1, s.k);  // syrk: A is K×N with N = M
+    b = product == Product::syrk ? std::vector<T>() : measure::random_vector<S>(members * std::size_t(s.k * s.n), 2, s.k);
     c.assign(members * std::size_t(s.m * s.n), S::zero());
   }
 };
@@ -199,16 +202,16 @@ template <class S> double time_cpu_ringmm(HostOperands<S>& x, const Settings& st
   const MatrixView<T> c = row_major(x.c.data(), s.m, s.n);
   switch (st.product) {
     case Product::gemm:
-      return median_seconds(st.reps, [&] {
+      return measure::median_seconds(st.reps, [&] {
         gemm<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N, row_major<const T>(x.b.data(), s.k, s.n), c);
       });
     case Product::batched:
-      return median_seconds(st.reps, [&] {
+      return measure::median_seconds(st.reps, [&] {
         gemm_batched<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), s.m * s.k, Op::N,
                         row_major<const T>(x.b.data(), s.k, s.n), s.k * s.n, c, s.m * s.n, x.batch);
       });
     case Product::syrk:
-      return median_seconds(st.reps, [&] { syrk<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.k, s.n), c); });
+      return measure::median_seconds(st.reps, [&] { syrk<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.k, s.n), c); });
   }
   return 0;
 }
@@ -216,7 +219,7 @@ template <class S> double time_cpu_ringmm(HostOperands<S>& x, const Settings& st
 // ringmm's blocked semiring kernel called directly (bypassing BLAS for plus-times f32/f64).
 template <class S> double time_cpu_blocked(HostOperands<S>& x, const Settings& st) {
   const auto p = make_case_problem<S>(x, st.product);
-  return median_seconds(st.reps, [&] { cpu::blocked_gemm<S>(p, st.ctx.cpu_threads); });
+  return measure::median_seconds(st.reps, [&] { cpu::blocked_gemm<S>(p, st.ctx.cpu_threads); });
 }
 
 #if RINGMM_TOOL_HAS_BLAS
@@ -225,7 +228,7 @@ template <class T> double time_openblas_typed(const Shape& s, Product product, i
   using S = PlusTimes<T>;
   HostOperands<S> x(s, product, batch);
   const index_t members = product == Product::batched ? batch : 1;
-  return median_seconds(reps, [&] {
+  return measure::median_seconds(reps, [&] {
     for (index_t b = 0; b < members; ++b) {
       const T* a = x.a.data() + b * s.m * s.k;
       T* c = x.c.data() + b * s.m * s.n;
@@ -358,7 +361,7 @@ class Bench {
   template <class S> std::vector<std::string> run_cuda(const Case& c) {
     const Shape& s = c.shape;
     const index_t batch = st_.product == Product::batched ? st_.batch : 1;
-    const cuda::Timing t = cuda::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+    const measure::Timing t = measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
     const double work = updates(c, st_);
     Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx), t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
@@ -372,7 +375,7 @@ class Bench {
     if (vendor) {
       Context own = st_.ctx;
       own.vendor_blas = false;
-      const cuda::Timing e = cuda::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+      const measure::Timing e = measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
       Record r_engine = make_record(c, st_, "cuda", "engine", e.kernel_seconds);
       if (e.with_transfers_seconds > 0) r_engine.seconds_with_transfers = e.with_transfers_seconds;
       records_.push_back(r_engine);
@@ -382,7 +385,7 @@ class Bench {
     }
     cells.push_back("");
     if (plus_times && (c.type == DType::f32 || c.type == DType::f64)) {
-      const cuda::Timing cub = cuda::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+      const measure::Timing cub = measure::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
       Record b = make_record(c, st_, "cublas", cublas_kernel_name(c.type, st_.product), cub.kernel_seconds);
       if (cub.with_transfers_seconds > 0) b.seconds_with_transfers = cub.with_transfers_seconds;
       records_.push_back(b);
@@ -402,7 +405,7 @@ class Bench {
     auto it = ceilings_.find(key);
     if (it == ceilings_.end()) {
       std::optional<double> reg_reg;
-      for (const cuda::Ceiling& c : cuda::microbench(kind, type)) {
+      for (const measure::Ceiling& c : measure::microbench(kind, type)) {
         if (c.level == "reg-reg") reg_reg = c.updates_per_second;
         if (c.level != "reg-reg" && !st_.ceilings) continue;
         Record r;
@@ -491,7 +494,7 @@ int bench_command(const Args& args) {
   Bench bench(std::move(st));
   const int failures = bench.run(cases);
   if (out) {
-    write_records(*out, bench.records());
+    measure::write_records(*out, bench.records());
     std::cout << "wrote " << *out << " (" << bench.records().size() << " records)\n";
   }
   if (failures) {

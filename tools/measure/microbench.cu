@@ -21,11 +21,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "measure.cuh"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/gpu_timer.cuh"
 #include "ringmm/dispatch.hpp"
 
-namespace ringmm::cuda {
+namespace ringmm::measure {
 
 namespace {
 
@@ -170,28 +170,25 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
 template <class S, Level L> Ceiling measure_level() {
   using R = typename Hw<S>::R;
   int device = 0, sms = 0, per_sm = 0;
-  tools::check(cudaGetDevice(&device), "cudaGetDevice");
-  tools::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  tools::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, microbench_kernel<S, L>, kThreads, 0),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, microbench_kernel<S, L>, kThreads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   const int blocks = sms * (per_sm > 0 ? per_sm : 1);  // exactly one full wave
-  tools::DeviceBuffer<R> out(std::size_t(blocks) * kThreads);
-  tools::EventTimer timer;
-  auto run = [&](int rounds) {
-    timer.start(nullptr);
+  const DeviceBuffer<R> out(std::size_t(blocks) * kThreads, nullptr);
+  EventClock clock(nullptr);
+  int rounds = 1;
+  auto launch = [&] {
     microbench_kernel<S, L><<<blocks, kThreads>>>(rounds, 12345u, out.get());
-    tools::check(cudaGetLastError(), "microbench launch");
-    timer.stop(nullptr);
-    return timer.seconds();
+    cuda_detail::check_launch("microbench_kernel");
   };
-  run(1);  // warm-up: module load
+  clock(launch);  // warm-up: module load
   // Calibrate: grow the loop until one launch takes about 10 ms.
-  int rounds = 16;
-  for (double t = run(rounds); t < 5e-3 && rounds < (1 << 24); t = run(rounds)) rounds *= t > 1e-4 ? int(std::ceil(1e-2 / t)) : 16;
-  std::vector<double> seconds;
-  for (int rep = 0; rep < 7; ++rep) seconds.push_back(run(rounds));
+  rounds = 16;
+  for (double t = clock(launch); t < 5e-3 && rounds < (1 << 24); t = clock(launch)) rounds *= t > 1e-4 ? int(std::ceil(1e-2 / t)) : 16;
+  const double seconds = median_seconds(7, clock, [&](int) { launch(); });
   const double updates = double(blocks) * kThreads * double(rounds) * kSteps * kTile * kTile * Hw<S>::lanes;
-  return {level_name(L), updates / tools::median(seconds)};
+  return {level_name(L), updates / seconds};
 }
 
 template <class S> std::vector<Ceiling> microbench_typed() {
@@ -202,8 +199,8 @@ template <class S> std::vector<Ceiling> microbench_typed() {
 
 std::vector<Ceiling> microbench(SemiringKind kind, DType type) {
   if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
-  tools::require_device();
+  require_device();
   return visit_semiring(kind, type, [](auto tag) { return microbench_typed<typename decltype(tag)::type>(); });
 }
 
-}  // namespace ringmm::cuda
+}  // namespace ringmm::measure

@@ -1,5 +1,7 @@
 // ringmm bench: times ringmm's products on random data and prints each beside its baselines —
 // OpenBLAS and ringmm's blocked kernel on the CPU; cuBLAS and the microbenchmark ceiling on CUDA.
+// With --ladder: the seed-001 kernel ladder on the GPU. The measurements themselves live in
+// ringmm_measure (tools/measure).
 #include <omp.h>
 
 #include <cstdio>
@@ -121,7 +123,7 @@ struct Settings {
   index_t batch;
   int reps;
   bool ceilings;
-  std::string device, date;
+  std::string suite, device, date;
 };
 
 struct Case {
@@ -141,7 +143,7 @@ double updates(const Case& c, const Settings& s) {
 
 Record make_record(const Case& c, const Settings& s, std::string backend, std::string kernel, double seconds) {
   Record r;
-  r.suite = "bench";
+  r.suite = s.suite;
   r.device = s.device;
   r.backend = std::move(backend);
   r.kernel = std::move(kernel);
@@ -273,6 +275,10 @@ std::string cublas_kernel_name(DType precision, Product product) {
   return "cublas";
 }
 
+std::string case_label(std::size_t i, std::size_t count) {
+  return "[" + std::to_string(i + 1) + "/" + std::to_string(count) + "]";
+}
+
 class Bench {
  public:
   explicit Bench(Settings settings) : st_(std::move(settings)) {}
@@ -292,20 +298,67 @@ class Bench {
     print_header(columns_);
     int failures = 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(cases.size()) + "]";
       const Case& c = cases[i];
       try {
         std::vector<std::string> cells = visit_semiring(c.kind, c.type, [&](auto tag) {
           using S = typename decltype(tag)::type;
           return gpu ? run_cuda<S>(c) : run_cpu<S>(c);
         });
-        cells.insert(cells.begin(), {label, std::string(to_string(c.kind)), std::string(to_string(c.type)), shape_text(c.shape)});
+        cells.insert(cells.begin(), {case_label(i, cases.size()), std::string(to_string(c.kind)),
+                                     std::string(to_string(c.type)), shape_text(c.shape)});
         print_row(columns_, cells);
       } catch (const Error& e) {
         ++failures;
-        std::cout << label << " " << to_string(c.kind) << " " << to_string(c.type) << " " << shape_text(c.shape)
-                  << ": error: " << e.what() << std::endl;
+        report_failure(case_label(i, cases.size()), c, e);
       }
+    }
+    return failures;
+  }
+
+  // The seed-001 ladder for every case: each ladder kernel, then ringmm's own engine, beside cuBLAS
+  // (plus-times f32/f64) and the register-register ceiling. Returns how many measurements failed.
+  int run_ladder(const std::vector<Case>& cases) {
+    columns_ = {{"case", 8},    {"semiring", 11}, {"type", 7},   {"shape", 18},      {"kernel", 17},
+                {"ms", 10},     {"ms+xfer", 10},  {"Tupd/s", 9}, {"of ceiling", 12}, {"of cuBLAS", 10}};
+    print_header(columns_);
+    int failures = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const Case& c = cases[i];
+      const Shape& s = c.shape;
+      const std::string label = case_label(i, cases.size());
+      std::optional<double> ceiling, cublas_rate;
+      // Times one row and prints it; a failure is printed and counted, and the ladder goes on.
+      auto row = [&](const std::string& backend, const std::string& kernel, auto&& time) {
+        try {
+          const measure::Timing t = time();
+          Record r = make_record(c, st_, backend, kernel, t.kernel_seconds);
+          if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
+          records_.push_back(r);
+          if (backend == "cublas") cublas_rate = *r.updates_per_s;
+          print_row(columns_, {label, r.semiring, r.type, shape_text(s), kernel, ms(t.kernel_seconds),
+                               t.with_transfers_seconds > 0 ? ms(t.with_transfers_seconds) : "-", rate(*r.updates_per_s),
+                               ceiling ? fixed(100 * *r.updates_per_s / *ceiling, 1) + "%" : "-",
+                               cublas_rate ? fixed(100 * *r.updates_per_s / *cublas_rate, 1) + "%" : "-"});
+        } catch (const Error& e) {
+          ++failures;
+          report_failure(label + " " + kernel, c, e);
+        }
+      };
+      try {
+        ceiling = reg_reg_ceiling(c.kind, c.type);
+      } catch (const Error& e) {
+        ++failures;
+        report_failure(label + " ceiling", c, e);
+      }
+      if (c.kind == SemiringKind::plus_times && (c.type == DType::f32 || c.type == DType::f64))
+        row("cublas", cublas_kernel_name(c.type, Product::gemm),
+            [&] { return measure::time_cublas(c.type, Product::gemm, s.m, s.n, s.k, 1, st_.reps); });
+      for (const std::string& kernel : measure::ladder_kernels())
+        row("cuda", kernel, [&] { return measure::time_ladder(c.kind, c.type, kernel, s.m, s.n, s.k, st_.reps); });
+      Context own = st_.ctx;
+      own.vendor_blas = false;  // the production engine, never the cuBLAS route
+      row("cuda", "ringmm",
+          [&] { return measure::time_ringmm(own, c.kind, c.type, Product::gemm, s.m, s.n, s.k, 1, st_.reps); });
     }
     return failures;
   }
@@ -313,6 +366,11 @@ class Bench {
   const std::vector<Record>& records() const { return records_; }
 
  private:
+  void report_failure(const std::string& label, const Case& c, const Error& e) {
+    std::cout << label << " " << to_string(c.kind) << " " << to_string(c.type) << " " << shape_text(c.shape)
+              << ": error: " << e.what() << std::endl;
+  }
+
   template <class S> std::vector<std::string> run_cpu(const Case& c) {
     using T = typename S::value_type;
     HostOperands<S> x(c.shape, st_.product, st_.batch);
@@ -409,7 +467,7 @@ class Bench {
         if (c.level == "reg-reg") reg_reg = c.updates_per_second;
         if (c.level != "reg-reg" && !st_.ceilings) continue;
         Record r;
-        r.suite = "bench";
+        r.suite = st_.suite;
         r.device = st_.device;
         r.backend = "ceiling";
         r.kernel = "microbench";
@@ -442,9 +500,17 @@ class Bench {
 int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
-                           {"border", true}});
+                           {"border", true}, {"ladder", false}});
+  const bool ladder = opt.flag("ladder");
+  // Options that mean nothing to the ladder are usage mistakes rather than silently ignored.
+  if (ladder)
+    for (const char* name : {"product", "batch", "config", "border"})
+      if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to --ladder");
+
   Settings st;
+  st.suite = ladder ? "ladder" : "bench";
   st.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
+  if (ladder && st.ctx.backend == Backend::cpu) throw UsageError("--backend", "--ladder runs on the GPU");
   st.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
   st.ctx.cuda_config = opt.get_or("config", "");
   st.product = parse_product(opt.get_or("product", "gemm"));
@@ -452,7 +518,7 @@ int bench_command(const Args& args) {
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
   st.reps = int(opt.integer_or("reps", 10, 1, 100000));
   st.ceilings = opt.flag("ceilings");
-  const auto pairs = selected_pairs(opt);
+  const auto pairs = ladder ? selected_pairs(opt, "plus-times,max-plus", "f32") : selected_pairs(opt);
   const auto out = opt.get("out");
   if (out) check_results_path(*out, "--out");
   const auto shapes_text = opt.get("shapes");
@@ -463,13 +529,16 @@ int bench_command(const Args& args) {
   st.backend = st.ctx.resolved_backend();
   st.ctx.backend = st.backend;
   const bool gpu = st.backend == Backend::cuda;
+  if (ladder && !gpu)
+    throw Error(Errc::backend_unavailable, "--ladder", "the ladder kernels need a GPU; the run uses the CPU backend");
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
   for (const char* cuda_only : {"config", "border"})
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");
-  const auto shapes = parse_shapes(shapes_text.value_or(gpu ? "4096,8192,4097" : "256,512"), st.product);
+  const char* default_shapes = ladder ? "1024,4096" : gpu ? "4096,8192,4097" : "256,512";
+  const auto shapes = parse_shapes(shapes_text.value_or(default_shapes), st.product);
   st.device = gpu ? gpu_name() : cpu_model();
   st.date = utc_timestamp();
 
@@ -480,25 +549,30 @@ int bench_command(const Args& args) {
   for (const auto& note : notices) std::cout << "note: " << note << "\n";
   std::cout << "backend " << to_string(st.backend) << " on " << st.device;
   if (!gpu) std::cout << " (" << omp_get_max_threads() << " threads)";
-  std::cout << "; " << product_name(st.product);
+  std::cout << "; " << (ladder ? "the seed-001 ladder" : std::string(product_name(st.product)));
   if (st.product == Product::batched) std::cout << " x " << st.batch;
   std::cout << "; median of " << st.reps << " after a warm-up; " << cases.size() << " cases\n"
             << "Tupd/s = 10^12 semiring updates per second (one per i, j, k and i16x2 lane"
             << (st.product == Product::syrk ? "; syrk counts the n(n+1)/2 outputs it computes" : "")
             << "); TFLOP/s = 2 x Tupd/s for plus-times\n";
-  if (gpu)
+  if (ladder)
+    std::cout << "kernels: straightforward, tiled 8/16/32, then ringmm's engine; of ceiling: of the reg-reg "
+                 "microbenchmark; of cuBLAS: of its update rate (pedantic FP32 / FP64)\n";
+  else if (gpu)
     std::cout << "ms: kernel on device buffers; ms+xfer: with host<->device copies; engine: ringmm's own kernel "
                  "where plus-times f32/f64 run through cuBLAS\n";
   else std::cout << "baseline OpenBLAS: s/dgemm (or s/dsyrk) of the same shape at the type's precision\n";
 
   Bench bench(std::move(st));
-  const int failures = bench.run(cases);
+  const int failures = ladder ? bench.run_ladder(cases) : bench.run(cases);
   if (out) {
     measure::write_records(*out, bench.records());
     std::cout << "wrote " << *out << " (" << bench.records().size() << " records)\n";
   }
   if (failures) {
-    print_error("bench", "cases: " + std::to_string(failures) + " of " + std::to_string(cases.size()) + " failed (see above)");
+    print_error("bench", ladder ? std::to_string(failures) + " measurements failed (see above)"
+                                : "cases: " + std::to_string(failures) + " of " + std::to_string(cases.size()) +
+                                      " failed (see above)");
     return 1;
   }
   return 0;

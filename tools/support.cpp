@@ -47,8 +47,9 @@ std::string gpu_name() {
   return name;
 }
 
-std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt) {
-  const std::string semiring = opt.get_or("semiring", "all"), type = opt.get_or("type", "all");
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt, const std::string& default_semirings,
+                                                           const std::string& default_types) {
+  const std::string semiring = opt.get_or("semiring", default_semirings), type = opt.get_or("type", default_types);
   std::vector<SemiringKind> kinds;
   std::vector<DType> types;
   for (const std::string& item : split_list(semiring, "--semiring")) {

@@ -115,9 +115,11 @@ std::string unsupported_message(SemiringKind kind, DType type);
 std::string cpu_model();
 std::string gpu_name();
 // The semiring/type pairs chosen by --semiring and --type, each a comma-separated list of names
-// or "all" (the default): every supported pair of the two lists, in order. A single named pair
-// the library does not ship is a UsageError; lists keep only their supported pairs.
-std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt);
+// or "all" (the defaults name what an absent option means): every supported pair of the two
+// lists, in order. A single named pair the library does not ship is a UsageError; lists keep only
+// their supported pairs.
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt, const std::string& default_semirings = "all",
+                                                           const std::string& default_types = "all");
 // Throws UsageError unless `path` ends in .json or .csv (measure::write_records); call it before
 // a long run.
 void check_results_path(const std::string& path, const std::string& option);

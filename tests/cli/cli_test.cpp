@@ -228,6 +228,13 @@ TEST_F(CliTest, BenchWritesRecords) {
   expect_error("bench --reps 0", 2, "--reps: '0' is out of range", "bench");
 }
 
+TEST_F(CliTest, BenchLadderNeedsAGpu) {
+  expect_error("bench --ladder --backend cpu", 2, "--ladder runs on the GPU", "bench");
+  expect_error("bench --ladder --product syrk", 2, "--product: does not apply to --ladder", "bench");
+  if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
+  expect_error("bench --ladder", 1, "need a GPU", "bench");
+}
+
 TEST_F(CliTest, MicrobenchNeedsAGpu) {
   if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
   expect_error("microbench --semiring max-plus --type i32", 1, "needs a GPU", "microbench");

@@ -1,5 +1,7 @@
 // ringmm bench: times ringmm's products on random data and prints each beside its baselines —
 // OpenBLAS and ringmm's blocked kernel on the CPU; cuBLAS and the microbenchmark ceiling on CUDA.
+// Two other modes: --ladder (the seed-001 kernel ladder on the GPU) and --tune (the CPU kernel's
+// tuning sweep). The measurements themselves live in ringmm_measure (tools/measure).
 #include <omp.h>
 
 #include <cstdio>
@@ -11,14 +13,13 @@
 #include <tuple>
 #include <vector>
 
-#if RINGMM_TOOL_HAS_BLAS
-#include <cblas.h>
-#endif
-
 #include "args.hpp"
 #include "commands.hpp"
-#include "results.hpp"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/cpu_measure.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/random_data.hpp"
+#include "measure/records.hpp"
+#include "measure/timer.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
 
@@ -26,7 +27,8 @@ namespace ringmm::tools {
 
 namespace {
 
-using cuda::Product;
+using measure::Product;
+using measure::Record;
 
 struct Shape {
   index_t m, n, k;
@@ -118,18 +120,20 @@ struct Settings {
   index_t batch;
   int reps;
   bool ceilings;
-  std::string device, date;
+  bool named_threads;  // --threads given: CPU kernel names carry " t<threads>"
+  std::string suite, device, date;
 };
 
 struct Case {
   SemiringKind kind;
   DType type;
   Shape shape;
+  int threads;  // CPU threads; 0 = OpenMP's default
 };
 
 // Semiring updates one call performs: m·n·k per product; syrk computes one triangle of its
 // symmetric C, n(n+1)/2·k, so its rate compares with the ceilings; each lane of i16x2 is its own
-// product and counts (the convention of the ceilings in cuda_tools.hpp).
+// product and counts (the convention of the ceilings in measure/gpu_measure.hpp).
 double updates(const Case& c, const Settings& s) {
   const double outputs = s.product == Product::syrk ? double(c.shape.n) * double(c.shape.n + 1) / 2
                                                     : double(c.shape.m) * double(c.shape.n);
@@ -138,7 +142,7 @@ double updates(const Case& c, const Settings& s) {
 
 Record make_record(const Case& c, const Settings& s, std::string backend, std::string kernel, double seconds) {
   Record r;
-  r.suite = "bench";
+  r.suite = s.suite;
   r.device = s.device;
   r.backend = std::move(backend);
   r.kernel = std::move(kernel);
@@ -164,8 +168,8 @@ template <class S> struct HostOperands {
   std::vector<T> a, b, c;
   HostOperands(const Shape& s, Product product, index_t batch_count) : shape(s), batch(batch_count) {
     const std::size_t members = std::size_t(product == Product::batched ? batch_count : 1);
-    a = random_vector<S>(members * std::size_t(s.m * s.k), 1, s.k);  // syrk: A is K×N with N = M
-    b = product == Product::syrk ? std::vector<T>() : random_vector<S>(members * std::size_t(s.k * s.n), 2, s.k);
+    a = measure::random_vector<S>(members * std::size_t(s.m * s.k), 1, s.k);  // syrk: A is K×N with N = M
+    b = product == Product::syrk ? std::vector<T>() : measure::random_vector<S>(members * std::size_t(s.k * s.n), 2, s.k);
     c.assign(members * std::size_t(s.m * s.n), S::zero());
   }
 };
@@ -192,61 +196,34 @@ template <class S> detail::Problem<S> make_case_problem(HostOperands<S>& x, Prod
   return p;
 }
 
-// ringmm through its public API on the CPU backend.
-template <class S> double time_cpu_ringmm(HostOperands<S>& x, const Settings& st) {
+// ringmm through its public API on the CPU backend, on the case's threads.
+template <class S> double time_cpu_ringmm(HostOperands<S>& x, const Case& cs, const Settings& st) {
   using T = typename S::value_type;
   const Shape& s = x.shape;
   const MatrixView<T> c = row_major(x.c.data(), s.m, s.n);
+  Context ctx = st.ctx;
+  ctx.cpu_threads = cs.threads;
   switch (st.product) {
     case Product::gemm:
-      return median_seconds(st.reps, [&] {
-        gemm<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N, row_major<const T>(x.b.data(), s.k, s.n), c);
+      return measure::median_seconds(st.reps, [&] {
+        gemm<S>(ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N, row_major<const T>(x.b.data(), s.k, s.n), c);
       });
     case Product::batched:
-      return median_seconds(st.reps, [&] {
-        gemm_batched<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), s.m * s.k, Op::N,
+      return measure::median_seconds(st.reps, [&] {
+        gemm_batched<S>(ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), s.m * s.k, Op::N,
                         row_major<const T>(x.b.data(), s.k, s.n), s.k * s.n, c, s.m * s.n, x.batch);
       });
     case Product::syrk:
-      return median_seconds(st.reps, [&] { syrk<S>(st.ctx, Op::N, row_major<const T>(x.a.data(), s.k, s.n), c); });
+      return measure::median_seconds(st.reps, [&] { syrk<S>(ctx, Op::N, row_major<const T>(x.a.data(), s.k, s.n), c); });
   }
   return 0;
 }
 
 // ringmm's blocked semiring kernel called directly (bypassing BLAS for plus-times f32/f64).
-template <class S> double time_cpu_blocked(HostOperands<S>& x, const Settings& st) {
+template <class S> double time_cpu_blocked(HostOperands<S>& x, const Case& cs, const Settings& st) {
   const auto p = make_case_problem<S>(x, st.product);
-  return median_seconds(st.reps, [&] { cpu::blocked_gemm<S>(p, st.ctx.cpu_threads); });
+  return measure::median_seconds(st.reps, [&] { cpu::blocked_gemm<S>(p, cs.threads); });
 }
-
-#if RINGMM_TOOL_HAS_BLAS
-// OpenBLAS on random data of the case's shape: sgemm/dgemm (one call per batch member) or ssyrk/dsyrk.
-template <class T> double time_openblas_typed(const Shape& s, Product product, index_t batch, int reps) {
-  using S = PlusTimes<T>;
-  HostOperands<S> x(s, product, batch);
-  const index_t members = product == Product::batched ? batch : 1;
-  return median_seconds(reps, [&] {
-    for (index_t b = 0; b < members; ++b) {
-      const T* a = x.a.data() + b * s.m * s.k;
-      T* c = x.c.data() + b * s.m * s.n;
-      if (product == Product::syrk) {
-        if constexpr (std::is_same_v<T, float>)
-          cblas_ssyrk(CblasRowMajor, CblasLower, CblasTrans, int(s.n), int(s.k), 1.0f, a, int(s.n), 0.0f, c, int(s.n));
-        else
-          cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, int(s.n), int(s.k), 1.0, a, int(s.n), 0.0, c, int(s.n));
-      } else {
-        const T* bm = x.b.data() + b * s.k * s.n;
-        if constexpr (std::is_same_v<T, float>)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0f, a, int(s.k), bm,
-                      int(s.n), 0.0f, c, int(s.n));
-        else
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0, a, int(s.k), bm,
-                      int(s.n), 0.0, c, int(s.n));
-      }
-    }
-  });
-}
-#endif
 
 // "ringmm" for the heuristic's choice; a forced configuration or border policy is named.
 std::string kernel_label(const Context& ctx) {
@@ -270,6 +247,16 @@ std::string cublas_kernel_name(DType precision, Product product) {
   return "cublas";
 }
 
+// " t4": the suffix of CPU kernel names when --threads lists the thread counts (the records have
+// no threads key).
+std::string threads_suffix(const Case& c, const Settings& st) {
+  return st.named_threads ? " t" + std::to_string(c.threads) : "";
+}
+
+std::string case_label(std::size_t i, std::size_t count) {
+  return "[" + std::to_string(i + 1) + "/" + std::to_string(count) + "]";
+}
+
 class Bench {
  public:
   explicit Bench(Settings settings) : st_(std::move(settings)) {}
@@ -283,26 +270,73 @@ class Bench {
                   {"cuBLAS TFLOP/s", 16}, {"vs cuBLAS", 11}, {"|", 2}, {"ceiling Tupd/s", 16}, {"of ceiling", 10}};
     else
       columns_ = {{"case", 8},  {"semiring", 11},         {"type", 7},           {"shape", 18},
-                  {"ms", 10},   {"Tupd/s", 9},            {"TFLOP/s", 9},        {"|", 2},
-                  {"blocked ms", 12}, {"blocked Tupd/s", 16}, {"|", 2},         {"OpenBLAS", 13},
-                  {"ms", 10},   {"TFLOP/s", 9},           {"vs OpenBLAS", 11}};
+                  {"threads", 9}, {"ms", 10},             {"Tupd/s", 9},         {"TFLOP/s", 9},
+                  {"|", 2},     {"blocked ms", 12},       {"blocked Tupd/s", 16}, {"|", 2},
+                  {"OpenBLAS", 16}, {"ms", 10},           {"TFLOP/s", 9},        {"vs OpenBLAS", 11}};
     print_header(columns_);
     int failures = 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(cases.size()) + "]";
       const Case& c = cases[i];
       try {
         std::vector<std::string> cells = visit_semiring(c.kind, c.type, [&](auto tag) {
           using S = typename decltype(tag)::type;
           return gpu ? run_cuda<S>(c) : run_cpu<S>(c);
         });
-        cells.insert(cells.begin(), {label, std::string(to_string(c.kind)), std::string(to_string(c.type)), shape_text(c.shape)});
+        cells.insert(cells.begin(), {case_label(i, cases.size()), std::string(to_string(c.kind)),
+                                     std::string(to_string(c.type)), shape_text(c.shape)});
         print_row(columns_, cells);
       } catch (const Error& e) {
         ++failures;
-        std::cout << label << " " << to_string(c.kind) << " " << to_string(c.type) << " " << shape_text(c.shape)
-                  << ": error: " << e.what() << std::endl;
+        report_failure(case_label(i, cases.size()), c, e);
       }
+    }
+    return failures;
+  }
+
+  // The seed-001 ladder for every case: each ladder kernel, then ringmm's own engine, beside cuBLAS
+  // (plus-times f32/f64) and the register-register ceiling. Returns how many measurements failed.
+  int run_ladder(const std::vector<Case>& cases) {
+    columns_ = {{"case", 8},    {"semiring", 11}, {"type", 7},   {"shape", 18},      {"kernel", 17},
+                {"ms", 10},     {"ms+xfer", 10},  {"Tupd/s", 9}, {"of ceiling", 12}, {"of cuBLAS", 10}};
+    print_header(columns_);
+    int failures = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const Case& c = cases[i];
+      const Shape& s = c.shape;
+      const std::string label = case_label(i, cases.size());
+      std::optional<double> ceiling, cublas_rate;
+      // Times one row and prints it; a failure is printed and counted, and the ladder goes on.
+      auto row = [&](const std::string& backend, const std::string& kernel, auto&& time) {
+        try {
+          const measure::Timing t = time();
+          Record r = make_record(c, st_, backend, kernel, t.kernel_seconds);
+          if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
+          records_.push_back(r);
+          if (backend == "cublas") cublas_rate = *r.updates_per_s;
+          print_row(columns_, {label, r.semiring, r.type, shape_text(s), kernel, ms(t.kernel_seconds),
+                               t.with_transfers_seconds > 0 ? ms(t.with_transfers_seconds) : "-", rate(*r.updates_per_s),
+                               ceiling ? fixed(100 * *r.updates_per_s / *ceiling, 1) + "%" : "-",
+                               cublas_rate ? fixed(100 * *r.updates_per_s / *cublas_rate, 1) + "%" : "-"});
+        } catch (const Error& e) {
+          ++failures;
+          report_failure(label + " " + kernel, c, e);
+        }
+      };
+      try {
+        ceiling = reg_reg_ceiling(c.kind, c.type);
+      } catch (const Error& e) {
+        ++failures;
+        report_failure(label + " ceiling", c, e);
+      }
+      if (c.kind == SemiringKind::plus_times && (c.type == DType::f32 || c.type == DType::f64))
+        row("cublas", cublas_kernel_name(c.type, Product::gemm),
+            [&] { return measure::time_cublas(c.type, Product::gemm, s.m, s.n, s.k, 1, st_.reps); });
+      for (const std::string& kernel : measure::ladder_kernels())
+        row("cuda", kernel, [&] { return measure::time_ladder(c.kind, c.type, kernel, s.m, s.n, s.k, st_.reps); });
+      Context own = st_.ctx;
+      own.vendor_blas = false;  // the production engine, never the cuBLAS route
+      row("cuda", "ringmm",
+          [&] { return measure::time_ringmm(own, c.kind, c.type, Product::gemm, s.m, s.n, s.k, 1, st_.reps); });
     }
     return failures;
   }
@@ -310,55 +344,61 @@ class Bench {
   const std::vector<Record>& records() const { return records_; }
 
  private:
+  void report_failure(const std::string& label, const Case& c, const Error& e) {
+    std::cout << label << " " << to_string(c.kind) << " " << to_string(c.type) << " " << shape_text(c.shape)
+              << ": error: " << e.what() << std::endl;
+  }
+
   template <class S> std::vector<std::string> run_cpu(const Case& c) {
     using T = typename S::value_type;
     HostOperands<S> x(c.shape, st_.product, st_.batch);
-    const double seconds = time_cpu_ringmm<S>(x, st_);
+    const double seconds = time_cpu_ringmm<S>(x, c, st_);
     const double work = updates(c, st_);
-    records_.push_back(make_record(c, st_, "cpu", "ringmm", seconds));
-    std::vector<std::string> cells = {ms(seconds), rate(work / seconds),
+    const std::string suffix = threads_suffix(c, st_);
+    records_.push_back(make_record(c, st_, "cpu", "ringmm" + suffix, seconds));
+    std::vector<std::string> cells = {std::to_string(c.threads > 0 ? c.threads : omp_get_max_threads()), ms(seconds),
+                                      rate(work / seconds),
                                       c.kind == SemiringKind::plus_times ? tera(2 * work / seconds) : "-", ""};
     // For plus-times f32/f64 the CPU backend is OpenBLAS; show the semiring kernel beside it.
     if (c.kind == SemiringKind::plus_times && std::is_floating_point_v<T> && blas_compiled()) {
-      const double blocked = time_cpu_blocked<S>(x, st_);
-      records_.push_back(make_record(c, st_, "cpu", "blocked", blocked));
+      const double blocked = time_cpu_blocked<S>(x, c, st_);
+      records_.push_back(make_record(c, st_, "cpu", "blocked" + suffix, blocked));
       cells.insert(cells.end(), {ms(blocked), rate(work / blocked), ""});
     } else {
       cells.insert(cells.end(), {"-", "-", ""});
     }
     // The baseline is plus-times of the same shape at the type's precision; "vs OpenBLAS" compares
     // update rates (an i16x2 element is two updates, an sgemm element one).
-    const Case baseline{SemiringKind::plus_times, c.type == DType::f64 ? DType::f64 : DType::f32, c.shape};
-    if (const auto blas = openblas_seconds(baseline.type, c.shape)) {
-      const Record r = make_record(baseline, st_, "openblas", blas_kernel_name(baseline.type, st_.product), *blas);
+    const Case baseline{SemiringKind::plus_times, c.type == DType::f64 ? DType::f64 : DType::f32, c.shape, c.threads};
+    if (blas_compiled()) {
+      const double blas = openblas_seconds(baseline);
+      const Record r =
+          make_record(baseline, st_, "openblas", blas_kernel_name(baseline.type, st_.product) + suffix, blas);
       if (recorded_baselines_.insert(r.kernel + shape_text(c.shape)).second) records_.push_back(r);
-      cells.insert(cells.end(), {r.kernel, ms(*blas), tera(*r.flops_per_s), ratio(work / seconds / *r.updates_per_s)});
+      cells.insert(cells.end(), {r.kernel, ms(blas), tera(*r.flops_per_s), ratio(work / seconds / *r.updates_per_s)});
     } else {
       cells.insert(cells.end(), {"-", "-", "-", "-"});
     }
     return cells;
   }
 
-  std::optional<double> openblas_seconds(DType precision, const Shape& s) {
-#if RINGMM_TOOL_HAS_BLAS
-    const auto key = std::make_tuple(precision, s.m, s.n, s.k);
+  double openblas_seconds(const Case& baseline) {
+    const Shape& s = baseline.shape;
+    const auto key = std::make_tuple(baseline.type, s.m, s.n, s.k, baseline.threads);
     auto it = openblas_cache_.find(key);
-    if (it != openblas_cache_.end()) return it->second;
-    const double seconds = precision == DType::f64 ? time_openblas_typed<double>(s, st_.product, st_.batch, st_.reps)
-                                                   : time_openblas_typed<float>(s, st_.product, st_.batch, st_.reps);
-    openblas_cache_[key] = seconds;
-    return seconds;
-#else
-    (void)precision;
-    (void)s;
-    return std::nullopt;
-#endif
+    if (it == openblas_cache_.end())
+      it = openblas_cache_
+               .emplace(key, measure::time_openblas(baseline.type, st_.product, s.m, s.n, s.k, st_.batch, st_.reps,
+                                                    baseline.threads))
+               .first;
+    return it->second;
   }
 
   template <class S> std::vector<std::string> run_cuda(const Case& c) {
     const Shape& s = c.shape;
     const index_t batch = st_.product == Product::batched ? st_.batch : 1;
-    const cuda::Timing t = cuda::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+    const measure::Timing t =
+        measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
     const double work = updates(c, st_);
     Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx), t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
@@ -372,7 +412,7 @@ class Bench {
     if (vendor) {
       Context own = st_.ctx;
       own.vendor_blas = false;
-      const cuda::Timing e = cuda::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+      const measure::Timing e = measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
       Record r_engine = make_record(c, st_, "cuda", "engine", e.kernel_seconds);
       if (e.with_transfers_seconds > 0) r_engine.seconds_with_transfers = e.with_transfers_seconds;
       records_.push_back(r_engine);
@@ -382,7 +422,7 @@ class Bench {
     }
     cells.push_back("");
     if (plus_times && (c.type == DType::f32 || c.type == DType::f64)) {
-      const cuda::Timing cub = cuda::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+      const measure::Timing cub = measure::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
       Record b = make_record(c, st_, "cublas", cublas_kernel_name(c.type, st_.product), cub.kernel_seconds);
       if (cub.with_transfers_seconds > 0) b.seconds_with_transfers = cub.with_transfers_seconds;
       records_.push_back(b);
@@ -402,11 +442,11 @@ class Bench {
     auto it = ceilings_.find(key);
     if (it == ceilings_.end()) {
       std::optional<double> reg_reg;
-      for (const cuda::Ceiling& c : cuda::microbench(kind, type)) {
+      for (const measure::Ceiling& c : measure::microbench(kind, type)) {
         if (c.level == "reg-reg") reg_reg = c.updates_per_second;
         if (c.level != "reg-reg" && !st_.ceilings) continue;
         Record r;
-        r.suite = "bench";
+        r.suite = st_.suite;
         r.device = st_.device;
         r.backend = "ceiling";
         r.kernel = "microbench";
@@ -429,19 +469,62 @@ class Bench {
   Settings st_;
   std::vector<Column> columns_;
   std::vector<Record> records_;
-  std::map<std::tuple<DType, index_t, index_t, index_t>, double> openblas_cache_;
+  std::map<std::tuple<DType, index_t, index_t, index_t, int>, double> openblas_cache_;
   std::set<std::string> recorded_baselines_;
   std::map<std::pair<SemiringKind, DType>, std::optional<double>> ceilings_;
 };
+
+// --tune: the CPU kernel's tuning sweep (cpu_measure.hpp), printed as one table.
+std::vector<Record> run_tune(const std::vector<Shape>& shapes, const Settings& st) {
+  const std::vector<Column> columns = {{"semiring", 11}, {"type", 7}, {"shape", 18}, {"kernel", 42}, {"ms", 10},
+                                       {"Tupd/s", 9}};
+  print_header(columns);
+  std::vector<Record> records;
+  auto keep = [&](std::vector<Record> measured) {
+    for (Record& r : measured) {
+      r.suite = st.suite;
+      r.device = st.device;
+      r.date = st.date;
+      print_row(columns, {r.semiring, r.type, shape_text({*r.m, *r.n, *r.k}), r.kernel, ms(*r.seconds),
+                          rate(*r.updates_per_s)});
+      records.push_back(std::move(r));
+    }
+  };
+  keep(measure::cpu_ceilings(st.reps));
+  for (const Shape& s : shapes) keep(measure::tune_blocked(s.m, s.n, s.k, st.reps));
+  return records;
+}
+
+// "1,2,all": thread counts, all = every thread OpenMP offers.
+std::vector<int> parse_threads(const std::string& text) {
+  std::vector<int> threads;
+  for (const std::string& item : split_list(text, "--threads"))
+    threads.push_back(item == "all" ? omp_get_max_threads() : int(parse_integer(item, "--threads", 1, 4096)));
+  return threads;
+}
 
 }  // namespace
 
 int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
-                           {"border", true}});
+                           {"border", true}, {"threads", true}, {"ladder", false}, {"tune", false}});
+  const bool ladder = opt.flag("ladder"), tune = opt.flag("tune");
+  // Options that mean nothing in a mode are usage mistakes rather than silently ignored.
+  if (ladder && tune) throw UsageError("--tune", "does not apply to --ladder");
+  const std::string mode = ladder ? "--ladder" : "--tune";
+  if (ladder || tune)
+    for (const char* name : {"product", "batch", "threads", "config", "border"})
+      if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to " + mode);
+  if (tune)
+    for (const char* name : {"semiring", "type", "ceilings"})
+      if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to --tune");
+
   Settings st;
-  st.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
+  st.suite = ladder ? "ladder" : "bench";
+  st.ctx.backend = parse_backend(opt.get_or("backend", tune ? "cpu" : "auto"), "--backend");
+  if (tune && st.ctx.backend != Backend::cpu) throw UsageError("--backend", "--tune sweeps the CPU kernel");
+  if (ladder && st.ctx.backend == Backend::cpu) throw UsageError("--backend", "--ladder runs on the GPU");
   st.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
   st.ctx.cuda_config = opt.get_or("config", "");
   st.product = parse_product(opt.get_or("product", "gemm"));
@@ -449,7 +532,9 @@ int bench_command(const Args& args) {
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
   st.reps = int(opt.integer_or("reps", 10, 1, 100000));
   st.ceilings = opt.flag("ceilings");
-  const auto pairs = selected_pairs(opt);
+  const std::vector<int> threads = opt.has("threads") ? parse_threads(*opt.get("threads")) : std::vector<int>{0};
+  st.named_threads = opt.has("threads");
+  const auto pairs = ladder ? selected_pairs(opt, "plus-times,max-plus", "f32") : selected_pairs(opt);
   const auto out = opt.get("out");
   if (out) check_results_path(*out, "--out");
   const auto shapes_text = opt.get("shapes");
@@ -460,42 +545,64 @@ int bench_command(const Args& args) {
   st.backend = st.ctx.resolved_backend();
   st.ctx.backend = st.backend;
   const bool gpu = st.backend == Backend::cuda;
+  if (ladder && !gpu)
+    throw Error(Errc::backend_unavailable, "--ladder", "the ladder kernels need a GPU; the run uses the CPU backend");
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
   for (const char* cuda_only : {"config", "border"})
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");
-  const auto shapes = parse_shapes(shapes_text.value_or(gpu ? "4096,8192,4097" : "256,512"), st.product);
+  if (opt.has("threads") && gpu)
+    throw Error(Errc::backend_unavailable, "--threads", "chooses CPU threads; the run uses the CUDA backend");
+  const char* default_shapes = tune ? "1024" : ladder ? "1024,4096" : gpu ? "4096,8192,4097" : "256,512";
+  const auto shapes = parse_shapes(shapes_text.value_or(default_shapes), st.product);
   st.device = gpu ? gpu_name() : cpu_model();
   st.date = utc_timestamp();
 
-  std::vector<Case> cases;
-  for (const auto& [kind, type] : pairs)
-    for (const Shape& s : shapes) cases.push_back({kind, type, s});
-
   for (const auto& note : notices) std::cout << "note: " << note << "\n";
-  std::cout << "backend " << to_string(st.backend) << " on " << st.device;
-  if (!gpu) std::cout << " (" << omp_get_max_threads() << " threads)";
-  std::cout << "; " << product_name(st.product);
-  if (st.product == Product::batched) std::cout << " x " << st.batch;
-  std::cout << "; median of " << st.reps << " after a warm-up; " << cases.size() << " cases\n"
-            << "Tupd/s = 10^12 semiring updates per second (one per i, j, k and i16x2 lane"
-            << (st.product == Product::syrk ? "; syrk counts the n(n+1)/2 outputs it computes" : "")
-            << "); TFLOP/s = 2 x Tupd/s for plus-times\n";
-  if (gpu)
-    std::cout << "ms: kernel on device buffers; ms+xfer: with host<->device copies; engine: ringmm's own kernel "
-                 "where plus-times f32/f64 run through cuBLAS\n";
-  else std::cout << "baseline OpenBLAS: s/dgemm (or s/dsyrk) of the same shape at the type's precision\n";
+  std::vector<Record> records;
+  int failures = 0;
+  std::size_t cases_run = 0;
+  if (tune) {
+    std::cout << "CPU tuning sweep on " << st.device << ", 1 thread; median of " << st.reps
+              << " after a warm-up\nTupd/s = 10^12 semiring updates per second\n";
+    records = run_tune(shapes, st);
+  } else {
+    std::vector<Case> cases;
+    for (const auto& [kind, type] : pairs)
+      for (const Shape& s : shapes)
+        for (int t : threads) cases.push_back({kind, type, s, t});
+    cases_run = cases.size();
 
-  Bench bench(std::move(st));
-  const int failures = bench.run(cases);
+    std::cout << "backend " << to_string(st.backend) << " on " << st.device;
+    if (!gpu) std::cout << " (" << omp_get_max_threads() << " threads)";
+    std::cout << "; " << (ladder ? "the seed-001 ladder" : std::string(product_name(st.product)));
+    if (st.product == Product::batched) std::cout << " x " << st.batch;
+    std::cout << "; median of " << st.reps << " after a warm-up; " << cases.size() << " cases\n"
+              << "Tupd/s = 10^12 semiring updates per second (one per i, j, k and i16x2 lane"
+              << (st.product == Product::syrk ? "; syrk counts the n(n+1)/2 outputs it computes" : "")
+              << "); TFLOP/s = 2 x Tupd/s for plus-times\n";
+    if (ladder)
+      std::cout << "kernels: straightforward, tiled 8/16/32, then ringmm's engine; of ceiling: of the reg-reg "
+                   "microbenchmark; of cuBLAS: of its update rate (pedantic FP32 / FP64)\n";
+    else if (gpu)
+      std::cout << "ms: kernel on device buffers; ms+xfer: with host<->device copies; engine: ringmm's own kernel "
+                   "where plus-times f32/f64 run through cuBLAS\n";
+    else std::cout << "baseline OpenBLAS: s/dgemm (or s/dsyrk) of the same shape at the type's precision\n";
+
+    Bench bench(std::move(st));
+    failures = ladder ? bench.run_ladder(cases) : bench.run(cases);
+    records = bench.records();
+  }
   if (out) {
-    write_records(*out, bench.records());
-    std::cout << "wrote " << *out << " (" << bench.records().size() << " records)\n";
+    measure::write_records(*out, records);
+    std::cout << "wrote " << *out << " (" << records.size() << " records)\n";
   }
   if (failures) {
-    print_error("bench", "cases: " + std::to_string(failures) + " of " + std::to_string(cases.size()) + " failed (see above)");
+    print_error("bench", ladder ? std::to_string(failures) + " measurements failed (see above)"
+                                : "cases: " + std::to_string(failures) + " of " + std::to_string(cases_run) +
+                                      " failed (see above)");
     return 1;
   }
   return 0;

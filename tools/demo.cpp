@@ -6,6 +6,8 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "measure/random_data.hpp"
+#include "measure/timer.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
 
@@ -49,8 +51,8 @@ struct Outcome {
 
 template <class S> Outcome run_case(const Context& ctx, index_t m, index_t n, index_t k, std::uint64_t seed) {
   using T = typename S::value_type;
-  const std::vector<T> a = random_vector<S>(std::size_t(m * k), seed, k);
-  const std::vector<T> b = random_vector<S>(std::size_t(k * n), seed + 1, k);
+  const std::vector<T> a = measure::random_vector<S>(std::size_t(m * k), seed, k);
+  const std::vector<T> b = measure::random_vector<S>(std::size_t(k * n), seed + 1, k);
   std::vector<T> c(std::size_t(m * n), poison<T>());
   const MatrixView<const T> av = row_major(a.data(), m, k), bv = row_major(b.data(), k, n);
   // The warm-up call is the checked one: C starts poisoned.
@@ -60,7 +62,7 @@ template <class S> Outcome run_case(const Context& ctx, index_t m, index_t n, in
   parallel_reference<S>(p);
   Outcome out{0, compare_results<S>(p, expected, c, nullptr)};
   std::vector<T> scratch(c.size());
-  out.seconds = median_seconds(3, [&] { gemm<S>(ctx, Op::N, av, Op::N, bv, row_major(scratch.data(), m, n)); });
+  out.seconds = measure::median_seconds(3, [&] { gemm<S>(ctx, Op::N, av, Op::N, bv, row_major(scratch.data(), m, n)); });
   return out;
 }
 

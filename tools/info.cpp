@@ -6,7 +6,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/gpu_measure.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
 
@@ -24,7 +24,7 @@ int info_command(const Args& args) {
             << "cpu       " << cpu_model() << ", " << omp_get_max_threads() << " threads\n";
   std::string why;
   if (cuda_device_available(&why)) {
-    for (const std::string& device : cuda::describe_devices()) std::cout << "gpu       " << device << "\n";
+    for (const std::string& device : measure::describe_devices()) std::cout << "gpu       " << device << "\n";
   } else {
     std::cout << "gpu       none (" << why << ")\n";
   }

@@ -69,6 +69,8 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
 )"},
     {"bench", bench_command, "time products and compare with baselines and ceilings",
      R"(usage: ringmm bench [options]
+       ringmm bench --ladder [--semiring LIST] [--type LIST] [--shapes LIST] [--reps N] [--out FILE]
+       ringmm bench --tune [--shapes LIST] [--reps N] [--out FILE]
 
 Times ringmm on random data (warm-up, then the median of --reps runs) and prints one row per
 case as it finishes, beside its baselines: on the CPU, OpenBLAS sgemm/dgemm of the same shape
@@ -86,9 +88,23 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --batch N         members of a batched product (default 8 for batched, else 1)
   --reps N          timed repetitions per case (default 10)
   --out FILE        also write the records as .json or .csv (bench/results/README.md)
+  --threads LIST    CPU thread counts, comma-separated, or all (every thread): each case runs
+                    on each, ringmm and OpenBLAS alike; kernel names then end in " t<N>"
+                    (default: OpenMP's default, names unchanged); CPU only
   --ceilings        also report every microbenchmark level (reg-reg, smem-one, smem-both); CUDA only
   --config NAME     force one CUDA kernel configuration (default: heuristic; a wrong name lists them)
   --border P        auto (default), pad, predicate (CUDA border handling)
+
+  --ladder          the kernel ladder of seed 001 on the GPU instead: straightforward, tiled8,
+                    tiled16, tiled32, then ringmm's engine (never the cuBLAS route), each beside
+                    cuBLAS (plus-times f32/f64) and the reg-reg ceiling; gemm only (default:
+                    --semiring plus-times,max-plus --type f32 --shapes 1024,4096); records
+                    have suite "ladder"
+  --tune            the CPU kernel's tuning sweep instead, on 1 thread: the micro-kernel's
+                    L1-resident ceiling (max-plus f32/i32, plus-times f32), then max-plus and
+                    plus-times f32 on each shape with the shipped kernel, its builds for narrower
+                    instruction sets and, on AVX-512 CPUs, micro-tile and cache-budget variants
+                    (default --shapes 1024; docs/perf/cpu.md)
 
 Rates count one update per (i, j, k) and per i16x2 lane; syrk counts the n(n+1)/2 outputs of the
 triangle it computes.

@@ -5,8 +5,8 @@
 
 #include "args.hpp"
 #include "commands.hpp"
-#include "results.hpp"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/records.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
 
@@ -21,16 +21,16 @@ int microbench_command(const Args& args) {
   if (!cuda_device_available(&why)) throw Error(Errc::backend_unavailable, "cuda", "microbench needs a GPU: " + why);
 
   const std::string device = gpu_name(), date = utc_timestamp();
-  std::vector<Record> records;
+  std::vector<measure::Record> records;
   std::cout << "device: " << device << "\n"
             << "semiring    type   level       10^12 updates/s\n";
   for (const auto& [kind, type] : pairs) {
-    for (const cuda::Ceiling& c : cuda::microbench(kind, type)) {
+    for (const measure::Ceiling& c : measure::microbench(kind, type)) {
       const std::string s(to_string(kind)), t(to_string(type));
       std::cout << s << std::string(12 - s.size(), ' ') << t << std::string(7 - t.size(), ' ') << c.level
                 << std::string(c.level.size() < 12 ? 12 - c.level.size() : 1, ' ') << fixed(c.updates_per_second * 1e-12, 2)
                 << std::endl;
-      Record r;
+      measure::Record r;
       r.suite = "microbench";
       r.device = device;
       r.backend = "ceiling";
@@ -45,7 +45,7 @@ int microbench_command(const Args& args) {
     }
   }
   if (out) {
-    write_records(*out, records);
+    measure::write_records(*out, records);
     std::cout << "wrote " << *out << " (" << records.size() << " records)\n";
   }
   return 0;

@@ -7,6 +7,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "measure/timer.hpp"
 #include "ringmm/npy.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
@@ -66,7 +67,7 @@ int run_multiply(const MultiplyRequest& req, npy::Matrix& a, npy::Matrix& b, std
   const Backend backend = req.ctx.resolved_backend();
   double seconds = 0;
   try {
-    seconds = seconds_of([&] { gemm<S>(req.ctx, op_a, a_view, op_b, b_view, c_view, alpha, beta); });
+    seconds = measure::HostClock{}([&] { gemm<S>(req.ctx, op_a, a_view, op_b, b_view, c_view, alpha, beta); });
   } catch (const Error& e) {
     rethrow_with_files(e, req);
   }

@@ -17,6 +17,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "measure/random_data.hpp"
 #include "ringmm/dist.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
@@ -173,7 +174,7 @@ void fill_random(dist::DistMatrix<typename S::value_type>& x, std::uint64_t seed
       const index_t gj = x.col_map().to_global(x.grid_col(), lj);
       if (lj == 0 || gj % x.block() == 0)
         rng.seed(seed * 0x9e3779b97f4a7c15ull ^ (std::uint64_t(gi) << 32) ^ std::uint64_t(gj / x.block()));
-      v(li, lj) = random_value<S>(rng, k);
+      v(li, lj) = measure::random_value<S>(rng, k);
     }
   }
 }

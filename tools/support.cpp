@@ -6,7 +6,8 @@
 #include <fstream>
 
 #include "args.hpp"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/records.hpp"
 
 namespace ringmm::tools {
 
@@ -38,7 +39,7 @@ std::string cpu_model() {
 // the name lies between the index and the first comma.
 std::string gpu_name() {
   if (!cuda_device_available()) return "";
-  const auto devices = cuda::describe_devices();
+  const auto devices = measure::describe_devices();
   if (devices.empty()) return "";
   std::string name = devices.front().substr(0, devices.front().find(','));
   const std::size_t colon = name.find(": ");
@@ -46,8 +47,9 @@ std::string gpu_name() {
   return name;
 }
 
-std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt) {
-  const std::string semiring = opt.get_or("semiring", "all"), type = opt.get_or("type", "all");
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt, const std::string& default_semirings,
+                                                           const std::string& default_types) {
+  const std::string semiring = opt.get_or("semiring", default_semirings), type = opt.get_or("type", default_types);
   std::vector<SemiringKind> kinds;
   std::vector<DType> types;
   for (const std::string& item : split_list(semiring, "--semiring")) {
@@ -68,6 +70,11 @@ std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt) {
     throw UsageError("--type", "no semiring in --semiring " + semiring + " is available for --type " + type);
   }
   return pairs;
+}
+
+void check_results_path(const std::string& path, const std::string& option) {
+  if (!measure::is_results_path(path))
+    throw UsageError(option, "'" + path + "' must end in .json or .csv (the format follows the extension)");
 }
 
 std::string utc_timestamp() {

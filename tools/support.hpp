@@ -1,13 +1,12 @@
-// Helpers shared by the subcommands: random semiring data, a parallel run of the reference
-// product, comparison against it, timing, and the names of things as the tool prints them.
+// Helpers shared by the subcommands: a parallel run of the reference product, comparison against
+// it, and the names of things as the tool prints them. Random data, timing and records come from
+// ringmm_measure (tools/measure).
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -18,47 +17,6 @@
 #include "ringmm/ringmm.hpp"
 
 namespace ringmm::tools {
-
-// ---- random data ------------------------------------------------------------------------------
-
-// A random valid input of semiring S: about 5 % of tropical entries are 0̄ (±∞ or the integer
-// sentinel) so the products exercise it; integers stay inside the accepted policy range; or-and
-// density falls with k so products are not all true. Float tropical values are multiples of 1/8.
-template <class S> typename S::value_type random_value(std::mt19937_64& rng, index_t k) {
-  using T = typename S::value_type;
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  if constexpr (S::kind == SemiringKind::or_and) {
-    const double density = std::min(0.5, std::sqrt(0.7 / double(std::max<index_t>(1, k))));
-    return unit(rng) < density ? T(1) : T(0);
-  } else if constexpr (S::kind == SemiringKind::plus_times) {
-    if constexpr (std::is_floating_point_v<T>) return T(2.0 * unit(rng) - 1.0);
-    else return T(std::int64_t(rng() % 17) - 8);  // |α|·K·64 stays far below 2^31 for K < 2^24
-  } else {
-    const bool special = unit(rng) < 0.05;
-    if constexpr (std::is_same_v<T, i16x2>) {
-      const std::int64_t r = tropical_int_limits<std::int16_t>::finite_max;
-      auto lane = [&](std::int16_t zero) {
-        return special && (rng() & 1) ? zero : std::int16_t(std::int64_t(rng() % std::uint64_t(2 * r + 1)) - r);
-      };
-      return {lane(S::zero().lo), lane(S::zero().hi)};
-    } else if constexpr (std::is_same_v<T, std::int32_t>) {
-      if (special) return S::zero();
-      const std::int64_t r = semiring_traits<S>::checks_inputs ? tropical_int_limits<std::int32_t>::finite_max : 1000;
-      return T(std::int64_t(rng() % std::uint64_t(2 * r + 1)) - r);
-    } else {
-      if (special) return S::zero();
-      const T x = T(std::round((2.0 * unit(rng) - 1.0) * 1000.0) / 8.0);
-      return semiring_traits<S>::valid_input(x) ? x : T(std::fabs(x));  // max-times: nonnegative
-    }
-  }
-}
-
-template <class S> std::vector<typename S::value_type> random_vector(std::size_t count, std::uint64_t seed, index_t k) {
-  std::mt19937_64 rng(seed);
-  std::vector<typename S::value_type> v(count);
-  for (auto& x : v) x = random_value<S>(rng, k);
-  return v;
-}
 
 // ---- reference and comparison -----------------------------------------------------------------
 
@@ -140,24 +98,6 @@ CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typen
   return result;
 }
 
-// ---- timing -----------------------------------------------------------------------------------
-
-template <class F> double seconds_of(F&& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// One untimed warm-up call, then the median of `reps` timed calls, in seconds.
-template <class F> double median_seconds(int reps, F&& f) {
-  f();
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r) times.push_back(seconds_of(f));
-  std::sort(times.begin(), times.end());
-  const std::size_t mid = times.size() / 2;
-  return times.size() % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
-}
-
 // ---- names ------------------------------------------------------------------------------------
 
 
@@ -172,9 +112,14 @@ std::string unsupported_message(SemiringKind kind, DType type);
 std::string cpu_model();
 std::string gpu_name();
 // The semiring/type pairs chosen by --semiring and --type, each a comma-separated list of names
-// or "all" (the default): every supported pair of the two lists, in order. A single named pair
-// the library does not ship is a UsageError; lists keep only their supported pairs.
-std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt);
+// or "all" (the defaults name what an absent option means): every supported pair of the two
+// lists, in order. A single named pair the library does not ship is a UsageError; lists keep only
+// their supported pairs.
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt, const std::string& default_semirings = "all",
+                                                           const std::string& default_types = "all");
+// Throws UsageError unless `path` ends in .json or .csv (measure::write_records); call it before
+// a long run.
+void check_results_path(const std::string& path, const std::string& option);
 // UTC time of now as 2026-01-31T12:00:00Z.
 std::string utc_timestamp();
 // "%.*f" and "%.3e" formatting without iostream state.

@@ -242,6 +242,13 @@ struct OrAnd {
   RINGMM_HD static std::uint8_t mul(std::uint8_t a, std::uint8_t b) { return a != 0 && b != 0; }
   RINGMM_HD static std::uint8_t fma(std::uint8_t acc, std::uint8_t a, std::uint8_t b) { return add(acc, mul(a, b)); }
   RINGMM_HD static std::uint8_t finalize(std::uint8_t x) { return x != 0; }
+
+  // Hardware form: booleans normalised to 0/1 once, as they enter registers, so that ⊕⊗ is one
+  // bitwise instruction (acc | a & b) instead of two compares per update.
+  using register_type = unsigned;
+  RINGMM_HD static unsigned to_register(std::uint8_t x) { return x != 0; }
+  RINGMM_HD static std::uint8_t from_register(unsigned r) { return std::uint8_t(r); }
+  RINGMM_HD static unsigned update(unsigned acc, unsigned a, unsigned b) { return acc | (a & b); }
 };
 
 // max-times: (max, ×), 0̄ = 0, 1̄ = 1 (Viterbi over probabilities). f32, f64. The domain is the

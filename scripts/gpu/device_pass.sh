@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call over carried binaries: the GPU tests (engine, GPU tools, SUMMA under mpirun),
+# One device call over carried binaries: the GPU tests (engine, measurement code, SUMMA under mpirun),
 # compute-sanitizer and SASS evidence, the official `ringmm bench` targets, and SUMMA runs.
 # Usage, repository root on the GPU machine:
 #   scripts/gpu/device_pass.sh <bins.tar.xz> <tag> [steps...]
@@ -31,11 +31,11 @@ for step in $steps; do
     tests)
       OUT=$res/engine TEST_TIMEOUT=200 "$here/engine_check.sh" "$bins" tests > /dev/null 2>&1
       tail -4 "$res/engine/tests.txt" | sed 's/^/engine: /' >> "$summary"
-      timeout 200 "$bins/gputools_tests" --gtest_brief=1 --gtest_color=no > "$res/gputools.txt" 2>&1
-      echo "gputools rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]' "$res/gputools.txt" | tr '\n' ' ')" >> "$summary"
+      timeout 200 "$bins/measure_tests" --gtest_brief=1 --gtest_color=no > "$res/measure.txt" 2>&1
+      echo "measure rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]' "$res/measure.txt" | tr '\n' ' ')" >> "$summary"
       timeout 400 mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$bins/dist_test" --gtest_color=no > "$res/dist.txt" 2>&1
       echo "dist_test -np $ranks rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]' "$res/dist.txt" | tr '\n' ' ')" >> "$summary"
-      grep -E '^\[  FAILED  \] [A-Z]|^\[  SKIPPED \] [A-Z]' "$res/dist.txt" "$res/gputools.txt" | sort -u | head -20 >> "$summary"
+      grep -E '^\[  FAILED  \] [A-Z]|^\[  SKIPPED \] [A-Z]' "$res/dist.txt" "$res/measure.txt" | sort -u | head -20 >> "$summary"
       ;;
     sanitize)
       OUT=$res/engine SANITIZE_TIMEOUT=150 "$here/engine_check.sh" "$bins" sanitize sass > /dev/null 2>&1

@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# One device run for the CUDA engine: SASS evidence, the tuning harness, the GPU tests, and a
-# subset under compute-sanitizer. Usage (repository root, on the GPU machine):
-#   scripts/gpu/engine_check.sh [bin-dir] [steps...]   steps: sass bench tests sanitize (default all)
-# bin-dir holds cuda_engine_test and cuda_engine_bench (the build's tests/cuda, or an unpacked
-# build-engine-carry/bins.tar.xz).
+# One device run for the CUDA engine: SASS evidence, the GPU tests, and a subset under
+# compute-sanitizer. Usage (repository root, on the GPU machine):
+#   scripts/gpu/engine_check.sh [bin-dir] [steps...]   steps: sass tests sanitize (default all)
+# bin-dir holds cuda_engine_test (the build's tests/cuda, or an unpacked bins.tar.xz). The engine's
+# timings come from `ringmm bench`: scripts/gpu/bench_targets.sh and config_sweep.sh.
 # Full outputs go to $OUT (or /tmp/engine-check); a summary is printed last.
 set -uo pipefail
 bins=${1:-build-gpu-engine/tests/cuda}
 shift || true
-steps=${*:-sass bench tests sanitize}
+steps=${*:-sass tests sanitize}
 out=${OUT:-/tmp/engine-check}
 mkdir -p "$out"
 test_bin=$bins/cuda_engine_test
-bench_bin=$bins/cuda_engine_bench
 summary=$out/summary.txt
 : > "$summary"
 
@@ -38,10 +37,6 @@ for step in $steps; do
           sed -e 's/ringmm::cuda_detail::gemm_kernel<ringmm::\([A-Za-z]*<[a-z0-9:_]*>\).*/\1/'
         echo "== sample =="; grep -m 2 VIADDMNMX /tmp/engine.sass
       } >> "$summary"
-      ;;
-    bench)
-      timeout ${BENCH_TIMEOUT:-240} "$bench_bin" "$out/cuda-engine.json" 2>&1 | tee "$out/bench.txt"
-      echo "== bench ==" >> "$summary"; cat "$out/bench.txt" >> "$summary"
       ;;
     tests)
       timeout ${TEST_TIMEOUT:-300} "$test_bin" --gtest_brief=1 > "$out/tests.txt" 2>&1

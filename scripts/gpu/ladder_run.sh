@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# One device run for the GPU tools: the gputools tests, a ladder subset under compute-sanitizer
-# (memcheck, racecheck), then ringmm-ladder-bench (microbenchmark ceilings for every semiring and
-# type, the kernel ladder beside the engine and cuBLAS). Usage, repository root on the GPU machine:
+# One device run for the measurement code (tools/measure): the measure tests, a ladder subset under
+# compute-sanitizer (memcheck, racecheck), then `ringmm microbench` (ceilings for every semiring
+# and type) and `ringmm bench --ladder` (the kernel ladder beside the engine, cuBLAS and the
+# ceiling). Usage, repository root on the GPU machine:
 #   scripts/gpu/ladder_run.sh [build-dir] [steps...]   steps: tests sanitize bench (default all)
 # The build dir is configured and built on the development machine (-DCMAKE_CUDA_ARCHITECTURES=90a).
 # Carry either the two executables or, when they exceed the carry limit, <build>/carry holding
-# tools.tar.xz (both executables, stripped) and the runtime libraries the device image may lack
-# (libgomp.so.1).
+# tools.tar.xz (measure_tests and ringmm, stripped) and the runtime libraries the device image may
+# lack (libgomp.so.1).
 # Full outputs go to $OUT (or /tmp/ladder-run); a summary is printed last.
 set -uo pipefail
 build=${1:-build-gpu-tools}
@@ -15,12 +16,12 @@ steps=${*:-tests sanitize bench}
 out=${OUT:-/tmp/ladder-run}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/$build/carry:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-tests=$build/tests/gputools/gputools_tests
-bench=$build/src/cuda/tools/ringmm-ladder-bench
+tests=$build/tests/measure/measure_tests
+tool=$build/tools/ringmm
 if [ -f "$build/carry/tools.tar.xz" ]; then
   tar -C "$build/carry" -xJf "$build/carry/tools.tar.xz"
-  tests=$build/carry/gputools_tests
-  bench=$build/carry/ringmm-ladder-bench
+  tests=$build/carry/measure_tests
+  tool=$build/carry/ringmm
 fi
 summary=$out/summary.txt
 : > "$summary"
@@ -42,9 +43,10 @@ for step in $steps; do
       echo "racecheck (f32/f64 ladder tests) rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/racecheck.log" | tail -1)" | tee -a "$summary"
       ;;
     bench)
-      timeout 240 "$bench" --sizes 1024,4096 --reps 10 --microbench-json "$out/microbench.json" \
-        --ladder-json "$out/ladder.json" > "$out/bench.log" 2>&1
-      echo "bench rc=$?" | tee -a "$summary"
+      timeout 120 "$tool" microbench --out "$out/microbench.json" > "$out/bench.log" 2>&1
+      echo "microbench rc=$?" | tee -a "$summary"
+      timeout 180 "$tool" bench --ladder --shapes 1024,4096 --reps 10 --out "$out/ladder.json" >> "$out/bench.log" 2>&1
+      echo "ladder rc=$?" | tee -a "$summary"
       ;;
   esac
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instruction mix of each kernel's timed inner loop, from `cuobjdump -sass` output.
 
-    cuobjdump -sass build-gpu-tools/src/CMakeFiles/ringmm.dir/cuda/tools/microbench.cu.o > mb.sass
+    cuobjdump -sass build-gpu-tools/tools/measure/CMakeFiles/ringmm_measure.dir/microbench.cu.o > mb.sass
     scripts/gpu/ladder_sass.py mb.sass [substring of the kernel name]
 
 For every kernel, the largest loop (a backward branch and the instructions it jumps over) and its
@@ -16,9 +16,9 @@ pat = sys.argv[2] if len(sys.argv) > 2 else ''
 for f in re.split(r'\n\s*Function : ', text)[1:]:
     name = f.split('\n', 1)[0].strip()
     dem = subprocess.run(['c++filt', name], capture_output=True, text=True).stdout.strip()
-    dem = re.sub(r'void ringmm::cuda::(\(anonymous namespace\)::|tools::)', '', dem)
-    dem = re.sub(r'\(ringmm::cuda::\(anonymous namespace\)::Level\)', 'L', dem)
-    dem = re.sub(r'\((int, unsigned|ringmm::cuda::tools::LadderArgs).*', '', dem).replace('ringmm::', '')
+    dem = re.sub(r'void ringmm::measure::(\(anonymous namespace\)::)?', '', dem)
+    dem = re.sub(r'\(ringmm::measure::\(anonymous namespace\)::Level\)', 'L', dem)
+    dem = re.sub(r'\((int, unsigned|ringmm::measure::LadderArgs).*', '', dem).replace('ringmm::', '')
     if pat not in dem: continue
     ins = []
     for line in f.split('\n'):

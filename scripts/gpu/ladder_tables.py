@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Markdown tables for docs/perf/ladder.md, generated from the ladder bench's JSON records.
+"""Markdown tables for docs/perf/ladder.md, generated from the JSON records of `ringmm microbench`
+and `ringmm bench --ladder`.
 
     scripts/gpu/ladder_tables.py bench/results/microbench-X.json bench/results/ladder-X.json [more ...]
 
 Microbench files give the ceiling table (one column per run when several are given); ladder files
-give the ladder table (the last ladder file; earlier ones add a "run A" column for the spread).
+give the ladder table (the last ladder file; earlier ones add a "run A" column for the spread). The
+ladder's "% best ceiling" takes the last microbench file's ceilings, else the ladder file's own
+reg-reg records (`ringmm bench --ladder` measures them in the same run).
 """
 import json
 import sys
@@ -45,8 +48,12 @@ def ceiling_table(runs):
     return "\n".join(lines)
 
 
+def products(run):
+    return [r for r in run if r["backend"] != "ceiling"]
+
+
 def ladder_table(runs, ceilings):
-    last = runs[-1]
+    last = products(runs[-1])
     reg = {(r["semiring"], r["type"]): max(x["updates_per_s"] for x in ceilings
                                            if (x["semiring"], x["type"]) == (r["semiring"], r["type"]))
            for r in last}
@@ -63,7 +70,7 @@ def ladder_table(runs, ceilings):
                f"{r['updates_per_s'] / 1e12:.2f} | {100 * r['updates_per_s'] / reg[key]:.0f} % | "
                + (f"{100 * r['updates_per_s'] / cb:.0f} % |" if cb else "– |"))
         if len(runs) > 1:
-            prev = [x["updates_per_s"] / 1e12 for run in runs[:-1] for x in run
+            prev = [x["updates_per_s"] / 1e12 for run in runs[:-1] for x in products(run)
                     if (x["semiring"], x["m"], x["kernel"]) == (r["semiring"], r["m"], r["kernel"])]
             row += " " + (", ".join(f"{p:.2f}" for p in prev) or "–") + " |"
         lines.append(row)
@@ -77,7 +84,8 @@ def main(paths):
         print(ceiling_table(micro))
         print()
     if ladder:
-        print(ladder_table(ladder, micro[-1] if micro else []))
+        ceilings = micro[-1] if micro else [r for r in ladder[-1] if r["backend"] == "ceiling"]
+        print(ladder_table(ladder, ceilings))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ set -euo pipefail
 build=${1:-build-dev}
 stage=$build/carry/stage
 rm -rf "$build/carry" && mkdir -p "$stage"
-cp "$build/tests/cuda/cuda_engine_test" "$build/tests/gputools/gputools_tests" "$build/tests/dist/dist_test" \
+cp "$build/tests/cuda/cuda_engine_test" "$build/tests/measure/measure_tests" "$build/tests/dist/dist_test" \
    "$build/tools/ringmm" "$stage/"
 strip "$stage"/*
 cp "$(g++ -print-file-name=libgomp.so.1)" "$stage/"

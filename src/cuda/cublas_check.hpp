@@ -1,5 +1,5 @@
 // cuBLAS status codes as ringmm errors, for the cuBLAS route (vendor_blas.cu) and the cuBLAS
-// baselines of the benchmarks (tools/timing.cu).
+// baselines of the benchmarks (tools/measure/timing.cu).
 #pragma once
 
 #include <cublas_v2.h>

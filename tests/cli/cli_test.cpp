@@ -241,6 +241,35 @@ TEST_F(CliTest, BenchWritesRecords) {
   expect_error("bench --reps 0", 2, "--reps: '0' is out of range", "bench");
 }
 
+TEST_F(CliTest, BenchThreadsNameEveryKernel) {
+  const Outcome r = ringmm("bench --backend cpu --semiring max-plus,plus-times --type f32 --shapes 16 --reps 1 "
+                           "--threads 1,2 --out " + path("r.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("[4/4]"), std::string::npos) << r.out;
+  const std::string json = slurp(path("r.json"));
+  EXPECT_NE(json.find("\"kernel\": \"ringmm t1\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"kernel\": \"ringmm t2\""), std::string::npos) << json;
+  expect_error("bench --threads 0", 2, "--threads: '0' is out of range", "bench");
+  expect_error("bench --ladder --threads 2", 2, "--threads: does not apply to --ladder", "bench");
+}
+
+TEST_F(CliTest, BenchTuneSweepsTheCpuKernel) {
+  const Outcome r = ringmm("bench --tune --shapes 24 --reps 1 --out " + path("t.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string json = slurp(path("t.json"));
+  EXPECT_NE(json.find("\"backend\": \"ceiling\", \"kernel\": \"micro-kernel"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"kernel\": \"blocked "), std::string::npos) << json;
+  expect_error("bench --tune --semiring max-plus", 2, "--semiring: does not apply to --tune", "bench");
+  expect_error("bench --tune --backend cuda", 2, "--tune sweeps the CPU kernel", "bench");
+}
+
+TEST_F(CliTest, BenchLadderNeedsAGpu) {
+  expect_error("bench --ladder --backend cpu", 2, "--ladder runs on the GPU", "bench");
+  expect_error("bench --ladder --product syrk", 2, "--product: does not apply to --ladder", "bench");
+  if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
+  expect_error("bench --ladder", 1, "need a GPU", "bench");
+}
+
 TEST_F(CliTest, MicrobenchNeedsAGpu) {
   if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
   expect_error("microbench --semiring max-plus --type i32", 1, "needs a GPU", "microbench");

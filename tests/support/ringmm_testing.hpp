@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "measure/random_data.hpp"
 #include "ringmm/cpu/reference.hpp"
 #include "ringmm/ringmm.hpp"
 
@@ -50,37 +51,11 @@ template <class T> T poison() {
   else return T(0x7eadbeef);
 }
 
-// Random valid inputs for semiring S; a fraction of 0̄ (the tropical ∞ / sentinel) included.
-// `k` is the inner dimension, used to keep or-and products from saturating to all-true. A value
-// outside the semiring's input domain is replaced by its magnitude (max-times: nonnegative).
+// Random valid inputs for semiring S (measure/random_data.hpp), with more variety than the
+// benchmarks' data: 1̄ among the tropical specials and or-and true bytes other than 1.
+// `k` is the inner dimension, used to keep or-and products from saturating to all-true.
 template <class S> typename S::value_type random_value(std::mt19937_64& rng, index_t k = 64) {
-  using T = typename S::value_type;
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  if constexpr (std::is_same_v<S, OrAnd>) {
-    const double density = std::min(0.5, std::sqrt(0.7 / double(std::max<index_t>(1, k))));
-    return u(rng) < density ? T(1 + rng() % 3) : T(0);  // nonzero values other than 1 are true too
-  } else if constexpr (S::kind == SemiringKind::plus_times) {
-    if constexpr (std::is_floating_point_v<T>) return T(2.0 * u(rng) - 1.0);
-    else return T(std::int64_t(rng() % 17) - 8);
-  } else {
-    const bool special = u(rng) < 0.05;
-    if constexpr (std::is_same_v<T, i16x2>) {
-      const std::int16_t r = tropical_int_limits<std::int16_t>::finite_max;
-      auto lane = [&](std::int16_t zero) {
-        return special && (rng() & 1) ? zero : std::int16_t(std::int64_t(rng() % (2 * r + 1)) - r);
-      };
-      return {lane(S::zero().lo), lane(S::zero().hi)};
-    } else if constexpr (std::is_same_v<T, std::int32_t>) {
-      if (special) return (rng() & 1) ? S::zero() : S::one();
-      if constexpr (!semiring_traits<S>::checks_inputs) return T(std::int64_t(rng() % 2001) - 1000);
-      const std::int64_t r = tropical_int_limits<std::int32_t>::finite_max;
-      return T(std::int64_t(rng() % std::uint64_t(2 * r + 1)) - r);
-    } else {
-      if (special) return (rng() & 1) ? S::zero() : S::one();
-      const T x = T(std::round((2.0 * u(rng) - 1.0) * 1000.0) / 8.0);
-      return semiring_traits<S>::valid_input(x) ? x : T(std::fabs(x));
-    }
-  }
+  return measure::random_value<S>(rng, k, measure::Variety{.one_among_specials = true, .any_nonzero_true = true});
 }
 
 template <class S>

@@ -1,26 +1,26 @@
-// time_ringmm, time_cublas and describe_devices (cuda_tools.hpp).
+// time_ringmm and time_cublas (gpu_measure.hpp): ringmm's kernels and the cuBLAS baseline, timed
+// alike on the same random operand sets; describe_devices.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "../cublas_check.hpp"
-#include "measure.cuh"
-#include "ringmm/cuda_tools.hpp"
+#include "cublas_check.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/gpu_timer.cuh"
 #include "ringmm/dispatch.hpp"
 #include "ringmm/gemm.hpp"
 
-namespace ringmm::cuda {
+namespace ringmm::measure {
 
 namespace {
 
 // Operand shapes of one timed product: A is a_rows×a_cols, B b_rows×b_cols, C c_rows×c_cols,
-// all row-major and compact, `batch` members each.
+// all row-major and compact, `batch` members each; k is the inner dimension.
 struct Shapes {
-  index_t a_rows, a_cols, b_rows, b_cols, c_rows, c_cols, batch;
+  index_t a_rows, a_cols, b_rows, b_cols, c_rows, c_cols, batch, k;
   std::size_t a_count() const { return std::size_t(a_rows * a_cols * batch); }
   std::size_t b_count() const { return std::size_t(b_rows * b_cols * batch); }
   std::size_t c_count() const { return std::size_t(c_rows * c_cols * batch); }
@@ -29,50 +29,26 @@ struct Shapes {
 Shapes shapes_of(Product product, index_t m, index_t n, index_t k, index_t batch) {
   if (m <= 0 || n <= 0 || k <= 0) throw Error(Errc::invalid_argument, "m", "timed shapes must be positive");
   switch (product) {
-    case Product::gemm: return {m, k, k, n, m, n, 1};
+    case Product::gemm: return {m, k, k, n, m, n, 1, k};
     case Product::batched:
       if (batch <= 0) throw Error(Errc::invalid_argument, "batch", "a timed batch needs at least one member");
-      return {m, k, k, n, m, n, batch};
+      return {m, k, k, n, m, n, batch, k};
     case Product::syrk:
       if (m != n) throw Error(Errc::invalid_argument, "m", "syrk computes C = AᵀA with A k×n, so m must equal n");
-      return {k, n, 0, 0, n, n, 1};  // B is A itself
+      return {k, n, 0, 0, n, n, 1, k};  // B is A itself
   }
   throw Error(Errc::invalid_argument, "product", "unknown product");
 }
 
-// Median seconds of `reps` calls of f(rep) on `stream`, after one warm-up call.
-template <class F> double median_seconds(cudaStream_t stream, int reps, F&& f) {
-  f(0);
-  tools::check(cudaStreamSynchronize(stream), "warm-up");
-  tools::EventTimer timer;
-  std::vector<double> seconds;
-  for (int r = 0; r < reps; ++r) {
-    timer.start(stream);
-    f(r + 1);
-    timer.stop(stream);
-    seconds.push_back(timer.seconds());
-  }
-  return tools::median(seconds);
-}
-
-// Median wall-clock seconds of `reps` calls of f() that work on host buffers (they finish before
-// returning; the device is drained before the clock starts).
-template <class F> double median_wall_seconds(int reps, F&& f) {
-  f();
-  std::vector<double> seconds;
-  for (int r = 0; r < reps; ++r) {
-    tools::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    tools::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return tools::median(seconds);
+// The random operand sets of one timed product, as many as rotation needs.
+template <class S> OperandSets<S> operand_sets(const Shapes& s, cudaStream_t stream) {
+  const double set_bytes = double(s.a_count() + s.b_count() + s.c_count()) * sizeof(typename S::value_type);
+  return OperandSets<S>(s.a_count(), s.b_count(), s.c_count(), s.k, rotation_sets(set_bytes), stream);
 }
 
 template <class T> std::vector<T> download(const T* device, std::size_t count) {
   std::vector<T> host(count);
-  if (count) tools::check(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
+  if (count) cuda_check(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
   return host;
 }
 
@@ -100,17 +76,18 @@ template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product produ
   Context ctx = ctx_in;
   ctx.backend = Backend::cuda;
   const auto stream = static_cast<cudaStream_t>(ctx.cuda_stream);
-  const double set_bytes = double(s.a_count() + s.b_count() + s.c_count()) * sizeof(T);
-  tools::OperandSets<S> sets(s.a_count(), s.b_count(), s.c_count(), tools::rotation_sets(set_bytes), stream);
+  const OperandSets<S> sets = operand_sets<S>(s, stream);
 
   Timing t;
-  t.kernel_seconds = median_seconds(stream, reps, [&](int r) {
+  t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int i = r % sets.sets();
     call_ringmm<S>(ctx, product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
   });
   const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
   std::vector<T> c(s.c_count());
-  t.with_transfers_seconds = median_wall_seconds(reps, [&] { call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data()); });
+  t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
+    call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data());
+  });
   return t;
 }
 
@@ -138,7 +115,7 @@ class CublasHandle {
 // Cᵀ = Bᵀ·Aᵀ, and C = AᵀA (A k×n row-major, Aᵀ n×k column-major) as syrk of Aᵀ, lower triangle.
 template <class T> void call_cublas(cublasHandle_t h, Product product, const Shapes& s, const T* a, const T* b, T* c) {
   const T one = 1, zero = 0;
-  const int m = int(s.c_rows), n = int(s.c_cols), k = int(s.a_cols);
+  const int m = int(s.c_rows), n = int(s.c_cols), k = int(s.k);
   if constexpr (std::is_same_v<T, float>) {
     if (product == Product::gemm)
       cublas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasSgemm");
@@ -147,7 +124,7 @@ template <class T> void call_cublas(cublasHandle_t h, Product product, const Sha
                                              k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
                    "cublasSgemmStridedBatched");
     else
-      cublas_check(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
+      cublas_check(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &one, a, n, &zero, c, n),
                    "cublasSsyrk");
   } else {
     if (product == Product::gemm)
@@ -157,7 +134,7 @@ template <class T> void call_cublas(cublasHandle_t h, Product product, const Sha
                                              k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
                    "cublasDgemmStridedBatched");
     else
-      cublas_check(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, int(s.a_rows), &one, a, n, &zero, c, n),
+      cublas_check(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &one, a, n, &zero, c, n),
                    "cublasDsyrk");
   }
 }
@@ -167,23 +144,22 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
   const cudaStream_t stream = nullptr;
   CublasHandle handle;
   cublas_check(cublasSetStream(handle.get(), stream), "cublasSetStream");
-  const double set_bytes = double(s.a_count() + s.b_count() + s.c_count()) * sizeof(T);
-  tools::OperandSets<S> sets(s.a_count(), s.b_count(), s.c_count(), tools::rotation_sets(set_bytes), stream);
+  const OperandSets<S> sets = operand_sets<S>(s, stream);
 
   Timing t;
-  t.kernel_seconds = median_seconds(stream, reps, [&](int r) {
+  t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int i = r % sets.sets();
     call_cublas<T>(handle.get(), product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
   });
   // With transfers, as a cuBLAS user with host buffers does it: upload, multiply, download.
   const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
   std::vector<T> c(s.c_count());
-  tools::DeviceBuffer<T> da(s.a_count()), db(s.b_count()), dc(s.c_count());
-  t.with_transfers_seconds = median_wall_seconds(reps, [&] {
-    tools::check(cudaMemcpy(da.get(), a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), "upload A");
-    if (!b.empty()) tools::check(cudaMemcpy(db.get(), b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice), "upload B");
+  const DeviceBuffer<T> da(s.a_count(), stream), db(s.b_count(), stream), dc(s.c_count(), stream);
+  t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
+    cuda_check(cudaMemcpy(da.get(), a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), "upload A");
+    if (!b.empty()) cuda_check(cudaMemcpy(db.get(), b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice), "upload B");
     call_cublas<T>(handle.get(), product, s, da.get(), db.get(), dc.get());
-    tools::check(cudaMemcpy(c.data(), dc.get(), c.size() * sizeof(T), cudaMemcpyDeviceToHost), "download C");
+    cuda_check(cudaMemcpy(c.data(), dc.get(), c.size() * sizeof(T), cudaMemcpyDeviceToHost), "download C");
   });
   return t;
 }
@@ -195,7 +171,7 @@ Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product pr
   const Shapes s = shapes_of(product, m, n, k, batch);
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
   if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
-  tools::require_device();
+  require_device();
   return visit_semiring(kind, type, [&](auto tag) {
     return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps);
   });
@@ -209,7 +185,7 @@ Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k,
                                                std::string(to_string(type)));
   if (std::max({m, n, k, batch}) > 2147483647)
     throw Error(Errc::unsupported, "m", "cuBLAS takes 32-bit dimensions");
-  tools::require_device();
+  require_device();
   return type == DType::f32 ? time_cublas_typed<float>(product, s, reps) : time_cublas_typed<double>(product, s, reps);
 }
 
@@ -222,7 +198,7 @@ std::vector<std::string> describe_devices() {
   std::vector<std::string> lines;
   for (int d = 0; d < count; ++d) {
     cudaDeviceProp prop{};
-    tools::check(cudaGetDeviceProperties(&prop, d), "cudaGetDeviceProperties");
+    cuda_check(cudaGetDeviceProperties(&prop, d), "cudaGetDeviceProperties");
     int clock_khz = 0;
     cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, d);
     char line[512];
@@ -234,4 +210,4 @@ std::vector<std::string> describe_devices() {
   return lines;
 }
 
-}  // namespace ringmm::cuda
+}  // namespace ringmm::measure

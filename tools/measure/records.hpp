@@ -7,10 +7,10 @@
 
 #include "ringmm/types.hpp"
 
-namespace ringmm::tools {
+namespace ringmm::measure {
 
 struct Record {
-  std::string suite;    // bench, microbench
+  std::string suite;    // bench, microbench, ladder
   std::string device;   // CPU model or GPU name
   std::string backend;  // cpu, cuda, openblas, cublas, ceiling
   std::string kernel;   // ringmm kernel or the baseline's name
@@ -21,10 +21,10 @@ struct Record {
   std::string date;
 };
 
-// Throws UsageError unless `path` ends in .json or .csv; call it before a long run.
-void check_results_path(const std::string& path, const std::string& option);
+// True when `path` ends in .json or .csv, the formats write_records knows; check it before a long run.
+bool is_results_path(const std::string& path);
 // Writes the records as JSON (a list of objects) or CSV (a header line of every key), chosen by
 // the extension. The file appears complete or not at all (temporary file, then rename).
 void write_records(const std::string& path, const std::vector<Record>& records);
 
-}  // namespace ringmm::tools
+}  // namespace ringmm::measure

@@ -1,23 +1,25 @@
 // GPU measurements used by `ringmm bench` and `ringmm microbench`: the hardware ceilings
 // (seed 004, chapter 2), cuBLAS baselines, timings of ringmm's own kernels on device buffers, and
-// the seeds' ladder kernels (seed 001). Every function but describe_devices throws
-// Errc::backend_unavailable when the CUDA backend or a device is missing; arguments are checked
-// first (Errc::invalid_argument / unsupported).
+// the seeds' ladder kernels (seed 001). Every function but describe_devices and ladder_kernels
+// throws Errc::backend_unavailable when the CUDA backend (no_gpu.cpp) or a device is missing;
+// arguments are checked first (Errc::invalid_argument / unsupported).
 //
 // Conventions: one *update* is one (i, j, k) triple, acc ← acc ⊕ a ⊗ b; for the packed i16x2 type
-// each 16-bit lane is its own update (one two-lane instruction = 2 updates). Times are medians of
-// `reps` repetitions after one warm-up call, measured with CUDA events on random data; when one
-// input set fits in L2, successive repetitions rotate through 2–8 sets so that they read DRAM.
+// each 16-bit lane is its own update (one two-lane instruction = 2 updates). Times follow timer.hpp
+// (median of `reps` repetitions after one warm-up call), measured with CUDA events on random data
+// (random_data.hpp); when one input set fits in L2, successive repetitions rotate through 2–8 sets
+// so that they read DRAM.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "measure/product.hpp"
 #include "ringmm/context.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/types.hpp"
 
-namespace ringmm::cuda {
+namespace ringmm::measure {
 
 // One ceiling of the microbenchmark: `level` is "reg-reg" (both operands in registers),
 // "smem-one" (a from shared memory) or "smem-both" (both from shared memory); 8×8 register tile
@@ -33,8 +35,6 @@ struct Timing {
   double kernel_seconds = 0;          // device buffers in place, CUDA events around the call
   double with_transfers_seconds = 0;  // host buffers: upload, multiply, download (seed 002); 0 = not measured
 };
-
-enum class Product { gemm, batched, syrk };
 
 // ringmm's own kernels for kind/type on random data, through the public API with ctx (its backend
 // forced to cuda): an m×n×k product (times `batch` for Product::batched; for Product::syrk,
@@ -62,4 +62,4 @@ Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel, ind
 // point of the ladder's correctness tests. Batches are supported; symmetric (syrk) problems are not.
 template <class S> void ladder_gemm(const std::string& kernel, const detail::Problem<S>& p);
 
-}  // namespace ringmm::cuda
+}  // namespace ringmm::measure

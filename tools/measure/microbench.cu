@@ -21,11 +21,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "measure.cuh"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/gpu_timer.cuh"
 #include "ringmm/dispatch.hpp"
 
-namespace ringmm::cuda {
+namespace ringmm::measure {
 
 namespace {
 
@@ -39,64 +39,43 @@ constexpr int kThreads = 256;     // 16×16 threads: a 128×128 block tile in a 
 constexpr int kSide = 16;         // threads along each side of the block
 constexpr int kSteps = 16;        // k-steps per round (staged in shared memory for the smem levels)
 
-// The registers and instructions a tuned kernel uses for S (the `hw` view of the semiring):
-//  * float tropical: fmaxf/fminf, one FMNMX, where S::add's `a > b ? a : b` is FSETP + FSEL;
-//  * i16x2: the raw 32-bit word and one VIADDMNMX.S16x2 (the struct's lanes cost PRMT/SHF repacks);
-//  * or-and: bytes kept as 0/1 (a kernel normalises them once at load), so ⊕⊗ is one LOP3.
-// Everything else is semiring_traits<S>::fma on value_type. All agree with S on valid inputs.
+// The microbenchmark's view of S: the registers and update of the semiring's hardware form
+// (semiring_traits, the form the GEMM kernel computes in), plus what only a measurement needs:
+// values made from a hash, a fold of the accumulators into one output so that no update is dead,
+// and `opaque`, which hides fed-back values from the compiler where the algebra would let it drop
+// updates (or-and is a distributive lattice: it dropped a third of the reg-reg loop).
 template <class S> struct Hw {
-  using T = typename S::value_type;
-  using R = T;       // register type
-  using Stored = T;  // shared-memory type
-  static constexpr int lanes = 1;
-  static __device__ __forceinline__ R update(R acc, R a, R b) {
-    if constexpr (std::is_same_v<S, MaxPlus<float>>) return fmaxf(acc, a + b);
-    else if constexpr (std::is_same_v<S, MinPlus<float>>) return fminf(acc, a + b);
-    else if constexpr (std::is_same_v<S, MaxMin<float>>) return fmaxf(acc, fminf(a, b));
-    else return semiring_traits<S>::fma(acc, a, b);
+  using traits = semiring_traits<S>;
+  using T = element_t<S>;
+  using R = typename traits::reg;  // register type
+  using Stored = T;                // shared memory holds elements, loaded through to_register
+  static constexpr int lanes = std::is_same_v<T, i16x2> ? 2 : 1;
+  static __device__ __forceinline__ R update(R acc, R a, R b) { return traits::update(acc, a, b); }
+  static __device__ __forceinline__ R fold(R x, R y) {
+    return traits::to_register(S::add(traits::finalize(traits::from_register(x)), traits::finalize(traits::from_register(y))));
   }
-  static __device__ __forceinline__ R fold(R x, R y) { return S::add(x, y); }
-  static __device__ __forceinline__ void opaque(R&) {}
-  static __device__ __forceinline__ R make(unsigned h) {
-    if constexpr (std::is_floating_point_v<T>) return T(int(h % 2001u) - 1000) / T(1024);
-    else return T(int(h % 2001u) - 1000);
+  static __device__ __forceinline__ void opaque(R& x) {
+    if constexpr (S::kind == SemiringKind::or_and) asm volatile("" : "+r"(x));
   }
+  static __device__ __forceinline__ T make_element(unsigned h) {
+    if constexpr (std::is_same_v<T, i16x2>) return {std::int16_t(int(h % 201u) - 100), std::int16_t(int((h >> 16) % 201u) - 100)};
+    else if constexpr (std::is_same_v<T, std::uint8_t>) return T(h & 1u);
+    else if constexpr (std::is_floating_point_v<T>) {
+      const T x = T(int(h % 2001u) - 1000) / T(1024);
+      return traits::valid_input(x) ? x : -x;
+    } else return T(int(h % 2001u) - 1000);
+  }
+  static __device__ __forceinline__ R make(unsigned h) { return traits::to_register(make_element(h)); }
 };
-template <class S> struct HwI16x2 {
-  using R = unsigned;
-  using Stored = unsigned;
-  static constexpr int lanes = 2;
-  static constexpr bool is_max = S::kind == SemiringKind::max_plus;
-  static __device__ __forceinline__ R update(R acc, R a, R b) {
-    return is_max ? __viaddmax_s16x2(a, b, acc) : __viaddmin_s16x2(a, b, acc);
-  }
-  static __device__ __forceinline__ R fold(R x, R y) { return is_max ? __vmaxs2(x, y) : __vmins2(x, y); }
-  static __device__ __forceinline__ void opaque(R&) {}
-  static __device__ __forceinline__ R make(unsigned h) {
-    return ((unsigned(h % 201u) - 100u) & 0xffffu) | ((unsigned((h >> 16) % 201u) - 100u) << 16);
-  }
-};
-// Or-and is a distributive lattice: the compiler rewrites the fed-back reg-reg loop with boolean
-// algebra (it dropped a third of the updates), so the fed-back values pass through an empty asm
-// that hides them. Bytes are staged packed in shared memory and live one per 32-bit register.
-template <> struct Hw<OrAnd> {
-  using R = unsigned;
-  using Stored = std::uint8_t;
-  static constexpr int lanes = 1;
-  static __device__ __forceinline__ R update(R acc, R a, R b) { return acc | (a & b); }
-  static __device__ __forceinline__ R fold(R x, R y) { return x | y; }
-  static __device__ __forceinline__ void opaque(R& x) { asm volatile("" : "+r"(x)); }
-  static __device__ __forceinline__ R make(unsigned h) { return h & 1u; }
-};
-template <> struct Hw<MaxPlus<i16x2>> : HwI16x2<MaxPlus<i16x2>> {};
-template <> struct Hw<MinPlus<i16x2>> : HwI16x2<MinPlus<i16x2>> {};
 
 // Elements per shared-memory vector: 16 bytes, or the whole 8-byte row of u8.
 template <class Stored> constexpr int vec_elems() { return 16 / int(sizeof(Stored)) < kTile ? 16 / int(sizeof(Stored)) : kTile; }
 
 // Reads the 8 values thread `t` (0..15) owns in one staged row: vector q of thread t lies at
 // element (q·16 + t)·V, so a half-warp's vector loads cover consecutive addresses.
-template <class Stored, class R> __device__ __forceinline__ void load_row(const Stored* row, int t, R (&out)[kTile]) {
+template <class S>
+__device__ __forceinline__ void load_row(const element_t<S>* row, int t, typename semiring_traits<S>::reg (&out)[kTile]) {
+  using Stored = element_t<S>;
   constexpr int v = vec_elems<Stored>();
   using Raw = std::conditional_t<v * sizeof(Stored) == 16, uint4, uint2>;
 #pragma unroll
@@ -105,7 +84,7 @@ template <class Stored, class R> __device__ __forceinline__ void load_row(const 
     Stored vals[v];
     std::memcpy(vals, &raw, sizeof raw);
 #pragma unroll
-    for (int e = 0; e < v; ++e) out[q * v + e] = R(vals[e]);
+    for (int e = 0; e < v; ++e) out[q * v + e] = semiring_traits<S>::to_register(vals[e]);
   }
 }
 
@@ -121,8 +100,8 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
 
   if constexpr (L != Level::reg_reg) {
     for (int e = threadIdx.x; e < staged * kSide * kTile; e += kThreads) {
-      a_stage[e / (kSide * kTile)][e % (kSide * kTile)] = Stored(Hw<S>::make(seed * 7919u + 2u * e));
-      b_stage[e / (kSide * kTile)][e % (kSide * kTile)] = Stored(Hw<S>::make(seed * 7919u + 2u * e + 1u));
+      a_stage[e / (kSide * kTile)][e % (kSide * kTile)] = Hw<S>::make_element(seed * 7919u + 2u * e);
+      b_stage[e / (kSide * kTile)][e % (kSide * kTile)] = Hw<S>::make_element(seed * 7919u + 2u * e + 1u);
     }
     __syncthreads();
   }
@@ -139,8 +118,8 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
     asm volatile("" ::: "memory");
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      if constexpr (L != Level::reg_reg) load_row(a_stage[s], ty, a);
-      if constexpr (L == Level::smem_both) load_row(b_stage[s], tx, b);
+      if constexpr (L != Level::reg_reg) load_row<S>(a_stage[s], ty, a);
+      if constexpr (L == Level::smem_both) load_row<S>(b_stage[s], tx, b);
 #pragma unroll
       for (int i = 0; i < kTile; ++i)
 #pragma unroll
@@ -170,28 +149,25 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
 template <class S, Level L> Ceiling measure_level() {
   using R = typename Hw<S>::R;
   int device = 0, sms = 0, per_sm = 0;
-  tools::check(cudaGetDevice(&device), "cudaGetDevice");
-  tools::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  tools::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, microbench_kernel<S, L>, kThreads, 0),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, microbench_kernel<S, L>, kThreads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   const int blocks = sms * (per_sm > 0 ? per_sm : 1);  // exactly one full wave
-  tools::DeviceBuffer<R> out(std::size_t(blocks) * kThreads);
-  tools::EventTimer timer;
-  auto run = [&](int rounds) {
-    timer.start(nullptr);
+  const DeviceBuffer<R> out(std::size_t(blocks) * kThreads, nullptr);
+  EventClock clock(nullptr);
+  int rounds = 1;
+  auto launch = [&] {
     microbench_kernel<S, L><<<blocks, kThreads>>>(rounds, 12345u, out.get());
-    tools::check(cudaGetLastError(), "microbench launch");
-    timer.stop(nullptr);
-    return timer.seconds();
+    cuda_detail::check_launch("microbench_kernel");
   };
-  run(1);  // warm-up: module load
+  clock(launch);  // warm-up: module load
   // Calibrate: grow the loop until one launch takes about 10 ms.
-  int rounds = 16;
-  for (double t = run(rounds); t < 5e-3 && rounds < (1 << 24); t = run(rounds)) rounds *= t > 1e-4 ? int(std::ceil(1e-2 / t)) : 16;
-  std::vector<double> seconds;
-  for (int rep = 0; rep < 7; ++rep) seconds.push_back(run(rounds));
+  rounds = 16;
+  for (double t = clock(launch); t < 5e-3 && rounds < (1 << 24); t = clock(launch)) rounds *= t > 1e-4 ? int(std::ceil(1e-2 / t)) : 16;
+  const double seconds = median_seconds(7, clock, [&](int) { launch(); });
   const double updates = double(blocks) * kThreads * double(rounds) * kSteps * kTile * kTile * Hw<S>::lanes;
-  return {level_name(L), updates / tools::median(seconds)};
+  return {level_name(L), updates / seconds};
 }
 
 template <class S> std::vector<Ceiling> microbench_typed() {
@@ -202,8 +178,8 @@ template <class S> std::vector<Ceiling> microbench_typed() {
 
 std::vector<Ceiling> microbench(SemiringKind kind, DType type) {
   if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
-  tools::require_device();
+  require_device();
   return visit_semiring(kind, type, [](auto tag) { return microbench_typed<typename decltype(tag)::type>(); });
 }
 
-}  // namespace ringmm::cuda
+}  // namespace ringmm::measure

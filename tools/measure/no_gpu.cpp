@@ -1,9 +1,9 @@
-// Built when the CUDA backend is not compiled in: the GPU measurement tools say so.
-#include "ringmm/cuda_tools.hpp"
+// Built when the CUDA backend is not compiled in: the GPU measurements say so.
+#include "measure/gpu_measure.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/semiring.hpp"
 
-namespace ringmm::cuda {
+namespace ringmm::measure {
 
 namespace {
 [[noreturn]] void no_cuda() {
@@ -25,4 +25,4 @@ template <class S> void ladder_gemm(const std::string&, const detail::Problem<S>
 #include "ringmm/builtins.def"
 #undef RINGMM_INSTANTIATE_LADDER
 
-}  // namespace ringmm::cuda
+}  // namespace ringmm::measure

@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
+#include "measure/gpu_measure.hpp"
 #include "ringmm/cpu/reference.hpp"
-#include "ringmm/cuda_tools.hpp"
 #include "ringmm_testing.hpp"
 
 namespace ringmm::testing {
@@ -63,7 +63,7 @@ template <class S> class LadderTest : public ::testing::Test {
     cpu::reference_gemm<S>(p_ref);
     const auto c_before = c;
     detail::Strided<const T> before{c_before.view.data, p.c.rows, p.c.cols, p.c.rs, p.c.cs};
-    cuda::ladder_gemm<S>(kernel, p);
+    measure::ladder_gemm<S>(kernel, p);
     EXPECT_TRUE(matrices_match<S>(p, p_ref.c, p.c, &before))
         << kernel << " " << s.m << "x" << s.n << "x" << s.k << " op " << to_string(op_a) << to_string(op_b) << " "
         << to_string(layout) << " pad " << pad << (use_beta ? " with beta" : "") << " batch " << batch;
@@ -77,19 +77,15 @@ template <class S> class LadderTest : public ::testing::Test {
   }
 };
 
-using Builtins = ::testing::Types<PlusTimes<float>, PlusTimes<double>, PlusTimes<std::int32_t>, MaxPlus<float>,
-                                  MaxPlus<double>, MaxPlus<std::int32_t>, MaxPlus<i16x2>, MinPlus<float>,
-                                  MinPlus<double>, MinPlus<std::int32_t>, MinPlus<i16x2>, MaxMin<float>,
-                                  MaxMin<std::int32_t>, OrAnd>;
-TYPED_TEST_SUITE(LadderTest, Builtins);
+TYPED_TEST_SUITE(LadderTest, BuiltinSemirings, SemiringNames);
 
 TYPED_TEST(LadderTest, OddAndRectangularShapes) {
-  for (const auto& kernel : cuda::ladder_kernels())
+  for (const auto& kernel : measure::ladder_kernels())
     for (const Shape& s : kShapes) this->check(kernel, s, Op::N, Op::N, Layout::row_major, 0, false);
 }
 
 TYPED_TEST(LadderTest, TransposesLayoutsAndLeadingDimensions) {
-  for (const auto& kernel : cuda::ladder_kernels())
+  for (const auto& kernel : measure::ladder_kernels())
     for (Op op_a : {Op::N, Op::T})
       for (Op op_b : {Op::N, Op::T})
         for (Layout layout : {Layout::row_major, Layout::col_major})
@@ -97,14 +93,14 @@ TYPED_TEST(LadderTest, TransposesLayoutsAndLeadingDimensions) {
 }
 
 TYPED_TEST(LadderTest, AlphaBetaEpilogue) {
-  for (const auto& kernel : cuda::ladder_kernels()) {
+  for (const auto& kernel : measure::ladder_kernels()) {
     this->check(kernel, {37, 29, 45}, Op::N, Op::N, Layout::row_major, 2, true);
     this->check(kernel, {7, 7, 0}, Op::N, Op::N, Layout::row_major, 0, true);
   }
 }
 
 TYPED_TEST(LadderTest, Batched) {
-  for (const auto& kernel : cuda::ladder_kernels()) {
+  for (const auto& kernel : measure::ladder_kernels()) {
     this->check(kernel, {33, 21, 17}, Op::N, Op::N, Layout::row_major, 1, false, 3);
     this->check(kernel, {19, 40, 9}, Op::T, Op::N, Layout::row_major, 0, true, 2);
   }
@@ -116,7 +112,7 @@ TEST(LadderArguments, UnknownKernelAndSyrkAreRefused) {
                                                   row_major<const float>(a.data(), 2, 2), row_major(c.data(), 2, 2),
                                                   1.0f, 0.0f);
   try {
-    cuda::ladder_gemm<PlusTimes<float>>("tiled64", p);
+    measure::ladder_gemm<PlusTimes<float>>("tiled64", p);
     FAIL() << "an unknown kernel name was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::invalid_argument);
@@ -124,7 +120,7 @@ TEST(LadderArguments, UnknownKernelAndSyrkAreRefused) {
   }
   p.symmetric = true;
   try {
-    cuda::ladder_gemm<PlusTimes<float>>("tiled16", p);
+    measure::ladder_gemm<PlusTimes<float>>("tiled16", p);
     FAIL() << "a symmetric problem was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::unsupported);

@@ -1,4 +1,4 @@
-#include "results.hpp"
+#include "measure/records.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -7,10 +7,9 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "args.hpp"
 #include "ringmm/error.hpp"
 
-namespace ringmm::tools {
+namespace ringmm::measure {
 
 namespace {
 
@@ -69,12 +68,10 @@ std::vector<Field> fields_of(const Record& r) {
 
 }  // namespace
 
-void check_results_path(const std::string& path, const std::string& option) {
-  if (!ends_with(path, ".json") && !ends_with(path, ".csv"))
-    throw UsageError(option, "'" + path + "' must end in .json or .csv (the format follows the extension)");
-}
+bool is_results_path(const std::string& path) { return ends_with(path, ".json") || ends_with(path, ".csv"); }
 
 void write_records(const std::string& path, const std::vector<Record>& records) {
+  if (!is_results_path(path)) throw Error(Errc::invalid_argument, path, "a results file ends in .json or .csv");
   std::ostringstream os;
   if (ends_with(path, ".json")) {
     os << "[\n";
@@ -121,4 +118,4 @@ void write_records(const std::string& path, const std::vector<Record>& records) 
   }
 }
 
-}  // namespace ringmm::tools
+}  // namespace ringmm::measure

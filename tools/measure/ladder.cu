@@ -1,18 +1,18 @@
-// The ladder kernels behind cuda_tools.hpp: name lookup, launch, the host-buffer entry point the
-// tests use, and the timing the ladder benchmark uses.
+// The ladder kernels behind gpu_measure.hpp: name lookup, launch, the host-buffer entry point the
+// tests use, and the timing `ringmm bench --ladder` uses.
 #include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
 
-#include "ladder_args.cuh"
-#include "ladder_straightforward.cuh"
-#include "ladder_tiled.cuh"
-#include "measure.cuh"
-#include "ringmm/cuda_tools.hpp"
+#include "measure/gpu_measure.hpp"
+#include "measure/gpu_timer.cuh"
+#include "measure/ladder_args.cuh"
+#include "measure/ladder_straightforward.cuh"
+#include "measure/ladder_tiled.cuh"
 #include "ringmm/dispatch.hpp"
 
-namespace ringmm::cuda {
+namespace ringmm::measure {
 
 namespace {
 
@@ -35,16 +35,16 @@ LadderKernel find_kernel(const std::string& name) {
   throw Error(Errc::invalid_argument, "kernel", "unknown ladder kernel '" + name + "' (known: " + known + ")");
 }
 
-template <class S, int Tile> void launch_tiled(const tools::LadderArgs<typename S::value_type>& args, index_t batch,
+template <class S, int Tile> void launch_tiled(const LadderArgs<typename S::value_type>& args, index_t batch,
                                                cudaStream_t stream) {
   const dim3 grid(unsigned((args.c.cols + Tile - 1) / Tile), unsigned((args.c.rows + Tile - 1) / Tile), unsigned(batch));
-  tools::tiled_kernel<S, Tile><<<grid, dim3(Tile, Tile), 0, stream>>>(args);
+  tiled_kernel<S, Tile><<<grid, dim3(Tile, Tile), 0, stream>>>(args);
 }
 
 template <class S>
-void launch(LadderKernel kernel, const tools::LadderArgs<typename S::value_type>& args, index_t batch,
+void launch(LadderKernel kernel, const LadderArgs<typename S::value_type>& args, index_t batch,
             cudaStream_t stream) {
-  const index_t rows_per_block = kernel == LadderKernel::straightforward ? tools::kStraightforwardBlockY
+  const index_t rows_per_block = kernel == LadderKernel::straightforward ? kStraightforwardBlockY
                                  : kernel == LadderKernel::tiled8        ? 8
                                  : kernel == LadderKernel::tiled16       ? 16
                                                                          : 32;
@@ -53,17 +53,17 @@ void launch(LadderKernel kernel, const tools::LadderArgs<typename S::value_type>
                                         "batch member; at most 65535 of each");
   switch (kernel) {
     case LadderKernel::straightforward: {
-      const dim3 block(tools::kStraightforwardBlockX, tools::kStraightforwardBlockY);
+      const dim3 block(kStraightforwardBlockX, kStraightforwardBlockY);
       const dim3 grid(unsigned((args.c.cols + block.x - 1) / block.x), unsigned((args.c.rows + block.y - 1) / block.y),
                       unsigned(batch));
-      tools::straightforward_kernel<S><<<grid, block, 0, stream>>>(args);
+      straightforward_kernel<S><<<grid, block, 0, stream>>>(args);
       break;
     }
     case LadderKernel::tiled8: launch_tiled<S, 8>(args, batch, stream); break;
     case LadderKernel::tiled16: launch_tiled<S, 16>(args, batch, stream); break;
     case LadderKernel::tiled32: launch_tiled<S, 32>(args, batch, stream); break;
   }
-  tools::check(cudaGetLastError(), "ladder kernel launch");
+  cuda_detail::check_launch("ladder kernel");
 }
 
 // Elements from the first to one past the last that a strided operand of `batch` members addresses.
@@ -77,25 +77,15 @@ Timing time_ladder_typed(LadderKernel kernel, index_t m, index_t n, index_t k, i
   using T = typename S::value_type;
   const cudaStream_t stream = nullptr;
   const double set_bytes = double(m * k + k * n + m * n) * sizeof(T);
-  tools::OperandSets<S> sets(std::size_t(m * k), std::size_t(k * n), std::size_t(m * n),
-                             tools::rotation_sets(set_bytes), stream);
-  auto run = [&](int r) {
+  const OperandSets<S> sets(std::size_t(m * k), std::size_t(k * n), std::size_t(m * n), k, rotation_sets(set_bytes),
+                            stream);
+  const double seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int s = r % sets.sets();
-    const tools::LadderArgs<T> args{{sets.a[s].get(), m, k, k, 1}, {sets.b[s].get(), k, n, n, 1},
-                                    {sets.c.get(), m, n, n, 1}, S::one(), S::zero(), 0, 0, 0};
+    const LadderArgs<T> args{{sets.a[s].get(), m, k, k, 1}, {sets.b[s].get(), k, n, n, 1},
+                             {sets.c.get(), m, n, n, 1}, S::one(), S::zero(), 0, 0, 0};
     launch<S>(kernel, args, 1, stream);
-  };
-  run(0);  // warm-up: module load
-  tools::check(cudaStreamSynchronize(stream), "ladder warm-up");
-  std::vector<double> seconds;
-  tools::EventTimer timer;
-  for (int r = 0; r < reps; ++r) {
-    timer.start(stream);
-    run(r + 1);
-    timer.stop(stream);
-    seconds.push_back(timer.seconds());
-  }
-  return {tools::median(seconds), 0.0};
+  });
+  return {seconds, 0.0};
 }
 
 }  // namespace
@@ -111,22 +101,23 @@ template <class S> void ladder_gemm(const std::string& kernel_name, const detail
   const LadderKernel kernel = find_kernel(kernel_name);
   if (p.symmetric)
     throw Error(Errc::unsupported, "kernel", "the ladder kernels compute full products; use gemm, not syrk");
-  tools::require_device();
+  require_device();
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
 
   const index_t a_span = span(p.a, p.batch, p.stride_a), b_span = span(p.b, p.batch, p.stride_b);
   const index_t c_span = span(p.c, p.batch, p.stride_c);
-  tools::DeviceBuffer<T> a{std::size_t(a_span)}, b{std::size_t(b_span)}, c{std::size_t(c_span)};
-  tools::check(cudaMemcpy(a.get(), p.a.p, a_span * sizeof(T), cudaMemcpyHostToDevice), "upload A");
-  tools::check(cudaMemcpy(b.get(), p.b.p, b_span * sizeof(T), cudaMemcpyHostToDevice), "upload B");
-  tools::check(cudaMemcpy(c.get(), p.c.p, c_span * sizeof(T), cudaMemcpyHostToDevice), "upload C");
-  tools::LadderArgs<T> args{p.a, p.b, p.c, p.alpha, p.beta, p.stride_a, p.stride_b, p.stride_c};
+  const cudaStream_t stream = nullptr;
+  const DeviceBuffer<T> a(std::size_t(a_span), stream), b(std::size_t(b_span), stream), c(std::size_t(c_span), stream);
+  cuda_check(cudaMemcpy(a.get(), p.a.p, a_span * sizeof(T), cudaMemcpyHostToDevice), "upload A");
+  cuda_check(cudaMemcpy(b.get(), p.b.p, b_span * sizeof(T), cudaMemcpyHostToDevice), "upload B");
+  cuda_check(cudaMemcpy(c.get(), p.c.p, c_span * sizeof(T), cudaMemcpyHostToDevice), "upload C");
+  LadderArgs<T> args{p.a, p.b, p.c, p.alpha, p.beta, p.stride_a, p.stride_b, p.stride_c};
   args.a.p = a.get();
   args.b.p = b.get();
   args.c.p = c.get();
-  launch<S>(kernel, args, p.batch, nullptr);
-  tools::check(cudaDeviceSynchronize(), "ladder kernel");
-  tools::check(cudaMemcpy(p.c.p, c.get(), c_span * sizeof(T), cudaMemcpyDeviceToHost), "download C");
+  launch<S>(kernel, args, p.batch, stream);
+  cuda_check(cudaDeviceSynchronize(), "ladder kernel");
+  cuda_check(cudaMemcpy(p.c.p, c.get(), c_span * sizeof(T), cudaMemcpyDeviceToHost), "download C");
 }
 
 Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel_name, index_t m, index_t n, index_t k,
@@ -134,7 +125,7 @@ Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel_name
   const LadderKernel kernel = find_kernel(kernel_name);
   if (m <= 0 || n <= 0 || k <= 0) throw Error(Errc::invalid_argument, "m", "timed shapes must be positive");
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
-  tools::require_device();
+  require_device();
   return visit_semiring(kind, type, [&](auto tag) {
     return time_ladder_typed<typename decltype(tag)::type>(kernel, m, n, k, reps);
   });
@@ -146,4 +137,4 @@ Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel_name
 #include "ringmm/builtins.def"
 #undef RINGMM_INSTANTIATE_LADDER
 
-}  // namespace ringmm::cuda
+}  // namespace ringmm::measure

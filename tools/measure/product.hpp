@@ -1,0 +1,9 @@
+// The products a benchmark times, on the CPU and on the GPU.
+#pragma once
+
+namespace ringmm::measure {
+
+// gemm: C = A·B (A m×k, B k×n); batched: a strided batch of them; syrk: C = Aᵀ·A with A k×n, so m = n.
+enum class Product { gemm, batched, syrk };
+
+}  // namespace ringmm::measure

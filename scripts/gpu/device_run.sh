@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The one device run: builds ringmm on the GPU machine, then runs the named steps in the order given.
+# Usage, repository root on the GPU machine:
+#   scripts/gpu/device_run.sh <tag> <steps...>
+# Steps:
+#   build     configure and build build-device (CUDA 90a, tests; MPI and NCCL when found). The
+#             machine has no googletest: GTEST_SRC (default .carry/googletest, copied from the
+#             development machine's /usr/src/googletest) is built first.
+#   tests     the GPU tests through ctest (-L gpu), then the MPI tests (-L mpi) when built
+#   sanitize  compute-sanitizer memcheck and racecheck over typed tests picked by name
+#   sass      opcode counts of the gemm kernels' inner loops (FMNMX, VIADDMNMX, LOP3, ...)
+#   bench     the CUDA targets: scripts/gpu/bench_targets.sh, then bench/targets.py
+#   compare   builds OLD_SRC (a `git archive` .tar.gz of an earlier commit) and times it and this
+#             tree's binary back to back on the targets' shapes; bench/compare_runs.py checks them
+#             against each other and against RECORDED (default: run f of bench/results)
+#   ladder    ringmm microbench and ringmm bench --ladder
+#   sweep     every configuration × border (rebuilds with RINGMM_CUDA_ALL_CONFIGS=ON)
+#   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
+# Everything lands in $OUT/device-<tag>.tar.gz (after every step, so a run cut off keeps what it
+# did); the summary is printed last and also saved as $OUT/summary-<tag>.txt.
+set -uo pipefail
+tag=${1:?usage: device_run.sh <tag> <steps...>}
+shift
+steps=${*:?usage: device_run.sh <tag> <steps...>}
+root=$(pwd)
+here=$root/scripts/gpu
+build=$root/build-device
+res=/tmp/device-$tag
+out=${OUT:-/tmp}
+mkdir -p "$res"
+summary=$res/summary.txt
+nccl=$(python3 -c 'import nvidia.nccl as m; print(m.__path__[0])' 2>/dev/null || true)
+export LD_LIBRARY_PATH=${nccl:+$nccl/lib:}/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export PATH=/usr/local/cuda/bin:$PATH
+jobs=$(nproc)
+note() { echo "$*" | tee -a "$summary"; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$summary"
+
+# configure_and_build <source> <build dir> <cmake options...>
+configure_and_build() {
+  local src=$1 dir=$2
+  shift 2
+  cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+    -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF "$@" > "$res/configure-$(basename "$dir").log" 2>&1 &&
+    cmake --build "$dir" -j "$jobs" > "$res/build-$(basename "$dir").log" 2>&1
+}
+
+# opcode counts per gemm kernel of one executable: "opcode count kernel"
+sass_counts() {
+  cuobjdump -sass "$1" | awk -v ops="VIADDMNMX,VIMNMX,IMNMX,FMNMX,FADD,FMUL,FSETP,FSEL,DSETP,DADD,DMUL,FFMA,DFMA,LOP3,ISETP,LDS,LDG,STL,LDL" '
+    BEGIN { n = split(ops, op, ",") }
+    /Function :/ { fn = $3 }
+    fn ~ /gemm_kernel/ { for (i = 1; i <= n; i++) if (index($0, " " op[i]) > 0) cnt[fn, op[i]]++ }
+    END { for (k in cnt) { split(k, p, SUBSEP); printf "%s %d %s\n", p[2], cnt[k], p[1] } }' | sort -k3,3 -k1,1 | c++filt
+}
+
+for step in $steps; do
+  case $step in
+    build)
+      gtest_src=${GTEST_SRC:-$root/.carry/googletest}
+      gtest_prefix=/tmp/gtest-prefix
+      if [ ! -d "$gtest_prefix" ] && [ -d "$gtest_src" ]; then
+        cmake -S "$gtest_src" -B /tmp/gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$gtest_prefix \
+          > "$res/gtest.log" 2>&1 && cmake --build /tmp/gtest-build -j "$jobs" --target install >> "$res/gtest.log" 2>&1
+      fi
+      start=$SECONDS
+      configure_and_build "$root" "$build" -DRINGMM_BUILD_TESTS=ON -DCMAKE_PREFIX_PATH=$gtest_prefix
+      note "build rc=$? in $((SECONDS - start)) s: $(grep -o 'ringmm [0-9.]*: .*' "$res/configure-build-device.log")"
+      grep -E 'error|warning' "$res/build-build-device.log" | sort -u | head -10 | tee -a "$summary"
+      ;;
+    tests)
+      (cd "$build" && ctest -L gpu -j 4 --timeout 600 --output-on-failure > "$res/ctest-gpu.log" 2>&1)
+      note "ctest -L gpu rc=$?: $(grep -E 'tests passed|tests failed' "$res/ctest-gpu.log")"
+      grep -E '\(Failed\)|\(Not Run\)|\(Timeout\)' "$res/ctest-gpu.log" | head -20 | tee -a "$summary"
+      note "gpu tests skipped: $(grep -c '(Skipped)' "$res/ctest-gpu.log")"
+      if [ -f "$build/tests/dist/dist_test" ]; then
+        (cd "$build" && ctest -L mpi --timeout 600 --output-on-failure > "$res/ctest-mpi.log" 2>&1)
+        note "ctest -L mpi rc=$?: $(grep -E 'tests passed|tests failed' "$res/ctest-mpi.log")"
+      fi
+      ;;
+    sanitize)
+      test_bin=$build/tests/cuda/cuda_engine_test
+      memcheck='CudaEngine/MaxPlus_f32.*:CudaEngine/MaxPlus_i16x2.*:CudaEngine/OrAnd_u8.*:CudaEngine/MaxTimes_f64.*:CudaEngine/MinMax_i32.*:CudaEngineRefusals*'
+      timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$test_bin" --gtest_brief=1 --gtest_filter="$memcheck" > "$res/memcheck.log" 2>&1
+      note "memcheck ($memcheck) rc=$?: $(grep -E 'ERROR SUMMARY' "$res/memcheck.log" | tail -1)"
+      racecheck='CudaEngine/MaxPlus_f32.EveryConfigurationAndBorder*:CudaEngine/MinMax_f32.Batched*'
+      timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$test_bin" --gtest_brief=1 --gtest_filter="$racecheck" > "$res/racecheck.log" 2>&1
+      note "racecheck ($racecheck) rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$res/racecheck.log" | tail -1)"
+      ;;
+    sass)
+      sass_counts "$build/tests/cuda/cuda_engine_test" > "$res/sass_counts.txt"
+      note "== SASS opcodes of the 128x128 pad kernels (opcode count kernel)"
+      grep "Tile<128, 128" "$res/sass_counts.txt" | grep "Border)0" | grep -E "FMNMX|VIADDMNMX|LOP3|FFMA|DSETP" |
+        sed -e 's/ringmm::cuda_detail::gemm_kernel<ringmm::\([A-Za-z]*<[a-z0-9:_]*>\|OrAnd\).*/\1/' | tee -a "$summary"
+      ;;
+    bench)
+      OUT=$res/bench "$here/bench_targets.sh" "$build/tools/ringmm" "$tag" > "$res/bench.log" 2>&1
+      note "bench rc=$?"
+      sed -n '/== targets/,$p' "$res/bench.log" | tee -a "$summary"
+      ;;
+    compare)
+      old_src=${OLD_SRC:?compare needs OLD_SRC, a git archive .tar.gz of the earlier commit}
+      rm -rf /tmp/ringmm-old && mkdir -p /tmp/ringmm-old && tar -C /tmp/ringmm-old -xzf "$old_src"
+      start=$SECONDS
+      configure_and_build /tmp/ringmm-old /tmp/ringmm-old/build -DRINGMM_BUILD_TESTS=OFF -DRINGMM_ENABLE_MPI=OFF
+      note "old build rc=$? in $((SECONDS - start)) s"
+      # The targets' shapes, each timed with the old binary and then the new one.
+      cases=("all-4096-4097:--semiring all --type all --shapes 4096,4097"
+             "targets-8192:--semiring max-plus,min-plus,plus-times --type f32,i32,i16x2,f64 --shapes 8192"
+             "batched:--product batched --batch 20 --shapes 1024 --semiring max-plus,plus-times --type f32,i32"
+             "syrk:--product syrk --shapes 4096,8192 --semiring max-plus,plus-times --type f32,f64")
+      mkdir -p "$res/compare"
+      for c in "${cases[@]}"; do
+        name=${c%%:*}
+        for which in old new; do
+          tool=$build/tools/ringmm
+          [ "$which" = old ] && tool=/tmp/ringmm-old/build/tools/ringmm
+          # shellcheck disable=SC2086
+          timeout 400 "$tool" bench --backend cuda ${c#*:} --out "$res/compare/$which-$name.json" >> "$res/compare.log" 2>&1 ||
+            note "compare: $which $name failed"
+        done
+      done
+      recorded=${RECORDED:-$(ls "$root"/bench/results/bench-h100-2026-11-23-f-*.json | grep -v published)}
+      # shellcheck disable=SC2086
+      python3 "$root/bench/compare_runs.py" --new "$res"/compare/new-*.json --old "$res"/compare/old-*.json \
+        --recorded $recorded --out "$res/compare/table.md" > "$res/compare.txt" 2>&1
+      note "compare rc=$? (new vs old binary and vs recorded, tolerance 3 %)"
+      cat "$res/compare.txt" | tee -a "$summary"
+      ;;
+    ladder)
+      timeout 200 "$build/tools/ringmm" microbench --out "$res/microbench.json" > "$res/ladder.log" 2>&1
+      note "microbench rc=$?"
+      timeout 300 "$build/tools/ringmm" bench --ladder --shapes 1024,4096 --reps 10 --out "$res/ladder.json" >> "$res/ladder.log" 2>&1
+      note "ladder rc=$?"
+      ;;
+    sweep)
+      configure_and_build "$root" "$root/build-device-all" -DRINGMM_BUILD_TESTS=OFF -DRINGMM_CUDA_ALL_CONFIGS=ON
+      note "all-configs build rc=$?"
+      OUT=$res/sweep "$here/config_sweep.sh" "$root/build-device-all/tools/ringmm" "${SWEEP_SHAPES:-1000,2000,8192x8192x32,131072x16x16}" > "$res/sweep.log" 2>&1
+      note "sweep rc=$?"
+      ;;
+    summa)
+      # shellcheck disable=SC2086
+      OUT=$res/summa "$here/summa_scaling.sh" "$build/tools/ringmm" ${SUMMA_ARGS:-16384,32768 plus-times:f32,max-plus:f32 1x1 broadcast} > "$res/summa.log" 2>&1
+      note "summa rc=$?"
+      sed -n '/^record file  /,$p' "$res/summa/summary.txt" 2>/dev/null | tee -a "$summary"
+      ;;
+    *)
+      note "unknown step '$step' (steps: build tests sanitize sass bench compare ladder sweep summa)"
+      ;;
+  esac
+  tar -C "$res" -czf "$out/device-$tag.tar.gz" .
+done
+nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$summary"
+cp "$summary" "$out/summary-$tag.txt"
+echo "================ summary ================"
+cat "$summary"

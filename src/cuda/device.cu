@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "check.hpp"
-#include "configs.hpp"
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/configs.hpp"
 #include "ringmm/context.hpp"
 #include "ringmm/error.hpp"
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
+#include "ringmm/cuda/check.hpp"
 #include "cublas_check.hpp"
-#include "vendor_blas.hpp"
+#include "ringmm/cuda/vendor_blas.hpp"
 
 namespace ringmm::cuda_detail {
 

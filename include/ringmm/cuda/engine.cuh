@@ -27,14 +27,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "check.hpp"
-#include "configs.hpp"
-#include "gemm_kernel.cuh"
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/configs.hpp"
+#include "ringmm/cuda/gemm_kernel.cuh"
+#include "ringmm/cuda/support_kernels.cuh"
+#include "ringmm/cuda/vendor_blas.hpp"
 #include "ringmm/detail/input_check.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
-#include "support_kernels.cuh"
-#include "vendor_blas.hpp"
 
 namespace ringmm::cuda_detail {
 

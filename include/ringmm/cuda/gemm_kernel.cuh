@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "configs.hpp"
+#include "ringmm/cuda/configs.hpp"
 #include "ringmm/semiring.hpp"
 
 namespace ringmm::cuda_detail {

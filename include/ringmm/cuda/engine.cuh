@@ -30,6 +30,7 @@
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/configs.hpp"
 #include "ringmm/cuda/gemm_kernel.cuh"
+#include "ringmm/cuda/heuristics.hpp"
 #include "ringmm/cuda/support_kernels.cuh"
 #include "ringmm/cuda/vendor_blas.hpp"
 #include "ringmm/detail/input_check.hpp"
@@ -38,89 +39,16 @@
 
 namespace ringmm::cuda_detail {
 
-inline index_t round_up(index_t x, index_t m) { return (x + m - 1) / m * m; }
-
-// Full-machine throughput of b64x64_k16_t4x4_blk relative to b128x128_k8_t8x8_bcyc, measured on
-// the H100 at 4096³ (docs/perf/cuda-engine.md): the smaller tile issues one shared-memory load per
-// 8 updates instead of 16, which costs most where the update is a single FFMA.
-template <class S> constexpr double small_tile_rate() {
-  if constexpr (std::is_same_v<S, PlusTimes<float>>) return 0.72;
-  else return 0.97;
-}
-
-// Pad mode splits off the ragged last block row and column when M, N are at least one tile: the
-// interior runs branch-free on whole tiles and the fringe runs, concurrently on a second stream,
-// as a predicated product of the small configuration on the same packed operands. Rounding 4097
-// up to 33 tiles of 128 would otherwise add a whole wave of blocks (docs/perf/cuda-engine.md).
-constexpr ConfigId fringe_config = ConfigId::b64x64_k16_t4x4_blk;
-template <class S> bool splits_fringe(const ConfigInfo& cfg, Border border, const detail::Problem<S>& p) {
-  return border == Border::pad && !p.symmetric && p.m() >= cfg.bm && p.n() >= cfg.bn &&
-         (p.m() % cfg.bm != 0 || p.n() % cfg.bn != 0);
-}
-
 bool is_device_pointer(const void* p);
 int multiprocessor_count();
 ConfigId find_config(const std::string& name);  // throws invalid_argument naming cuda_config
 
 template <class S> int resident_blocks(ConfigId id);
 
-// The heuristic (when Context::cuda_config is empty). Candidates: b128x128_k8_t8x8_bcyc and
-// b64x64_k16_t4x4_blk (8-byte types: only the latter, 3.15 vs 2.84 × 10¹² f64 max-plus updates/s at
-// 4096³: 64 doubles of accumulators leave room for one 128×128 block per SM). Each is
-// scored by the time a wave model predicts,
-//     ceil(blocks / slots) · slots · BM·BN / rate,
-// slots = resident blocks per SM (occupancy API) × SMs, rate = the configuration's full-machine
-// throughput relative to b128 (small_tile_rate). A partial last wave costs a whole wave, so small
-// products move to the smaller tile, whose waves are finer; blocks count whole tiles only when
-// the fringe is split off (splits_fringe).
-template <class S>
-ConfigId choose_config(const Context& ctx, Border border, const detail::Problem<S>& p) {
-  using T = typename S::value_type;
+// The configuration the caller named, else the heuristic's (heuristics.hpp).
+template <class S> ConfigId config_for(const Context& ctx, Border border, const Workload& w) {
   if (!ctx.cuda_config.empty()) return find_config(ctx.cuda_config);
-  if constexpr (sizeof(T) == 8) return ConfigId::b64x64_k16_t4x4_blk;
-  struct Candidate {
-    ConfigId id;
-    double rate;
-  };
-  const Candidate candidates[] = {{ConfigId::b128x128_k8_t8x8_bcyc, 1.0},
-                                  {ConfigId::b64x64_k16_t4x4_blk, small_tile_rate<S>()}};
-  const double sms = multiprocessor_count();
-  ConfigId best = candidates[0].id;
-  double best_cost = 0;
-  for (const Candidate& c : candidates) {
-    const ConfigInfo& info = config_table[int(c.id)];
-    const bool split = splits_fringe(info, border, p);  // then only whole tiles count
-    const double tiles_m = double(split ? p.m() / info.bm : (p.m() + info.bm - 1) / info.bm);
-    const double tiles_n = double(split ? p.n() / info.bn : (p.n() + info.bn - 1) / info.bn);
-    const double blocks = (p.symmetric ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n) * double(p.batch);
-    const double slots = sms * std::max(1, resident_blocks<S>(c.id));
-    const double cost = std::ceil(blocks / slots) * slots * info.bm * info.bn / c.rate;
-    if (best_cost == 0 || cost < best_cost) best = c.id, best_cost = cost;
-  }
-  return best;
-}
-
-// automatic: pad when the padded copies cost under a tenth of the product. Padding lets the kernel
-// use 16-byte loads with no bounds checks (predicate mode is 20–30 % slower on large products);
-// the copies read and write A and B once (C too when it cannot be written in place: Aᵀ·A, or M or
-// N below a tile) at about 3 TB/s, plus ~2 µs for each of the two pack launches. The product is
-// priced at 15 × 10¹² updates/s, about the fastest 4-byte semiring. The ratio depends on M and N,
-// not on K: on the H100 8192×8192×32 pads at 9.4 × 10¹² f32 max-plus updates/s against 4.6
-// predicated, while 1000³ predicates at 6.7 against 5.5 and 131072×16×16 predicates
-// (docs/perf/cuda-engine.md, run 8).
-template <class S> Border choose_border(const Context& ctx, const detail::Problem<S>& p) {
-  switch (ctx.border) {
-    case BorderPolicy::pad: return Border::pad;
-    case BorderPolicy::predicate: return Border::predicate;
-    case BorderPolicy::automatic: break;
-  }
-  constexpr double copy_bytes_per_s = 3e12, pack_launch_s = 2e-6, updates_per_s = 15e12;
-  const double m = double(p.m()), n = double(p.n()), k = double(p.k()), batch = double(p.batch);
-  const bool c_copied = p.symmetric || p.m() < 64 || p.n() < 64;
-  const double copy_s = 2.0 * double(sizeof(element_t<S>)) * batch * (m * k + k * n + (c_copied ? m * n : 0.0)) / copy_bytes_per_s +
-                        2 * pack_launch_s;
-  const double product_s = m * n * k * batch / updates_per_s;
-  return copy_s < 0.1 * product_s ? Border::pad : Border::predicate;
+  return choose_config(w, border, multiprocessor_count(), [](ConfigId id) { return resident_blocks<S>(id); });
 }
 
 // A device-resident operand: a strided view, its batch stride, and the buffer it lives in when
@@ -235,7 +163,7 @@ template <class S>
 void launch(ConfigId id, Border border, const KernelArgs<typename S::value_type>& args, index_t blocks, index_t batch,
             cudaStream_t stream) {
   switch (id) {
-#define RINGMM_CONFIG_CASE(name, bm, bn, bk, tm, tn, sm, sn, pa, pb, mb)                     \
+#define RINGMM_CONFIG_CASE(name, bm, bn, bk, tm, tn, sm, sn, pa, pb, mb, ...)                    \
   case ConfigId::name: {                                                                    \
     using Cfg = Tile<bm, bn, bk, tm, tn, sm, sn, Place::pa, Place::pb, mb>;                 \
     if (border == Border::pad) launch_kernel<S, Cfg, Border::pad>(args, blocks, batch, stream); \
@@ -253,7 +181,7 @@ template <class S> int resident_blocks(ConfigId id) {
   int blocks = cache[int(id)].load(std::memory_order_relaxed);
   if (blocks > 0) return blocks;
   switch (id) {
-#define RINGMM_CONFIG_OCCUPANCY(name, bm, bn, bk, tm, tn, sm, sn, pa, pb, mb)                                   \
+#define RINGMM_CONFIG_OCCUPANCY(name, bm, bn, bk, tm, tn, sm, sn, pa, pb, mb, ...)                                  \
   case ConfigId::name: {                                                                                     \
     using Cfg = Tile<bm, bn, bk, tm, tn, sm, sn, Place::pa, Place::pb, mb>;                                  \
     cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gemm_kernel<S, Cfg, Border::pad>, Cfg::threads, 0), \
@@ -316,8 +244,8 @@ class SideStream {
 template <class S>
 void launch_split(ConfigId id, const KernelArgs<typename S::value_type>& args, index_t m, index_t n, index_t batch,
                   cudaStream_t stream) {
-  const ConfigInfo& cfg = config_table[int(id)];
-  const ConfigInfo& small = config_table[int(fringe_config)];
+  const ConfigInfo& cfg = config_info(id);
+  const ConfigInfo& small = config_info(fringe_config());
   const index_t m_main = m / cfg.bm * cfg.bm, n_main = n / cfg.bn * cfg.bn;
   KernelArgs<typename S::value_type> interior = args;
   interior.m = m_main, interior.n = n_main, interior.tiles_n = int(n_main / cfg.bn);
@@ -331,7 +259,7 @@ void launch_split(ConfigId id, const KernelArgs<typename S::value_type>& args, i
     f.m = rows, f.n = cols;
     f.a_m_fast = true, f.b_n_fast = true;
     f.tiles_n = int((cols + small.bn - 1) / small.bn);
-    launch<S>(fringe_config, Border::predicate, f, ((rows + small.bm - 1) / small.bm) * f.tiles_n, batch, side.get());
+    launch<S>(fringe_config(), Border::predicate, f, ((rows + small.bm - 1) / small.bm) * f.tiles_n, batch, side.get());
   };
   fringe(m_main, 0, m - m_main, n);
   fringe(0, n_main, m_main, n - n_main);
@@ -361,20 +289,10 @@ template <class S> bool wants_vendor_blas(const Context& ctx) {
   return float_plus_times && ctx.vendor_blas && !ctx.names_cuda_kernels();
 }
 
-// Split-K, for products whose output tiles fill under half a wave while K is long (16×16×131072
-// ran at 0.005 × 10¹² updates/s on the H100, one block walking all of K): the K range is cut into
-// parts of at least min_part_k, as many as fill the machine's resident-block slots once, computed
-// as one batch into a workspace and ⊕-reduced into C. Exact for every semiring except float
-// plus-times, where only the summation order changes.
-constexpr index_t min_part_k = 256;
-template <class S>
-index_t k_parts(const Context& ctx, ConfigId id, const detail::Problem<S>& p) {
-  if (ctx.names_cuda_kernels() || p.batch != 1 || p.symmetric) return 1;
-  const ConfigInfo& cfg = config_table[int(id)];
-  const index_t tiles = ((p.m() + cfg.bm - 1) / cfg.bm) * ((p.n() + cfg.bn - 1) / cfg.bn);
-  const index_t slots = index_t(multiprocessor_count()) * std::max(1, resident_blocks<S>(id));
-  if (tiles == 0 || 2 * tiles > slots) return 1;
-  return std::max<index_t>(1, std::min(slots / tiles, p.k() / min_part_k));
+// Split-K (heuristics.hpp) only where the caller left the kernels to the engine.
+template <class S> index_t split_k_parts(const Context& ctx, ConfigId id, const Workload& w) {
+  if (ctx.names_cuda_kernels()) return 1;
+  return k_parts(w, config_info(id), multiprocessor_count(), resident_blocks<S>(id));
 }
 
 template <class S>
@@ -411,10 +329,11 @@ void run_split_k(const Context& ctx, const detail::Problem<S>& p, index_t parts,
 template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, bool nested) {
   using T = typename S::value_type;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
-  const Border border = choose_border(ctx, p);
-  const ConfigId id = choose_config<S>(ctx, border, p);
-  const ConfigInfo& cfg = config_table[int(id)];
-  const bool split = splits_fringe(cfg, border, p);
+  const Workload w = workload_of(p);
+  const Border border = choose_border(ctx.border, w);
+  const ConfigId id = config_for<S>(ctx, border, w);
+  const ConfigInfo& cfg = config_info(id);
+  const bool split = splits_fringe(cfg, border, w);
   const bool reads_c = !(p.beta == S::zero());
   const index_t m = p.m(), n = p.n(), k = p.k(), batch = p.batch;
 
@@ -462,7 +381,7 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
       if (vendor_gemm(same_a, stream)) return finish();
     }
   }
-  if (const index_t parts = nested ? 1 : k_parts<S>(ctx, id, p); parts > 1) {
+  if (const index_t parts = nested ? 1 : split_k_parts<S>(ctx, id, w); parts > 1) {
     run_split_k<S>(ctx, on_gpu, parts, stream);
     return finish();
   }

@@ -29,8 +29,6 @@
 
 namespace ringmm::cuda_detail {
 
-enum class Border { pad, predicate };
-
 template <int BM_, int BN_, int BK_, int TM_, int TN_, int SubM_, int SubN_, Place PA_, Place PB_, int MinBlocks_>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, SubM = SubM_, SubN = SubN_;

@@ -147,7 +147,7 @@ void check_values(const detail::Problem<S>& p, const bool on_device[3], cudaStre
 }
 
 template <class S, class Cfg, Border B>
-void launch_kernel(KernelArgs<typename S::value_type> args, index_t blocks, index_t batch, cudaStream_t stream) {
+void launch_kernel(KernelArgs<S> args, index_t blocks, index_t batch, cudaStream_t stream) {
   constexpr index_t max_z = 65535;
   for (index_t b0 = 0; b0 < batch; b0 += max_z) {
     const unsigned z = unsigned(std::min(max_z, batch - b0));
@@ -160,7 +160,7 @@ void launch_kernel(KernelArgs<typename S::value_type> args, index_t blocks, inde
 }
 
 template <class S>
-void launch(ConfigId id, Border border, const KernelArgs<typename S::value_type>& args, index_t blocks, index_t batch,
+void launch(ConfigId id, Border border, const KernelArgs<S>& args, index_t blocks, index_t batch,
             cudaStream_t stream) {
   switch (id) {
 #define RINGMM_CONFIG_CASE(name, bm, bn, bk, tm, tn, sm, sn, pa, pb, mb, ...)                    \
@@ -242,17 +242,17 @@ class SideStream {
 // place and the padded sizes; the interior [0, m_main) × [0, n_main) runs on whole tiles, the
 // bottom rows [m_main, m) × [0, n) and the right columns [0, m_main) × [n_main, n) run predicated.
 template <class S>
-void launch_split(ConfigId id, const KernelArgs<typename S::value_type>& args, index_t m, index_t n, index_t batch,
+void launch_split(ConfigId id, const KernelArgs<S>& args, index_t m, index_t n, index_t batch,
                   cudaStream_t stream) {
   const ConfigInfo& cfg = config_info(id);
   const ConfigInfo& small = config_info(fringe_config());
   const index_t m_main = m / cfg.bm * cfg.bm, n_main = n / cfg.bn * cfg.bn;
-  KernelArgs<typename S::value_type> interior = args;
+  KernelArgs<S> interior = args;
   interior.m = m_main, interior.n = n_main, interior.tiles_n = int(n_main / cfg.bn);
   SideStream side(stream);
   auto fringe = [&](index_t i0, index_t j0, index_t rows, index_t cols) {
     if (rows == 0 || cols == 0) return;
-    KernelArgs<typename S::value_type> f = args;
+    KernelArgs<S> f = args;
     f.a += i0;  // packed A: rows adjacent (a_rs = 1); packed B: columns adjacent (b_cs = 1)
     f.b += j0;
     f.c += i0 * args.c_rs + j0 * args.c_cs;
@@ -386,7 +386,7 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
     return finish();
   }
 
-  KernelArgs<T> args{};
+  KernelArgs<S> args{};
   args.alpha = p.alpha;
   args.beta = p.beta;
   args.symmetric = p.symmetric;

@@ -39,6 +39,12 @@ struct Tile {
   static_assert(BM % 64 == 0 && BN % 64 == 0, "block tiles are multiples of 64 (16-byte vectors of any type)");
 };
 
+// The Tile of a configuration of the table.
+template <ConfigId id>
+using tile_of = Tile<config_info(id).bm, config_info(id).bn, config_info(id).bk, config_info(id).tm, config_info(id).tn,
+                     config_info(id).sub_m, config_info(id).sub_n, config_info(id).place_a, config_info(id).place_b,
+                     config_info(id).min_blocks>;
+
 template <class S> struct KernelArgs {
   using T = element_t<S>;
   const T* a;  // element (i, k) at a[i·a_rs + k·a_cs] (+ batch·stride_a)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -368,6 +369,32 @@ TEST(CudaEngineRefusals, UnknownConfiguration) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::invalid_argument);
     EXPECT_EQ(e.subject(), "cuda_config");
+  }
+  EXPECT_EQ(c, std::vector<float>(4, 0.0f));
+}
+
+// A semiring the library does not ship, called from C++ rather than CUDA code: the engine template
+// is not visible here, so the CUDA backend refuses it and says how to get the GPU path
+// (user_semiring_test.cu takes that path).
+struct UserMinPlus {
+  using value_type = float;
+  static constexpr float zero() { return std::numeric_limits<float>::infinity(); }
+  static constexpr float one() { return 0.0f; }
+  static float add(float a, float b) { return a < b ? a : b; }
+  static float mul(float a, float b) { return a + b; }
+};
+
+TEST(CudaEngineRefusals, UserSemiringOutsideCudaCode) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 0.0f);
+  try {
+    gemm<UserMinPlus>(cuda_context("", BorderPolicy::automatic), Op::N, row_major<const float>(a.data(), 2, 2), Op::N,
+                      row_major<const float>(b.data(), 2, 2), row_major(c.data(), 2, 2));
+    ADD_FAILURE() << "ran a user-defined semiring on the CUDA backend from C++ code";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::unsupported);
+    EXPECT_EQ(e.subject(), "semiring");
+    EXPECT_NE(std::string(e.what()).find("nvcc"), std::string::npos) << e.what();
   }
   EXPECT_EQ(c, std::vector<float>(4, 0.0f));
 }

@@ -236,10 +236,13 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
 }  // namespace ringmm::cuda_detail
 
 namespace ringmm::detail {
-template <class S> void cuda_run(const Context& ctx, const Problem<S>& p) { cuda_detail::cuda_run_impl<S>(ctx, p); }
+template <class S> void cuda_run(const Context& ctx, const Problem<S>& p) {
+  static_assert(16 % sizeof(element_t<S>) == 0, "the CUDA kernels load 16-byte vectors of elements");
+  cuda_detail::cuda_run_impl<S>(ctx, p);
+}
 }  // namespace ringmm::detail
 
 // Instantiates the backend (and every configuration's kernels) for one semiring: the library's
-// generated units do this for each built-in pair.
+// generated units do this for each built-in pair (after ringmm/cuda/gemm.cuh declared them extern).
 #define RINGMM_CUDA_INSTANTIATE(S) \
   template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&);

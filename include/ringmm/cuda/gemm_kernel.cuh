@@ -1,13 +1,12 @@
-// The production semiring GEMM kernel: one template over the semiring S and a tile
-// configuration (configs.hpp), in the shape of seed 004's MPMML kernel.
+// The semiring GEMM kernel: one template over the semiring S and a tile configuration
+// (configs.hpp), computing in the semiring's hardware form (semiring_traits).
 //
 //   block    BM×BN tile of C, walks K in k-tiles of BK; (BM/TM)·(BN/TN) threads
 //   thread   TM×TN accumulators in registers, split into SubM×SubN sub-patches placed with
-//            stride (threads along that axis)·Sub: Sub = T is seed 004's block pattern, Sub = 1
-//            its cyclic pattern, anything between block-cyclic
-//   operands each from shared memory (double-buffered, next k-tile prefetched into registers
-//            while the current one is consumed, as seed 003) or straight from global memory
-//            into registers (seed 004's cases 01/10/11)
+//            stride (threads along that axis)·Sub: Sub = T is one contiguous block per thread,
+//            Sub = 1 a cyclic spread, anything between block-cyclic
+//   operands each from shared memory (double-buffered, the next k-tile prefetched into registers
+//            while the current one is consumed) or straight from global memory into registers
 //   border   pad: the operands are tile-multiple buffers with A stored k-major (A(i,k) at
 //            a[k·lda + i]) and B stored k-major (B(k,j) at b[k·ldb + j]), so every load is a
 //            16-byte vector and no bound is checked; predicate: the caller's strided views are

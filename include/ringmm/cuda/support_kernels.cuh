@@ -1,5 +1,5 @@
-// Small kernels around the GEMM: padding copies (seed 000), copying a padded result out, and the
-// device-side scans that refuse out-of-range integer inputs before anything is written.
+// Small kernels around the GEMM: padding copies, copying a padded result out, split-K's
+// reduction, and the device-side scan that refuses out-of-domain inputs before anything is written.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "ringmm/context.hpp"
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/configs.hpp"
 #include "ringmm/cuda/device.hpp"
-#include "ringmm/context.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm {

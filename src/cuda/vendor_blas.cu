@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "ringmm/cuda/check.hpp"
 #include "cublas_check.hpp"
+#include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/vendor_blas.hpp"
 
 namespace ringmm::cuda_detail {

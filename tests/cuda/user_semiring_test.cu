@@ -87,10 +87,11 @@ struct Case {
 };
 
 std::string describe(const Case& c, const Context& ctx) {
+  const char* product = c.product == Product::batched ? " batched" : c.product == Product::syrk ? " syrk" : "";
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " ops " +
          std::string(to_string(c.op_a)) + std::string(to_string(c.op_b)) + (c.device ? " device" : " host") +
-         (c.beta ? " beta" : "") + (c.product == Product::batched ? " batched" : c.product == Product::syrk ? " syrk" : "") +
-         " config " + (ctx.cuda_config.empty() ? "auto" : ctx.cuda_config) + " border " + std::string(to_string(ctx.border));
+         (c.beta ? " beta" : "") + product + " config " + (ctx.cuda_config.empty() ? "auto" : ctx.cuda_config) +
+         " border " + std::string(to_string(ctx.border));
 }
 
 template <class T> struct DeviceCopy {
@@ -121,22 +122,26 @@ template <class S> struct Batch {
     storage.resize(matrix.storage.size() * std::size_t(members));
     for (auto& x : storage) x = random_value<S>(rng);
   }
-  MatrixView<T> view() { return {storage.data(), matrix.view.rows, matrix.view.cols, matrix.view.ld, matrix.view.layout}; }
+  MatrixView<T> view() {
+    return {storage.data(), matrix.view.rows, matrix.view.cols, matrix.view.ld, matrix.view.layout};
+  }
 };
 
 template <class S> void check(const Context& ctx, const Case& c, std::mt19937_64& rng) {
   using T = typename S::value_type;
   const bool syrk = c.product == Product::syrk;
   const index_t batch = c.product == Product::batched ? batch_count : 1;
-  const index_t a_rows = syrk ? c.k : (c.op_a == Op::N ? c.m : c.k), a_cols = syrk ? c.m : (c.op_a == Op::N ? c.k : c.m);
+  const index_t a_rows = syrk ? c.k : (c.op_a == Op::N ? c.m : c.k);
+  const index_t a_cols = syrk ? c.m : (c.op_a == Op::N ? c.k : c.m);
   Batch<S> a(a_rows, a_cols, Layout::col_major, 1, rng);  // every member shares A
   Batch<S> b(c.op_b == Op::N ? c.k : c.n, c.op_b == Op::N ? c.n : c.k, Layout::row_major, batch, rng);
   Batch<S> c_in(c.m, syrk ? c.m : c.n, c.layout_c, batch, rng);
   const T alpha = c.beta ? random_value<S>(rng) : S::one(), beta = c.beta ? random_value<S>(rng) : S::zero();
 
   Batch<S> expected = c_in;
-  auto problem = syrk ? ringmm::detail::make_problem<S>(Op::T, a.view(), Op::N, a.view(), expected.view(), alpha, beta)
-                      : ringmm::detail::make_problem<S>(c.op_a, a.view(), c.op_b, b.view(), expected.view(), alpha, beta);
+  using ringmm::detail::make_problem;
+  auto problem = syrk ? make_problem<S>(Op::T, a.view(), Op::N, a.view(), expected.view(), alpha, beta)
+                      : make_problem<S>(c.op_a, a.view(), c.op_b, b.view(), expected.view(), alpha, beta);
   problem.batch = batch, problem.stride_a = a.stride, problem.stride_b = b.stride, problem.stride_c = c_in.stride;
   problem.symmetric = syrk;
   ringmm::cpu::reference_gemm<S>(problem);
@@ -144,12 +149,14 @@ template <class S> void check(const Context& ctx, const Case& c, std::mt19937_64
   Batch<S> actual = c_in;
   auto call = [&](MatrixView<const T> av, MatrixView<const T> bv, MatrixView<T> cv) {
     if (syrk) ringmm::syrk<S>(ctx, Op::N, av, cv, alpha, beta);
-    else if (batch > 1) ringmm::gemm_batched<S>(ctx, c.op_a, av, a.stride, c.op_b, bv, b.stride, cv, c_in.stride, batch, alpha, beta);
+    else if (batch > 1)
+      ringmm::gemm_batched<S>(ctx, c.op_a, av, a.stride, c.op_b, bv, b.stride, cv, c_in.stride, batch, alpha, beta);
     else ringmm::gemm<S>(ctx, c.op_a, av, c.op_b, bv, cv, alpha, beta);
   };
   if (c.device) {
     DeviceCopy<T> da(a.storage), db(b.storage), dc(actual.storage);
-    call(da.on_device(MatrixView<const T>(a.view())), db.on_device(MatrixView<const T>(b.view())), dc.on_device(actual.view()));
+    call(da.on_device(MatrixView<const T>(a.view())), db.on_device(MatrixView<const T>(b.view())),
+         dc.on_device(actual.view()));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     dc.to_host(actual.storage);
   } else {

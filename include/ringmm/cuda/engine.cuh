@@ -112,7 +112,8 @@ bool run_on_vendor_blas(const Context& ctx, const detail::Problem<S>& p, const S
     if (!ctx.vendor_blas || ctx.names_cuda_kernels()) return false;
     detail::Problem<S> d = s.on_device(p);
     // Aᵀ·A: B is A's transpose; host operands were staged twice, so both name A's copy.
-    if (p.symmetric) d.b = {s.a.view.p, s.a.view.cols, s.a.view.rows, s.a.view.cs, s.a.view.rs}, d.stride_b = s.a.stride;
+    if (p.symmetric)
+      d.b = {s.a.view.p, s.a.view.cols, s.a.view.rows, s.a.view.cs, s.a.view.rs}, d.stride_b = s.a.stride;
     return vendor_gemm(d, stream);
   } else {
     return false;
@@ -194,7 +195,8 @@ template <class S> KernelArgs<S> predicated_operands(const Staged<S>& s, const d
 }
 
 // The kernel route: pad or predicate, launch, and copy a padded C out.
-template <class S> void run_kernels(ConfigId id, Border border, Staged<S>& s, const detail::Problem<S>& p, cudaStream_t stream) {
+template <class S>
+void run_kernels(ConfigId id, Border border, Staged<S>& s, const detail::Problem<S>& p, cudaStream_t stream) {
   const bool split = splits_fringe(config_info(id), border, workload_of(p));
   DeviceBuffer<element_t<S>> c_padded;
   const KernelArgs<S> args = border == Border::pad ? pad_operands<S>(s, p, config_info(id), split, c_padded, stream)

@@ -16,9 +16,13 @@
 //
 // The engine (every configuration's kernels, both border modes, the input scan) is then
 // instantiated for MySemiring in that translation unit; examples/capped_paths.cu is a complete
-// program. The element type's size must divide 16 (the kernels load 16-byte vectors). The same
-// call compiled by a C++ compiler runs the semiring on the CPU backend and refuses Backend::cuda
-// with Errc::unsupported, so a semiring used on the GPU is best called from CUDA files only.
+// program. ringmm::ringmm brings the CUDA flags the engine needs; the unit is compiled as C++20
+// (CMAKE_CUDA_STANDARD 20, or -std=c++20 in CMAKE_CUDA_FLAGS where CMake cannot map it onto
+// nvcc). The element type's size must divide 16 (the kernels load 16-byte vectors).
+//
+// The same call compiled by a C++ compiler runs the semiring on the CPU backend and refuses the
+// CUDA backend (also when Backend::automatic picks it) with Errc::unsupported, so a semiring used
+// on the GPU is best called from CUDA files only.
 //
 // The built-in pairs are compiled once in libringmm: they are declared extern here, so including
 // this header instantiates nothing for them.
@@ -26,7 +30,7 @@
 
 #include "ringmm/cuda/engine.cuh"
 
-#define RINGMM_BUILTIN(semiring, dtype, S)                           \
+#define RINGMM_BUILTIN(semiring, dtype, S)                                           \
   extern template void ringmm::detail::cuda_run<::ringmm::S>(const ringmm::Context&, \
                                                              const ringmm::detail::Problem<::ringmm::S>&);
 #include "ringmm/builtins.def"

@@ -22,9 +22,9 @@ inline index_t ceil_div(index_t x, index_t m) { return (x + m - 1) / m; }
 // What the heuristics know of a call.
 struct Workload {
   index_t m = 0, n = 0, k = 0, batch = 1;
-  bool symmetric = false;       // Aᵀ·A: lower-triangle tiles only
+  bool symmetric = false;  // Aᵀ·A: lower-triangle tiles only
   std::size_t element_bytes = 4;
-  bool ffma = false;            // the update is one FFMA: rates from the table's rate_ffma column
+  bool ffma = false;  // the update is one FFMA: rates from the table's rate_ffma column
 };
 
 template <class S> Workload workload_of(const detail::Problem<S>& p) {
@@ -36,7 +36,8 @@ template <class S> Workload workload_of(const detail::Problem<S>& p) {
 // as a predicated product of fringe_config() on the same packed operands. Rounding 4097 up to 33
 // tiles of 128 would otherwise add a whole wave of blocks.
 inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& w) {
-  return border == Border::pad && !w.symmetric && w.m >= cfg.bm && w.n >= cfg.bn && (w.m % cfg.bm != 0 || w.n % cfg.bn != 0);
+  return border == Border::pad && !w.symmetric && w.m >= cfg.bm && w.n >= cfg.bn &&
+         (w.m % cfg.bm != 0 || w.n % cfg.bn != 0);
 }
 
 // automatic: pad when the padded copies cost under a tenth of the product. Padding lets the kernel
@@ -56,8 +57,8 @@ inline Border choose_border(BorderPolicy policy, const Workload& w) {
   constexpr double copy_bytes_per_s = 3e12, pack_launch_s = 2e-6, updates_per_s = 15e12;
   const double m = double(w.m), n = double(w.n), k = double(w.k), batch = double(w.batch);
   const bool c_copied = w.symmetric || w.m < 64 || w.n < 64;
-  const double copy_s =
-      2.0 * double(w.element_bytes) * batch * (m * k + k * n + (c_copied ? m * n : 0.0)) / copy_bytes_per_s + 2 * pack_launch_s;
+  const double copy_bytes = 2.0 * double(w.element_bytes) * batch * (m * k + k * n + (c_copied ? m * n : 0.0));
+  const double copy_s = copy_bytes / copy_bytes_per_s + 2 * pack_launch_s;
   const double product_s = m * n * k * batch / updates_per_s;
   return copy_s < 0.1 * product_s ? Border::pad : Border::predicate;
 }

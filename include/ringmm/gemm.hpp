@@ -19,6 +19,11 @@
 #include "ringmm/matrix.hpp"
 #include "ringmm/semiring.hpp"
 
+// Under nvcc the CUDA engine template is visible, so that gemm<S> runs any semiring on the GPU.
+#if defined(__CUDACC__)
+#include "ringmm/cuda/gemm.cuh"
+#endif
+
 namespace ringmm {
 
 namespace detail {
@@ -27,14 +32,20 @@ template <class S> void run(const Context& ctx, const Problem<S>& p) {
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
   const Backend backend = ctx.resolved_backend();
   if (backend == Backend::cuda) {
+#if defined(__CUDACC__)
+    cuda_run<S>(ctx, p);  // built-in pairs: the library's instances; any other S: instantiated here
+    return;
+#else
     if constexpr (is_builtin_v<S>) {
       cuda_run<S>(ctx, p);
       return;
     } else {
       throw Error(Errc::unsupported, "semiring",
-                  "a user-defined semiring runs on the CUDA backend when its translation unit is compiled "
-                  "with nvcc and includes ringmm/cuda/gemm.cuh; otherwise use Backend::cpu");
+                  "a user-defined semiring runs on the CUDA backend only from code compiled by nvcc "
+                  "(a .cu file calling ringmm::gemm; see ringmm/cuda/gemm.cuh); this call was compiled "
+                  "without it: use Backend::cpu, or move the call into a CUDA source file");
     }
+#endif
   }
   check_host_inputs<S>(p);
   if constexpr (is_builtin_v<S>) cpu_run<S>(ctx, p);

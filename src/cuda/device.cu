@@ -1,5 +1,6 @@
-// CUDA backend: device discovery, pointer classification and the configuration lookup shared by
-// every engine_*.cu translation unit.
+// The CUDA backend's host functions compiled once into libringmm: device discovery, pointer
+// classification, the workspace pool and the configuration lookup (ringmm/cuda/device.hpp) that
+// every instantiation of the engine template shares.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -7,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "check.hpp"
-#include "configs.hpp"
 #include "ringmm/context.hpp"
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/configs.hpp"
+#include "ringmm/cuda/device.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm {

@@ -1,6 +1,6 @@
 // plus-times f32/f64 through cuBLAS (Context::vendor_blas): on Hopper cuBLAS's DGEMM runs on the
 // FP64 tensor cores (47 TFLOP/s on the H100 against 11 for ringmm's CUDA-core kernel) and its
-// SGEMM is a few per cent ahead of ringmm's (docs/perf/cuda-engine.md, run 7). Pedantic math: no
+// SGEMM is a few per cent ahead of ringmm's (docs/perf/cuda-engine.md). Pedantic math: no
 // TF32 or other reduced-precision paths, the same mode `ringmm bench` times as its baseline.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "check.hpp"
 #include "cublas_check.hpp"
-#include "vendor_blas.hpp"
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/vendor_blas.hpp"
 
 namespace ringmm::cuda_detail {
 

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ringmm/cuda/configs.hpp"
 #include "ringmm/ringmm.hpp"
 #include "ringmm_testing.hpp"
 
@@ -24,9 +26,14 @@ using ringmm::testing::random_value;
     if (!ringmm::cuda_device_available(&why)) GTEST_SKIP() << why;           \
   } while (0)
 
-// The configuration names of src/cuda/configs.hpp (the test names them to cover each one).
-const std::vector<std::string> configurations = {"b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_blk", "b128x64_k8_t8x4_cyc",
-                                                 "b64x64_k16_t4x4_blk_breg",   "b64x64_k16_t4x4_blk_areg", "b64x64_k16_t4x4_blk_abreg"};
+// Every configuration of this build's table (RINGMM_CUDA_ALL_CONFIGS adds the ones the heuristic
+// never picks), named as Context::cuda_config takes them; with_heuristic adds "" first.
+std::vector<std::string> configurations(bool with_heuristic = false) {
+  std::vector<std::string> names;
+  if (with_heuristic) names.emplace_back();
+  for (const cuda_detail::ConfigInfo& c : cuda_detail::config_table) names.emplace_back(c.name);
+  return names;
+}
 
 // A batch of matrices in one host buffer: member b starts at storage + b·stride; elements outside
 // the views keep the poison they were filled with.
@@ -166,7 +173,7 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
 }
 
 template <class S> class CudaEngine : public ::testing::Test {};
-TYPED_TEST_SUITE(CudaEngine, testing::BuiltinSemirings, testing::SemiringNames);
+TYPED_TEST_SUITE(CudaEngine, ringmm::testing::BuiltinSemirings, ringmm::testing::SemiringNames);
 
 Context cuda_context(const std::string& config, BorderPolicy border) {
   Context ctx;
@@ -203,7 +210,7 @@ std::vector<Case> small_cases() {
 TYPED_TEST(CudaEngine, EveryConfigurationAndBorderMatchesReference) {
   RINGMM_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(1);
-  for (const auto& config : configurations)
+  for (const auto& config : configurations())
     for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
       for (const Case& c : small_cases()) check_case<TypeParam>(cuda_context(config, border), c, rng);
 }
@@ -232,7 +239,7 @@ TYPED_TEST(CudaEngine, Batched) {
   cases[2].op_a = Op::T;
   cases[2].device = true;
   cases[2].shared_a = true;
-  for (const std::string config : {"", "b128x128_k8_t8x8_bcyc", "b64x64_k16_t4x4_blk_abreg"})
+  for (const std::string& config : configurations(true))
     for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
       for (const Case& c : cases) check_case<TypeParam>(cuda_context(config, border), c, rng);
 }
@@ -248,7 +255,7 @@ TYPED_TEST(CudaEngine, SymmetricProductComputesOneTriangle) {
   cases[2].random_beta = true;
   cases[3].device = true;
   cases[3].pad = 2;
-  for (const std::string config : {"", "b128x128_k8_t8x8_bcyc", "b128x64_k8_t8x4_cyc"})
+  for (const std::string& config : configurations(true))
     for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
       for (const Case& c : cases) check_case<TypeParam>(cuda_context(config, border), c, rng);
 }
@@ -362,6 +369,32 @@ TEST(CudaEngineRefusals, UnknownConfiguration) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::invalid_argument);
     EXPECT_EQ(e.subject(), "cuda_config");
+  }
+  EXPECT_EQ(c, std::vector<float>(4, 0.0f));
+}
+
+// A semiring the library does not ship, called from C++ rather than CUDA code: the engine template
+// is not visible here, so the CUDA backend refuses it and says how to get the GPU path
+// (user_semiring_test.cu takes that path).
+struct UserMinPlus {
+  using value_type = float;
+  static constexpr float zero() { return std::numeric_limits<float>::infinity(); }
+  static constexpr float one() { return 0.0f; }
+  static float add(float a, float b) { return a < b ? a : b; }
+  static float mul(float a, float b) { return a + b; }
+};
+
+TEST(CudaEngineRefusals, UserSemiringOutsideCudaCode) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 0.0f);
+  try {
+    gemm<UserMinPlus>(cuda_context("", BorderPolicy::automatic), Op::N, row_major<const float>(a.data(), 2, 2), Op::N,
+                      row_major<const float>(b.data(), 2, 2), row_major(c.data(), 2, 2));
+    ADD_FAILURE() << "ran a user-defined semiring on the CUDA backend from C++ code";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::unsupported);
+    EXPECT_EQ(e.subject(), "semiring");
+    EXPECT_NE(std::string(e.what()).find("nvcc"), std::string::npos) << e.what();
   }
   EXPECT_EQ(c, std::vector<float>(4, 0.0f));
 }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "check.hpp"
+#include "ringmm/cuda/check.hpp"
 #include "measure/random_data.hpp"
 #include "measure/timer.hpp"
 #include "ringmm/error.hpp"

@@ -1,13 +1,12 @@
-// The production semiring GEMM kernel: one template over the semiring S and a tile
-// configuration (configs.hpp), in the shape of seed 004's MPMML kernel.
+// The semiring GEMM kernel: one template over the semiring S and a tile configuration
+// (configs.hpp), computing in the semiring's hardware form (semiring_traits).
 //
 //   block    BM×BN tile of C, walks K in k-tiles of BK; (BM/TM)·(BN/TN) threads
 //   thread   TM×TN accumulators in registers, split into SubM×SubN sub-patches placed with
-//            stride (threads along that axis)·Sub: Sub = T is seed 004's block pattern, Sub = 1
-//            its cyclic pattern, anything between block-cyclic
-//   operands each from shared memory (double-buffered, next k-tile prefetched into registers
-//            while the current one is consumed, as seed 003) or straight from global memory
-//            into registers (seed 004's cases 01/10/11)
+//            stride (threads along that axis)·Sub: Sub = T is one contiguous block per thread,
+//            Sub = 1 a cyclic spread, anything between block-cyclic
+//   operands each from shared memory (double-buffered, the next k-tile prefetched into registers
+//            while the current one is consumed) or straight from global memory into registers
 //   border   pad: the operands are tile-multiple buffers with A stored k-major (A(i,k) at
 //            a[k·lda + i]) and B stored k-major (B(k,j) at b[k·ldb + j]), so every load is a
 //            16-byte vector and no bound is checked; predicate: the caller's strided views are
@@ -24,12 +23,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "configs.hpp"
+#include "ringmm/cuda/configs.hpp"
 #include "ringmm/semiring.hpp"
 
 namespace ringmm::cuda_detail {
-
-enum class Border { pad, predicate };
 
 template <int BM_, int BN_, int BK_, int TM_, int TN_, int SubM_, int SubN_, Place PA_, Place PB_, int MinBlocks_>
 struct Tile {
@@ -41,7 +38,14 @@ struct Tile {
   static_assert(BM % 64 == 0 && BN % 64 == 0, "block tiles are multiples of 64 (16-byte vectors of any type)");
 };
 
-template <class T> struct KernelArgs {
+// The Tile of a configuration of the table.
+template <ConfigId id>
+using tile_of = Tile<config_info(id).bm, config_info(id).bn, config_info(id).bk, config_info(id).tm, config_info(id).tn,
+                     config_info(id).sub_m, config_info(id).sub_n, config_info(id).place_a, config_info(id).place_b,
+                     config_info(id).min_blocks>;
+
+template <class S> struct KernelArgs {
+  using T = element_t<S>;
   const T* a;  // element (i, k) at a[i·a_rs + k·a_cs] (+ batch·stride_a)
   index_t a_rs, a_cs;
   const T* b;  // element (k, j) at b[k·b_rs + j·b_cs]
@@ -50,7 +54,7 @@ template <class T> struct KernelArgs {
   index_t c_rs, c_cs;
   index_t m, n, k;  // pad mode: tile multiples
   index_t stride_a, stride_b, stride_c;
-  T alpha, beta;
+  scalar_t<S> alpha, beta;
   int tiles_n;      // block columns (rectangular grids)
   bool symmetric;   // write i ≥ j only, mirrored into (j, i)
   bool triangular;  // grid x enumerates lower-triangle tiles (square tiles, M = N)
@@ -58,50 +62,11 @@ template <class T> struct KernelArgs {
   bool b_n_fast;    // predicate mode: B's columns are adjacent (b_cs == 1)
 };
 
-// The inner update acc ⊕ (a ⊗ b). f32 tropical semirings use the hardware max/min (FMNMX: one
-// instruction) rather than the compare-and-select a literal `a > b ? a : b` compiles to; the two
-// agree on every value of the semiring (they differ only for NaN operands). f64 keeps the select
-// (semiring.hpp's max_of says why).
-template <class S> struct Update {
-  using T = typename S::value_type;
-  static __device__ __forceinline__ T apply(T acc, T a, T b) { return semiring_traits<S>::fma(acc, a, b); }
-};
-template <> struct Update<MaxPlus<float>> {
-  static __device__ __forceinline__ float apply(float acc, float a, float b) { return fmaxf(acc, a + b); }
-};
-template <> struct Update<MinPlus<float>> {
-  static __device__ __forceinline__ float apply(float acc, float a, float b) { return fminf(acc, a + b); }
-};
-template <> struct Update<MaxMin<float>> {
-  static __device__ __forceinline__ float apply(float acc, float a, float b) { return fmaxf(acc, fminf(a, b)); }
-};
-
-// How the kernel holds values in registers. i16x2 lives in one 32-bit word that the two-lane
-// add-then-max/min instructions take directly (arrays of the two-field struct spill to local
-// memory); every other type is held as itself.
-template <class S> struct Registers {
-  using T = typename S::value_type;
-  using R = T;
-  static __device__ __forceinline__ R in(T x) { return x; }
-  static __device__ __forceinline__ T out(R x) { return x; }
-};
-template <class S> struct PackedI16x2Registers {
-  using R = unsigned;
-  static __device__ __forceinline__ R in(i16x2 x) { return S::to_register(x); }
-  static __device__ __forceinline__ i16x2 out(R x) { return S::from_register(x); }
-};
-template <> struct Registers<MaxPlus<i16x2>> : PackedI16x2Registers<MaxPlus<i16x2>> {};
-template <> struct Registers<MinPlus<i16x2>> : PackedI16x2Registers<MinPlus<i16x2>> {};
-template <> struct Update<MaxPlus<i16x2>> {
-  static __device__ __forceinline__ unsigned apply(unsigned acc, unsigned a, unsigned b) {
-    return __viaddmax_s16x2(a, b, acc);
-  }
-};
-template <> struct Update<MinPlus<i16x2>> {
-  static __device__ __forceinline__ unsigned apply(unsigned acc, unsigned a, unsigned b) {
-    return __viaddmin_s16x2(a, b, acc);
-  }
-};
+// The kernel computes in the semiring's hardware form (semiring_traits: reg, to_register,
+// update, from_register): operand fragments and accumulators are held as reg, so that i16x2
+// stays one 32-bit word for the two-lane add-then-max instruction and f32 tropical semirings
+// update with one FMNMX.
+template <class S> using reg_t = typename semiring_traits<S>::reg;
 
 // N contiguous elements as one aligned vector (sizeof(T)·N is a power of two up to 16 bytes).
 template <class T, int N> struct alignas(sizeof(T) * N) Vec {
@@ -110,16 +75,15 @@ template <class T, int N> struct alignas(sizeof(T) * N) Vec {
 
 template <class T> inline constexpr int vec16 = 16 / int(sizeof(T));  // elements per 16-byte vector
 
-// Copies N contiguous elements (aligned to the copy width) into registers with the widest loads;
-// D is the register representation of T (same size).
-template <int N, class D, class T> __device__ __forceinline__ void load_run(D* dst, const T* src) {
-  static_assert(sizeof(D) == sizeof(T));
+// Copies N contiguous elements (aligned to the copy width) into registers with the widest loads.
+template <class S, int N> __device__ __forceinline__ void load_run(reg_t<S>* dst, const element_t<S>* src) {
+  using T = element_t<S>;
   constexpr int chunk = N < vec16<T> ? N : vec16<T>;
 #pragma unroll
   for (int c = 0; c < N / chunk; ++c) {
-    const Vec<D, chunk> v = *reinterpret_cast<const Vec<D, chunk>*>(src + c * chunk);
+    const Vec<T, chunk> v = *reinterpret_cast<const Vec<T, chunk>*>(src + c * chunk);
 #pragma unroll
-    for (int e = 0; e < chunk; ++e) dst[c * chunk + e] = v.v[e];
+    for (int e = 0; e < chunk; ++e) dst[c * chunk + e] = semiring_traits<S>::to_register(v.v[e]);
   }
 }
 
@@ -127,7 +91,7 @@ template <int N, class D, class T> __device__ __forceinline__ void load_run(D* d
 // through registers. Element (x, kk) of the panel is p[x·xs + kk·ks]; shared memory holds it at
 // s[kk·LD + x].
 template <class S, int EXT, int BK, int THREADS, Border B> struct PanelStage {
-  using T = typename S::value_type;
+  using T = element_t<S>;
   static constexpr int LD = EXT + vec16<T>;
   static constexpr int V = B == Border::pad ? vec16<T> : 1;  // elements per load
   static constexpr int loads = EXT * BK / V;
@@ -200,35 +164,38 @@ template <int Sub, int THREADS_AXIS> __device__ __forceinline__ int tile_offset(
 
 // The thread's fragment of one operand at k index gk: T_ elements along its axis.
 template <class S, int T_, int Sub, int THREADS_AXIS, Border B>
-__device__ __forceinline__ void load_fragment_global(typename Registers<S>::R* frag, const typename S::value_type* __restrict__ p,
-                                                     index_t xs, index_t ks, index_t x0, index_t gk, index_t x_end,
-                                                     index_t k_end, int t) {
+__device__ __forceinline__ void load_fragment_global(reg_t<S>* frag, const element_t<S>* __restrict__ p, index_t xs,
+                                                     index_t ks, index_t x0, index_t gk, index_t x_end, index_t k_end,
+                                                     int t) {
 #pragma unroll
   for (int g = 0; g < T_ / Sub; ++g) {
     const index_t gx = x0 + tile_offset<Sub, THREADS_AXIS>(g * Sub, t);
     if constexpr (B == Border::pad) {
-      load_run<Sub>(frag + g * Sub, p + gk * ks + gx);
+      load_run<S, Sub>(frag + g * Sub, p + gk * ks + gx);
     } else {
 #pragma unroll
       for (int e = 0; e < Sub; ++e)
-        frag[g * Sub + e] = Registers<S>::in((gx + e < x_end && gk < k_end) ? p[(gx + e) * xs + gk * ks] : S::zero());
+        frag[g * Sub + e] = semiring_traits<S>::to_register((gx + e < x_end && gk < k_end) ? p[(gx + e) * xs + gk * ks]
+                                                                                             : S::zero());
     }
   }
 }
 
-template <int T_, int Sub, int THREADS_AXIS, class D, class T>
-__device__ __forceinline__ void load_fragment_shared(D* frag, const T* s_row, int t) {
+template <class S, int T_, int Sub, int THREADS_AXIS>
+__device__ __forceinline__ void load_fragment_shared(reg_t<S>* frag, const element_t<S>* s_row, int t) {
 #pragma unroll
-  for (int g = 0; g < T_ / Sub; ++g) load_run<Sub>(frag + g * Sub, s_row + tile_offset<Sub, THREADS_AXIS>(g * Sub, t));
+  for (int g = 0; g < T_ / Sub; ++g)
+    load_run<S, Sub>(frag + g * Sub, s_row + tile_offset<Sub, THREADS_AXIS>(g * Sub, t));
 }
 
+// Elements of 8 bytes or more need twice the accumulator registers: one block per SM is asked for.
 template <class S, class Cfg>
-inline constexpr int min_blocks_for = sizeof(typename S::value_type) == 8 ? 1 : Cfg::min_blocks;
+inline constexpr int min_blocks_for = sizeof(element_t<S>) >= 8 ? 1 : Cfg::min_blocks;
 
 template <class S, class Cfg, Border B>
-__global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
-    gemm_kernel(const KernelArgs<typename S::value_type> args) {
-  using T = typename S::value_type;
+__global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>)) gemm_kernel(const KernelArgs<S> args) {
+  using T = element_t<S>;
+  using R = reg_t<S>;
   using traits = semiring_traits<S>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN;
   constexpr int threads = Cfg::threads, threads_m = Cfg::threads_m, threads_n = Cfg::threads_n;
@@ -257,13 +224,12 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
   const int tid = int(threadIdx.x);
   const int tx = tid % threads_n, ty = tid / threads_n;
 
-  using Reg = Registers<S>;
-  using R = typename Reg::R;
   R acc[TM][TN];
+  const R zero = traits::to_register(S::zero());  // the hardware form of initial()
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = Reg::in(S::zero());
+    for (int j = 0; j < TN; ++j) acc[i][j] = zero;
 
   StageA stage_a;
   StageB stage_b;
@@ -293,17 +259,17 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
       R fa[TM], fb[TN];
       const index_t gk = kt * BK + kk;
       if constexpr (a_shared)
-        load_fragment_shared<TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
+        load_fragment_shared<S, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
       else
         load_fragment_global<S, TM, Cfg::SubM, threads_m, B>(fa, a, args.a_rs, args.a_cs, i0, gk, args.m, args.k, ty);
       if constexpr (b_shared)
-        load_fragment_shared<TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
+        load_fragment_shared<S, TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
       else
         load_fragment_global<S, TN, Cfg::SubN, threads_n, B>(fb, b, args.b_cs, args.b_rs, j0, gk, args.n, args.k, tx);
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = Update<S>::apply(acc[i][j], fa[i], fb[j]);
+        for (int j = 0; j < TN; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
     }
     if (more) deposit(cur ^ 1);  // the other buffer was last read before the previous barrier
     __syncthreads();
@@ -318,7 +284,7 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>))
       if (B == Border::predicate && (gi >= args.m || gj >= args.n)) continue;
       if (args.symmetric && gi < gj) continue;
       T* out = c + gi * args.c_rs + gj * args.c_cs;
-      const T value = traits::epilogue(args.alpha, Reg::out(acc[i][j]), args.beta, out);
+      const T value = traits::epilogue(args.alpha, traits::from_register(acc[i][j]), args.beta, out);
       *out = value;
       if (args.symmetric && gi > gj) c[gj * args.c_rs + gi * args.c_cs] = value;
     }

@@ -1,5 +1,5 @@
-// Small kernels around the GEMM: padding copies (seed 000), copying a padded result out, and the
-// device-side scans that refuse out-of-range integer inputs before anything is written.
+// Small kernels around the GEMM: padding copies, copying a padded result out, split-K's
+// reduction, and the device-side scan that refuses out-of-domain inputs before anything is written.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -59,10 +59,10 @@ __global__ void unpack_kernel(T* c, index_t rows, index_t cols, index_t rs, inde
 // ⊕ β ⊗ C. The slabs hold finalised partial products (α = 1̄, β = 0̄); ⊕ and finalize commute
 // because finalize is monotone and idempotent, so the result equals one pass over all of K.
 template <class S>
-__global__ void reduce_parts_kernel(typename S::value_type* c, index_t rows, index_t cols, index_t rs, index_t cs,
-                                    const typename S::value_type* w, index_t parts, index_t part_stride,
-                                    typename S::value_type alpha, typename S::value_type beta) {
-  using T = typename S::value_type;
+__global__ void reduce_parts_kernel(element_t<S>* c, index_t rows, index_t cols, index_t rs, index_t cs,
+                                    const element_t<S>* w, index_t parts, index_t part_stride, scalar_t<S> alpha,
+                                    scalar_t<S> beta) {
+  using T = element_t<S>;
   const index_t total = rows * cols;
   for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
     T acc = w[e];

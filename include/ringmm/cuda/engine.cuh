@@ -1,0 +1,250 @@
+// The CUDA backend's driver: detail::cuda_run<S>, which gemm<S>, gemm_batched<S> and syrk<S> call
+// on Backend::cuda. One call, in the order of cuda_run_impl:
+//   choose  the configuration (Context::cuda_config, else the wave model) and the border mode
+//           (Context::border, else the copy-cost model): heuristics.hpp;
+//   check   refuse out-of-range inputs before any write: host operands are scanned on the host,
+//           device operands by scan_kernel, for which device-pointer calls wait;
+//   stage   copy host operands into compact device buffers; device pointers are used in place;
+//   route   plus-times f32/f64 to cuBLAS where Context::vendor_blas allows, products whose output
+//           tiles fill under half a wave to split-K, everything else to the kernels;
+//   pad     pad mode: pack operands that are not already tile-multiple k-major buffers; C is
+//           written in place unless M or N is below a tile (then a padded C is copied out), the
+//           ragged last block row and column running as a predicated fringe beside the interior;
+//           predicate mode reads the strided views directly;
+//   launch  the kernel over the tiles (launch.cuh);
+//   finish  download a host C; wait for the stream when any operand is host memory.
+// Calls on device pointers are otherwise asynchronous on ctx.cuda_stream.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "ringmm/context.hpp"
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/configs.hpp"
+#include "ringmm/cuda/device.hpp"
+#include "ringmm/cuda/gemm_kernel.cuh"
+#include "ringmm/cuda/heuristics.hpp"
+#include "ringmm/cuda/launch.cuh"
+#include "ringmm/cuda/staging.cuh"
+#include "ringmm/cuda/support_kernels.cuh"
+#include "ringmm/cuda/vendor_blas.hpp"
+#include "ringmm/detail/input_check.hpp"
+#include "ringmm/detail/problem.hpp"
+
+namespace ringmm::cuda_detail {
+
+// ---- choose ---------------------------------------------------------------------------------
+
+// The configuration the caller named, else the heuristic's for this device.
+template <class S> ConfigId config_for(const Context& ctx, Border border, const Workload& w) {
+  if (!ctx.cuda_config.empty()) return find_config(ctx.cuda_config);
+  return choose_config(w, border, multiprocessor_count(), [](ConfigId id) { return resident_blocks<S>(id); });
+}
+
+// Split-K only where the caller left the kernels to the engine.
+template <class S> index_t split_k_parts(const Context& ctx, ConfigId id, const Workload& w) {
+  if (ctx.names_cuda_kernels()) return 1;
+  return k_parts(w, config_info(id), multiprocessor_count(), resident_blocks<S>(id));
+}
+
+// ---- check ----------------------------------------------------------------------------------
+
+// The input check (ringmm/detail/input_check.hpp). Host operands are scanned on the host,
+// device operands by scan_kernel; throws Error(value_out_of_range) before any write.
+template <class S> void check_values(const detail::Problem<S>& p, Residence device, cudaStream_t stream) {
+  using T = element_t<S>;
+  if constexpr (detail::scans_inputs<S>) {
+    detail::check_scalars<S>(p.alpha, p.beta);
+    const bool reads_c = !(p.beta == scalar_t<S>(S::zero()));
+    const bool on_device[3] = {device.a, device.b, device.c};
+    detail::CheckedOperand<S> ops[3] = {{"A", "", p.a, p.stride_a, p.batch},
+                                        {"B", "", p.b, p.stride_b, p.batch},
+                                        {"C", "", {p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs}, p.stride_c, p.batch, p.symmetric}};
+    const int operands = reads_c ? 3 : 2;
+    DeviceBuffer<detail::ValueScan> slots(3, stream);
+    const detail::ValueScan fresh[3] = {};
+    cuda_check(cudaMemcpyAsync(slots.get(), fresh, sizeof(fresh), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    bool any_device = false;
+    for (int o = 0; o < operands; ++o) {
+      const detail::CheckedOperand<S>& x = ops[o];
+      const index_t members = x.stride == 0 ? 1 : x.members, total = x.view.rows * x.view.cols * members;
+      if (total == 0) continue;
+      if (!on_device[o]) {
+        detail::scan_on_host(ops[o]);
+        continue;
+      }
+      any_device = true;
+      const int blocks = int(std::min<index_t>((total + 255) / 256, 4 * index_t(multiprocessor_count())));
+      scan_kernel<S><<<blocks, 256, 0, stream>>>(slots.get() + o, x.view.p, x.view.rows, x.view.cols, x.view.rs,
+                                                 x.view.cs, x.stride, members, x.lower_only);
+      check_launch("scan_kernel");
+    }
+    if (any_device) {
+      detail::ValueScan dev[3];
+      cuda_check(cudaMemcpyAsync(dev, slots.get(), sizeof(dev), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+      cuda_check(cudaStreamSynchronize(stream), "value scan (cudaStreamSynchronize)");
+      for (int o = 0; o < operands; ++o)
+        if (on_device[o]) ops[o].scan = dev[o];
+    }
+    // A refused value is fetched from wherever its operand lives, for the message.
+    auto read = [](const T* address) {
+      T value{};
+      cuda_check(cudaMemcpy(&value, address, sizeof(T), cudaMemcpyDefault), "cudaMemcpy");
+      return value;
+    };
+    detail::check_scans(ops, std::size_t(operands), p.alpha, p.beta, p.k(), read);
+  }
+}
+
+// ---- route ----------------------------------------------------------------------------------
+
+// cuBLAS takes plus-times f32/f64 unless the caller asked for ringmm's kernels (vendor_blas off,
+// or a configuration or border policy named). Returns false, having done nothing, where it does not.
+template <class S>
+bool run_on_vendor_blas(const Context& ctx, const detail::Problem<S>& p, const Staged<S>& s, cudaStream_t stream) {
+  using T = element_t<S>;
+  if constexpr (std::is_same_v<S, PlusTimes<T>> && std::is_floating_point_v<T>) {
+    if (!ctx.vendor_blas || ctx.names_cuda_kernels()) return false;
+    detail::Problem<S> d = s.on_device(p);
+    // Aᵀ·A: B is A's transpose; host operands were staged twice, so both name A's copy.
+    if (p.symmetric)
+      d.b = {s.a.view.p, s.a.view.cols, s.a.view.rows, s.a.view.cs, s.a.view.rs}, d.stride_b = s.a.stride;
+    return vendor_gemm(d, stream);
+  } else {
+    return false;
+  }
+}
+
+// ---- pad or predicate -----------------------------------------------------------------------
+
+template <class S> KernelArgs<S> kernel_args(const detail::Problem<S>& p) {
+  KernelArgs<S> args{};
+  args.alpha = p.alpha, args.beta = p.beta, args.symmetric = p.symmetric;
+  return args;
+}
+
+// Pad mode: A and B as tile-multiple buffers, A k-major (a_rs = 1) and B n-contiguous (b_cs = 1),
+// 16-byte aligned, filled with 0̄ past their extent; staged operands already in that form are used
+// as they are, the others are replaced by packed copies. C is written in place when M and N are
+// tile multiples or the fringe is split off; otherwise the kernel writes c_padded.
+template <class S>
+KernelArgs<S> pad_operands(Staged<S>& s, const detail::Problem<S>& p, const ConfigInfo& cfg, bool split,
+                           DeviceBuffer<element_t<S>>& c_padded, cudaStream_t stream) {
+  using T = element_t<S>;
+  const index_t m = p.m(), n = p.n(), k = p.k(), batch = p.batch;
+  // A symmetric product mirrors inside C's buffer, so its padded C stays square.
+  const index_t tile_m = p.symmetric ? std::max(cfg.bm, cfg.bn) : cfg.bm, tile_n = p.symmetric ? tile_m : cfg.bn;
+  const index_t mp = round_up(m, tile_m), np = round_up(n, tile_n), kp = round_up(k, cfg.bk);
+  auto aligned = [](const void* ptr, index_t ld, index_t stride) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % vec16<T> == 0 && stride % vec16<T> == 0;
+  };
+  auto members = [&](const DeviceOperand<const T>& x) { return (x.stride == 0 || batch == 1) ? 1 : batch; };
+  if (!(s.a.view.rs == 1 && m == mp && k == kp && (k == 0 || aligned(s.a.view.p, s.a.view.cs, s.a.stride)))) {
+    const index_t count = members(s.a);
+    DeviceOperand<const T> packed;
+    packed.storage = DeviceBuffer<T>(std::size_t(mp * kp * count), stream);
+    pack(packed.storage.get(), mp, mp, kp, mp * kp, s.a.view, s.a.stride, count, S::zero(), stream);
+    packed.view = {packed.storage.get(), mp, kp, 1, mp};
+    packed.stride = count == 1 ? 0 : mp * kp;
+    s.a = std::move(packed);
+  }
+  if (!(s.b.view.cs == 1 && n == np && k == kp && (k == 0 || aligned(s.b.view.p, s.b.view.rs, s.b.stride)))) {
+    const index_t count = members(s.b);
+    const detail::Strided<const T> bt{s.b.view.p, s.b.view.cols, s.b.view.rows, s.b.view.cs, s.b.view.rs};  // Bᵀ
+    DeviceOperand<const T> packed;
+    packed.storage = DeviceBuffer<T>(std::size_t(np * kp * count), stream);
+    pack(packed.storage.get(), np, np, kp, np * kp, bt, s.b.stride, count, S::zero(), stream);
+    packed.view = {packed.storage.get(), kp, np, np, 1};
+    packed.stride = count == 1 ? 0 : np * kp;
+    s.b = std::move(packed);
+  }
+  KernelArgs<S> args = kernel_args(p);
+  args.a = s.a.view.p, args.a_rs = 1, args.a_cs = s.a.view.cs, args.stride_a = s.a.stride;
+  args.b = s.b.view.p, args.b_rs = s.b.view.rs, args.b_cs = 1, args.stride_b = s.b.stride;
+  if ((m == mp && n == np) || split) {
+    args.c = s.c.view.p, args.c_rs = s.c.view.rs, args.c_cs = s.c.view.cs, args.stride_c = s.c.stride;
+  } else {
+    c_padded = DeviceBuffer<T>(std::size_t(mp * np * batch), stream);
+    if (!(p.beta == scalar_t<S>(S::zero()))) {
+      const detail::Strided<const T> ct{s.c.view.p, n, m, s.c.view.cs, s.c.view.rs};  // Cᵀ: rows of C become contiguous
+      pack(c_padded.get(), np, np, mp, mp * np, ct, s.c.stride, batch, S::zero(), stream);
+    }
+    args.c = c_padded.get(), args.c_rs = np, args.c_cs = 1, args.stride_c = mp * np;
+  }
+  args.m = mp, args.n = np, args.k = kp;
+  return args;
+}
+
+// Predicate mode: the kernel reads the strided views with bounds checks.
+template <class S> KernelArgs<S> predicated_operands(const Staged<S>& s, const detail::Problem<S>& p) {
+  const auto &a = s.a.view, &b = s.b.view;
+  const auto& c = s.c.view;
+  KernelArgs<S> args = kernel_args(p);
+  args.a = a.p, args.a_rs = a.rs, args.a_cs = a.cs, args.stride_a = s.a.stride;
+  args.b = b.p, args.b_rs = b.rs, args.b_cs = b.cs, args.stride_b = s.b.stride;
+  args.c = c.p, args.c_rs = c.rs, args.c_cs = c.cs, args.stride_c = s.c.stride;
+  args.m = p.m(), args.n = p.n(), args.k = p.k();
+  args.a_m_fast = a.rs == 1 && a.cs != 1;
+  args.b_n_fast = b.cs == 1 && b.rs != 1;
+  return args;
+}
+
+// The kernel route: pad or predicate, launch, and copy a padded C out.
+template <class S>
+void run_kernels(ConfigId id, Border border, Staged<S>& s, const detail::Problem<S>& p, cudaStream_t stream) {
+  const bool split = splits_fringe(config_info(id), border, workload_of(p));
+  DeviceBuffer<element_t<S>> c_padded;
+  const KernelArgs<S> args = border == Border::pad ? pad_operands<S>(s, p, config_info(id), split, c_padded, stream)
+                                                   : predicated_operands<S>(s, p);
+  launch_product<S>(id, border, split, args, p.m(), p.n(), p.batch, stream);
+  if (c_padded.get()) unpack(s.c, p.m(), p.n(), c_padded.get(), args.n, args.stride_c, p.batch, stream);
+}
+
+// ---- finish ---------------------------------------------------------------------------------
+
+// A host C comes back, and a call on host memory returns when done.
+template <class S> void finish(const detail::Problem<S>& p, const Staged<S>& s, Residence device, cudaStream_t stream) {
+  if (!device.c) download(p.c, p.stride_c, s.c.view, s.c.stride, p.batch, stream);
+  if (!device.all()) cuda_check(cudaStreamSynchronize(stream), "gemm (cudaStreamSynchronize)");
+}
+
+// ---- one call -------------------------------------------------------------------------------
+
+// nested: a part of a split-K call, on device views whose values the outer call checked.
+template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, bool nested = false) {
+  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  const Workload w = workload_of(p);
+  const Border border = choose_border(ctx.border, w);
+  const ConfigId id = config_for<S>(ctx, border, w);
+  const Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
+
+  if (!nested) check_values<S>(p, device, stream);
+  Staged<S> staged = stage<S>(p, device, stream);
+  if (!run_on_vendor_blas<S>(ctx, p, staged, stream)) {
+    if (const index_t parts = nested ? 1 : split_k_parts<S>(ctx, id, w); parts > 1)
+      run_split_k<S>(staged.on_device(p), parts, stream,
+                     [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, true); });
+    else
+      run_kernels<S>(id, border, staged, p, stream);
+  }
+  finish<S>(p, staged, device, stream);
+}
+
+}  // namespace ringmm::cuda_detail
+
+namespace ringmm::detail {
+template <class S> void cuda_run(const Context& ctx, const Problem<S>& p) {
+  static_assert(16 % sizeof(element_t<S>) == 0, "the CUDA kernels load 16-byte vectors of elements");
+  cuda_detail::cuda_run_impl<S>(ctx, p);
+}
+}  // namespace ringmm::detail
+
+// Instantiates the backend (and every configuration's kernels) for one semiring: the library's
+// generated units do this for each built-in pair (after ringmm/cuda/gemm.cuh declared them extern).
+#define RINGMM_CUDA_INSTANTIATE(S) \
+  template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&);

@@ -1,0 +1,112 @@
+// The engine's choices for one call, as pure host arithmetic over the configuration table: which
+// configuration, pad or predicate, whether the fringe is split off, into how many parts K is cut.
+// The machine enters as numbers (SM count, resident blocks per SM), so everything here is
+// includable without nvcc and testable without a GPU (tests/cuda/heuristics_test.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include "ringmm/context.hpp"
+#include "ringmm/cuda/configs.hpp"
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::cuda_detail {
+
+inline index_t round_up(index_t x, index_t m) { return (x + m - 1) / m * m; }
+inline index_t ceil_div(index_t x, index_t m) { return (x + m - 1) / m; }
+
+// What the heuristics know of a call.
+struct Workload {
+  index_t m = 0, n = 0, k = 0, batch = 1;
+  bool symmetric = false;  // Aᵀ·A: lower-triangle tiles only
+  std::size_t element_bytes = 4;
+  bool ffma = false;  // the update is one FFMA: rates from the table's rate_ffma column
+};
+
+template <class S> Workload workload_of(const detail::Problem<S>& p) {
+  return {p.m(), p.n(), p.k(), p.batch, p.symmetric, sizeof(element_t<S>), std::is_same_v<S, PlusTimes<float>>};
+}
+
+// Pad mode splits off the ragged last block row and column when M, N are at least one tile: the
+// interior runs branch-free on whole tiles and the fringe runs, concurrently on a second stream,
+// as a predicated product of fringe_config() on the same packed operands. Rounding 4097 up to 33
+// tiles of 128 would otherwise add a whole wave of blocks.
+inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& w) {
+  return border == Border::pad && !w.symmetric && w.m >= cfg.bm && w.n >= cfg.bn &&
+         (w.m % cfg.bm != 0 || w.n % cfg.bn != 0);
+}
+
+// automatic: pad when the padded copies cost under a tenth of the product. Padding lets the kernel
+// use 16-byte loads with no bounds checks (predicate mode is 20–30 % slower on large products);
+// the copies read and write A and B once (C too when it cannot be written in place: Aᵀ·A, or M or
+// N below a tile) at about 3 TB/s, plus ~2 µs for each of the two pack launches. The product is
+// priced at 15 × 10¹² updates/s, about the fastest 4-byte semiring. The ratio depends on M and N,
+// not on K: on the H100 8192×8192×32 pads at 9.4 × 10¹² f32 max-plus updates/s against 4.6
+// predicated, while 1000³ predicates at 6.7 against 5.5 and 131072×16×16 predicates
+// (docs/perf/cuda-engine.md).
+inline Border choose_border(BorderPolicy policy, const Workload& w) {
+  switch (policy) {
+    case BorderPolicy::pad: return Border::pad;
+    case BorderPolicy::predicate: return Border::predicate;
+    case BorderPolicy::automatic: break;
+  }
+  constexpr double copy_bytes_per_s = 3e12, pack_launch_s = 2e-6, updates_per_s = 15e12;
+  const double m = double(w.m), n = double(w.n), k = double(w.k), batch = double(w.batch);
+  const bool c_copied = w.symmetric || w.m < 64 || w.n < 64;
+  const double copy_bytes = 2.0 * double(w.element_bytes) * batch * (m * k + k * n + (c_copied ? m * n : 0.0));
+  const double copy_s = copy_bytes / copy_bytes_per_s + 2 * pack_launch_s;
+  const double product_s = m * n * k * batch / updates_per_s;
+  return copy_s < 0.1 * product_s ? Border::pad : Border::predicate;
+}
+
+// The configuration when Context::cuda_config is empty: the candidates are the table's use_pick
+// configurations (use_pick_wide for elements of 8 bytes or more), each scored by the time a wave
+// model predicts,
+//     ceil(blocks / slots) · slots · BM·BN / rate,
+// slots = resident blocks per SM × SMs, rate = the table's throughput relative to the 128×128
+// tile. A partial last wave costs a whole wave, so small products move to the smaller tile, whose
+// waves are finer; blocks count whole tiles only when the fringe is split off (splits_fringe).
+// resident_blocks(ConfigId) gives the occupancy of a candidate's pad-mode kernel; it is not asked
+// when there is a single candidate.
+template <class ResidentBlocks>
+ConfigId choose_config(const Workload& w, Border border, int sms, ResidentBlocks&& resident_blocks) {
+  const ConfigUse use = w.element_bytes >= 8 ? use_pick_wide : use_pick;
+  int candidates = 0;
+  ConfigId best{};
+  for (int i = 0; i < config_count; ++i)
+    if (config_table[i].has(use)) ++candidates, best = ConfigId(i);
+  if (candidates == 1) return best;
+  double best_cost = 0;
+  for (int i = 0; i < config_count; ++i) {
+    const ConfigInfo& cfg = config_table[i];
+    if (!cfg.has(use)) continue;
+    const bool split = splits_fringe(cfg, border, w);  // then only whole tiles count
+    const double tiles_m = double(split ? w.m / cfg.bm : ceil_div(w.m, cfg.bm));
+    const double tiles_n = double(split ? w.n / cfg.bn : ceil_div(w.n, cfg.bn));
+    const double blocks = (w.symmetric ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n) * double(w.batch);
+    const double slots = double(sms) * std::max(1, int(resident_blocks(ConfigId(i))));
+    const double rate = w.ffma ? cfg.rate_ffma : cfg.rate;
+    const double cost = std::ceil(blocks / slots) * slots * cfg.bm * cfg.bn / rate;
+    if (best_cost == 0 || cost < best_cost) best = ConfigId(i), best_cost = cost;
+  }
+  return best;
+}
+
+// Split-K, for products whose output tiles fill under half a wave while K is long (one block
+// would walk all of K while the other SMs idle): K is cut into parts of at least min_part_k, as
+// many as fill the machine's resident-block slots once. One part means no split. Batches and Aᵀ·A
+// are not split.
+constexpr index_t min_part_k = 256;
+inline index_t k_parts(const Workload& w, const ConfigInfo& cfg, int sms, int resident_blocks) {
+  if (w.batch != 1 || w.symmetric) return 1;
+  const index_t tiles = ceil_div(w.m, cfg.bm) * ceil_div(w.n, cfg.bn);
+  const index_t slots = index_t(sms) * std::max(1, resident_blocks);
+  if (tiles == 0 || 2 * tiles > slots) return 1;
+  return std::max<index_t>(1, std::min(slots / tiles, w.k / min_part_k));
+}
+
+}  // namespace ringmm::cuda_detail

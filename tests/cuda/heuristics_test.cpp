@@ -1,0 +1,195 @@
+// The CUDA engine's heuristics (ringmm/cuda/heuristics.hpp) and configuration table, as host
+// arithmetic: no GPU, no CUDA runtime. The machine is the H100's 132 SMs with the occupancy its
+// pad-mode kernels reach for 4-byte elements (2 blocks of 128×128 per SM, 3 of 64×64).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "ringmm/cuda/heuristics.hpp"
+
+namespace {
+
+using namespace ringmm;
+using namespace ringmm::cuda_detail;
+
+constexpr int sms = 132;
+
+// The heuristic's candidate with a square block tile of this side.
+ConfigId candidate(int tile) {
+  for (int i = 0; i < config_count; ++i)
+    if (config_table[i].has(use_pick) && config_table[i].bm == tile && config_table[i].bn == tile) return ConfigId(i);
+  ADD_FAILURE() << "no candidate with a " << tile << "x" << tile << " tile";
+  return ConfigId{};
+}
+
+int h100_resident(ConfigId id) { return config_info(id).bm == 128 ? 2 : 3; }
+
+Workload shape(index_t m, index_t n, index_t k, index_t batch = 1, std::size_t bytes = 4) {
+  Workload w;
+  w.m = m, w.n = n, w.k = k, w.batch = batch, w.element_bytes = bytes;
+  return w;
+}
+
+ConfigId choose(const Workload& w, Border border) { return choose_config(w, border, sms, h100_resident); }
+
+std::string name_of(ConfigId id) { return std::string(config_info(id).name); }
+
+// ---- the table -----------------------------------------------------------------------------
+
+TEST(ConfigTable, NamesAreUnique) {
+  std::set<std::string> names;
+  for (const ConfigInfo& c : config_table) EXPECT_TRUE(names.insert(std::string(c.name)).second) << c.name;
+}
+
+TEST(ConfigTable, HeuristicCandidatesCarryRates) {
+  int pick = 0, wide = 0, fringe = 0;
+  for (const ConfigInfo& c : config_table) {
+    pick += c.has(use_pick), wide += c.has(use_pick_wide), fringe += c.has(use_fringe);
+    if (c.has(use_pick)) {
+      EXPECT_GT(c.rate, 0.0) << c.name;
+      EXPECT_GT(c.rate_ffma, 0.0) << c.name;
+    }
+  }
+  EXPECT_EQ(pick, 2);
+  EXPECT_EQ(wide, 1);  // 8-byte elements have one configuration, so no occupancy query
+  EXPECT_EQ(fringe, 1);
+  EXPECT_EQ(name_of(fringe_config()), name_of(candidate(64)));
+}
+
+TEST(ConfigTable, ShapesNest) {
+  for (const ConfigInfo& c : config_table) {
+    EXPECT_EQ(c.bm % c.tm, 0) << c.name;
+    EXPECT_EQ(c.bn % c.tn, 0) << c.name;
+    EXPECT_EQ(c.tm % c.sub_m, 0) << c.name;
+    EXPECT_EQ(c.tn % c.sub_n, 0) << c.name;
+    EXPECT_EQ(c.bm % 64, 0) << c.name;  // 16-byte vectors of any element type
+    EXPECT_EQ(c.bn % 64, 0) << c.name;
+  }
+}
+
+// ---- border ---------------------------------------------------------------------------------
+
+TEST(ChooseBorder, NamedPolicyIsKept) {
+  EXPECT_EQ(choose_border(BorderPolicy::pad, shape(3, 3, 3)), Border::pad);
+  EXPECT_EQ(choose_border(BorderPolicy::predicate, shape(8192, 8192, 8192)), Border::predicate);
+}
+
+// The measured cases of docs/perf/cuda-engine.md: large and wide-but-shallow products pad,
+// mid-size and skinny ones predicate.
+TEST(ChooseBorder, AutomaticPadsWhenCopiesAreCheap) {
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(4096, 4096, 4096)), Border::pad);
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(2000, 2000, 2000)), Border::pad);
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(8192, 8192, 32)), Border::pad);
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(1000, 1000, 1000)), Border::predicate);
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(131072, 16, 16)), Border::predicate);
+}
+
+TEST(ChooseBorder, CopiesScaleWithElementSizeAndCopiedC) {
+  // 1500³: pad for 4-byte elements, predicate for 8-byte ones (twice the bytes to copy).
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(1500, 1500, 1500)), Border::pad);
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(1500, 1500, 1500, 1, 8)), Border::predicate);
+  // K = 250 against M = N = 4096: C is written in place, but Aᵀ·A copies it too.
+  Workload w = shape(4096, 4096, 250);
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, w), Border::pad);
+  w.symmetric = true;
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, w), Border::predicate);
+}
+
+// ---- fringe split ---------------------------------------------------------------------------
+
+TEST(SplitsFringe, OnlyPadModeWithARaggedEdgeAndAWholeTile) {
+  const ConfigInfo& big = config_info(candidate(128));
+  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(4097, 4097, 4097)));
+  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(4096, 130, 7)));
+  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(4096, 4096, 4097)));  // K does not matter
+  EXPECT_FALSE(splits_fringe(big, Border::predicate, shape(4097, 4097, 4097)));
+  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(127, 4097, 64)));  // no whole tile of rows
+  Workload syrk = shape(4097, 4097, 64);
+  syrk.symmetric = true;
+  EXPECT_FALSE(splits_fringe(big, Border::pad, syrk));
+}
+
+// ---- configuration --------------------------------------------------------------------------
+
+TEST(ChooseConfig, LargeTileWhenWavesAreFull) {
+  // 4096³: 1024 blocks of 128² on 264 slots (3.9 → 4 waves) against 4096 of 64² on 396 (10.3 → 11).
+  EXPECT_EQ(choose(shape(4096, 4096, 4096), Border::pad), candidate(128));
+  // 4097³ padded: the fringe is split off, so only the 32 × 32 whole tiles count.
+  EXPECT_EQ(choose(shape(4097, 4097, 4097), Border::pad), candidate(128));
+}
+
+TEST(ChooseConfig, SmallTileWhenTheLastWaveIsMostlyEmpty) {
+  // 4097³ predicated: 33² = 1089 blocks is 4.1 → 5 waves of 128², 65² = 4225 is 10.7 → 11 of 64².
+  EXPECT_EQ(choose(shape(4097, 4097, 4097), Border::predicate), candidate(64));
+  EXPECT_EQ(choose(shape(1000, 1000, 1000), Border::predicate), candidate(64));
+}
+
+TEST(ChooseConfig, FfmaRateKeepsPlusTimesF32OnTheLargeTile) {
+  Workload w = shape(4097, 4097, 4097);
+  w.ffma = true;  // the 64×64 tile runs plus-times f32 at 0.72 of the 128×128 one
+  EXPECT_EQ(choose(w, Border::predicate), candidate(128));
+}
+
+TEST(ChooseConfig, BatchAndTriangleCountBlocks) {
+  // 256² is 4 blocks of 128² or 16 of 64²: one wave either way, the smaller tile wins...
+  EXPECT_EQ(choose(shape(256, 256, 64), Border::pad), candidate(64));
+  // ...until the batch fills 264 slots exactly (66 × 4) while 64² needs 66 × 16 / 396 = 2.7 → 3 waves.
+  EXPECT_EQ(choose(shape(256, 256, 64, 66), Border::pad), candidate(128));
+  // Aᵀ·A launches only the 528 lower-triangle tiles of 4096² (2 waves of 128²).
+  Workload syrk = shape(4096, 4096, 64);
+  syrk.symmetric = true;
+  EXPECT_EQ(choose(syrk, Border::pad), candidate(128));
+}
+
+TEST(ChooseConfig, WideElementsHaveOneCandidateAndNoOccupancyQuery) {
+  int queries = 0;
+  const ConfigId id = choose_config(shape(4096, 4096, 4096, 1, 8), Border::pad, sms, [&](ConfigId c) {
+    ++queries;
+    return h100_resident(c);
+  });
+  EXPECT_TRUE(config_info(id).has(use_pick_wide));
+  EXPECT_EQ(queries, 0);
+}
+
+TEST(WorkloadOf, ReadsTheSemiring) {
+  detail::Problem<PlusTimes<float>> f32{};
+  f32.c.rows = 5, f32.c.cols = 6, f32.a.cols = 7;
+  const Workload w = workload_of(f32);
+  EXPECT_EQ(w.m, 5);
+  EXPECT_EQ(w.n, 6);
+  EXPECT_EQ(w.k, 7);
+  EXPECT_TRUE(w.ffma);
+  EXPECT_EQ(workload_of(detail::Problem<MaxPlus<double>>{}).element_bytes, 8u);
+  EXPECT_FALSE(workload_of(detail::Problem<PlusTimes<std::int32_t>>{}).ffma);
+}
+
+// ---- split-K --------------------------------------------------------------------------------
+
+TEST(KParts, FillTheSlotsWithPartsOfAtLeast256) {
+  const ConfigInfo& small = config_info(candidate(64));
+  EXPECT_EQ(k_parts(shape(16, 16, 131072), small, sms, 3), 396);  // one tile, 396 slots
+  EXPECT_EQ(k_parts(shape(7, 5, 1000), small, sms, 3), 3);        // 1000 / 256
+  EXPECT_EQ(k_parts(shape(200, 190, 2000), small, sms, 3), 7);    // 12 tiles: min(396 / 12, 7)
+  EXPECT_EQ(k_parts(shape(16, 16, 255), small, sms, 3), 1);
+}
+
+TEST(KParts, NoSplitPastHalfAWaveOrForBatchesAndTriangles) {
+  const ConfigInfo& small = config_info(candidate(64));
+  EXPECT_EQ(k_parts(shape(1000, 1000, 100000), small, sms, 3), 1);  // 256 tiles > 396 / 2
+  EXPECT_EQ(k_parts(shape(16, 16, 131072, 2), small, sms, 3), 1);
+  Workload syrk = shape(16, 16, 131072);
+  syrk.symmetric = true;
+  EXPECT_EQ(k_parts(syrk, small, sms, 3), 1);
+  EXPECT_EQ(k_parts(shape(16, 16, 131072), small, sms, 0), 132);  // occupancy unknown: one per SM
+}
+
+TEST(Rounding, UpToMultiples) {
+  EXPECT_EQ(round_up(4097, 128), 4224);
+  EXPECT_EQ(round_up(4096, 128), 4096);
+  EXPECT_EQ(round_up(0, 64), 0);
+  EXPECT_EQ(ceil_div(65, 64), 2);
+}
+
+}  // namespace

@@ -12,7 +12,8 @@
 #   bench     the CUDA targets: scripts/gpu/bench_targets.sh, then bench/targets.py
 #   compare   builds OLD_SRC (a `git archive` .tar.gz of an earlier commit) and times it and this
 #             tree's binary back to back on the targets' shapes; bench/compare_runs.py checks them
-#             against each other and against RECORDED (default: run f of bench/results)
+#             against each other and against RECORDED (default: run f of bench/results);
+#             COMPARE_CASES (lines of name:bench arguments) picks other cases
 #   ladder    ringmm microbench and ringmm bench --ladder
 #   sweep     every configuration × border (rebuilds with RINGMM_CUDA_ALL_CONFIGS=ON)
 #   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
@@ -105,11 +106,13 @@ for step in $steps; do
       start=$SECONDS
       configure_and_build /tmp/ringmm-old /tmp/ringmm-old/build -DRINGMM_BUILD_TESTS=OFF -DRINGMM_ENABLE_MPI=OFF
       note "old build rc=$? in $((SECONDS - start)) s"
-      # The targets' shapes, each timed with the old binary and then the new one.
+      # The targets' shapes, each timed with the old binary and then the new one; COMPARE_CASES
+      # (lines of name:bench arguments) replaces them.
       cases=("all-4096-4097:--semiring all --type all --shapes 4096,4097"
              "targets-8192:--semiring max-plus,min-plus,plus-times --type f32,i32,i16x2,f64 --shapes 8192"
              "batched:--product batched --batch 20 --shapes 1024 --semiring max-plus,plus-times --type f32,i32"
              "syrk:--product syrk --shapes 4096,8192 --semiring max-plus,plus-times --type f32,f64")
+      [ -n "${COMPARE_CASES:-}" ] && mapfile -t cases <<< "$COMPARE_CASES"
       mkdir -p "$res/compare"
       for c in "${cases[@]}"; do
         name=${c%%:*}

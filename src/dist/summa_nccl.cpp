@@ -4,6 +4,8 @@
 // stream while step s multiplies; events order the two streams.
 //
 // Tested on the H100 (1×1) and on two H200s (1×2, 2×1): docs/distributed.md, "GPU runs".
+#include <algorithm>
+#include <cstring>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -86,15 +88,24 @@ Grid::DeviceState& device_state(const Grid& grid) {
     int node_rank = 0, node_size = 0;
     MPI_Comm_rank(node, &node_rank);
     MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
     int devices = 0;
     check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
     // A launcher that gives each rank one visible GPU (per-task CUDA_VISIBLE_DEVICES) leaves device 0.
-    if (devices != 1 && node_size > devices)
+    state->device = devices == 1 ? 0 : node_rank;
+    // NCCL refuses two ranks on one GPU ("invalid usage"): compare the devices' UUIDs first, so
+    // that a node with fewer GPUs than ranks gets an error that says so.
+    cudaDeviceProp prop{};
+    if (state->device < devices) check_cuda(cudaGetDeviceProperties(&prop, state->device), "cudaGetDeviceProperties");
+    std::vector<cudaUUID_t> uuids(static_cast<std::size_t>(node_size));
+    MPI_Allgather(&prop.uuid, sizeof(cudaUUID_t), MPI_BYTE, uuids.data(), sizeof(cudaUUID_t), MPI_BYTE, node);
+    MPI_Comm_free(&node);
+    const bool shared = std::any_of(uuids.begin(), uuids.end(), [&](const cudaUUID_t& u) {
+      return &u != &uuids[std::size_t(node_rank)] && std::memcmp(&u, &prop.uuid, sizeof u) == 0;
+    });
+    if (node_size > devices && devices != 1 || shared)
       throw Error(Errc::invalid_argument, "ranks",
                   std::to_string(node_size) + " ranks share a node with " + std::to_string(devices) +
-                      " GPUs; the device path runs one rank per GPU");
-    state->device = devices == 1 ? 0 : node_rank;
+                      " GPU(s) they can tell apart; the device path runs one rank per GPU");
     check_cuda(cudaSetDevice(state->device), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&state->comm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
     check_cuda(cudaStreamCreateWithFlags(&state->compute_stream, cudaStreamNonBlocking), "cudaStreamCreate");

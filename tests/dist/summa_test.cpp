@@ -127,7 +127,13 @@ TYPED_TEST(SummaDevice, MatchesTheSingleProcessProductOnGpus) {
       for (const Case& cs : cases) {
         SCOPED_TRACE(grid_name(grid) + " " + std::string(dist::to_string(variant)) + " " + std::to_string(cs.m) + "x" +
                      std::to_string(cs.n) + "x" + std::to_string(cs.k) + " nb " + std::to_string(cs.nb));
-        check_case<TypeParam>(grid, cs, seed % 2 == 0, seed, options);
+        try {
+          check_case<TypeParam>(grid, cs, seed % 2 == 0, seed, options);
+        } catch (const Error& e) {
+          // Every rank gets the same refusal (throw_if_any), so every rank skips.
+          if (e.code() == Errc::invalid_argument && e.subject() == "ranks") GTEST_SKIP() << e.what();
+          throw;
+        }
         ++seed;
       }
       SCOPED_TRACE(grid_name(grid) + " " + std::string(dist::to_string(variant)) + " 520x300x600 nb 256");

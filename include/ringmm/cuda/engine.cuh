@@ -67,8 +67,10 @@ template <class S> void check_values(const detail::Problem<S>& p, Residence devi
                                         {"C", "", {p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs}, p.stride_c, p.batch, p.symmetric}};
     const int operands = reads_c ? 3 : 2;
     DeviceBuffer<detail::ValueScan> slots(3, stream);
-    const detail::ValueScan fresh[3] = {};
-    cuda_check(cudaMemcpyAsync(slots.get(), fresh, sizeof(fresh), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    // Fresh scans (first_bad = none, all ones; max_magnitude = 0) without a pageable copy.
+    cuda_check(cudaMemsetAsync(slots.get(), 0, 3 * sizeof(detail::ValueScan), stream), "cudaMemsetAsync");
+    for (int o = 0; o < 3; ++o)
+      cuda_check(cudaMemsetAsync(&slots.get()[o].first_bad, 0xff, sizeof(unsigned long long), stream), "cudaMemsetAsync");
     bool any_device = false;
     for (int o = 0; o < operands; ++o) {
       const detail::CheckedOperand<S>& x = ops[o];
@@ -79,7 +81,8 @@ template <class S> void check_values(const detail::Problem<S>& p, Residence devi
         continue;
       }
       any_device = true;
-      const int blocks = int(std::min<index_t>((total + 255) / 256, 4 * index_t(multiprocessor_count())));
+      // Enough blocks to fill the machine (8 of 256 threads per SM, two waves) with loads in flight.
+      const int blocks = int(std::min<index_t>((total + 255) / 256, 16 * index_t(multiprocessor_count())));
       scan_kernel<S><<<blocks, 256, 0, stream>>>(slots.get() + o, x.view.p, x.view.rows, x.view.cols, x.view.rs,
                                                  x.view.cs, x.stride, members, x.lower_only);
       check_launch("scan_kernel");

@@ -1,5 +1,6 @@
 // ringmm demo: the project's showcase. Multiplies random example matrices over every built-in
 // semiring, checks each product against the CPU reference and reports throughput.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -78,8 +79,9 @@ int demo_command(const Args& args) {
   ctx.backend = backend;
   const bool gpu = backend == Backend::cuda;
   const index_t size = opt.integer_or("size", gpu ? 2048 : 640, 1, 1 << 16);
-  // Rectangular and not tile multiples, so border handling is part of every product.
-  const index_t m = size, n = size * 3 / 4 + 1, k = size * 7 / 8 + 3;
+  // Rectangular and not tile multiples, so border handling is part of every product. --size is
+  // the largest dimension: k = 7/8·size + 3 would exceed it below 24, so it is capped.
+  const index_t m = size, n = size * 3 / 4 + 1, k = std::min(size, size * 7 / 8 + 3);
 
   std::cout << "ringmm demo: C = A (x) B over every semiring, A " << m << "x" << k << ", B " << k << "x" << n
             << ", random data\n"

@@ -1,4 +1,6 @@
 // ringmm multiply: C = alpha ⊗ (op(A) ⊗ op(B)) ⊕ beta ⊗ C0 over a semiring, on .npy files.
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <optional>
@@ -43,22 +45,45 @@ template <class T> MatrixView<T> dense_view(T* data, index_t rows, index_t cols)
   throw Error(e.code(), subject, message);
 }
 
+// "37x29 (A.npy, transposed)": op(X)'s shape and where it came from.
+std::string op_text(index_t rows, index_t cols, const std::string& path, bool transposed) {
+  return dims(rows, cols) + " (" + path + (transposed ? ", transposed)" : ")");
+}
+
+// C (and, with --check, the reference product beside it) is held in memory: refuse a product
+// that cannot fit before allocating, naming its size, rather than failing inside new or wrapping
+// m·n round to a small count. Returns C's element count.
+std::size_t room_for_c(const MultiplyRequest& req, index_t m, index_t n, DType type) {
+  const int copies = req.check ? 2 : 1;
+  const std::optional<index_t> bytes = detail::checked_mul(m, n, dtype_size(type), copies);
+  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  if (bytes && (memory <= 0 || double(*bytes) <= memory)) return std::size_t(m) * std::size_t(n);
+  throw Error(Errc::out_of_memory, req.out_path,
+              "C would be " + dims(m, n) + " " + std::string(to_string(type)) + " = " +
+                  detail::bytes_text(double(m) * double(n) * double(dtype_size(type))) +
+                  (req.check ? " (twice that with --check)" : "") + ", more than this machine's " +
+                  detail::bytes_text(memory) + " of memory");
+}
+
 template <class S>
 int run_multiply(const MultiplyRequest& req, npy::Matrix& a, npy::Matrix& b, std::optional<npy::Matrix>& c0) {
   using T = typename S::value_type;
   const Op op_a = req.trans_a ? Op::T : Op::N, op_b = req.trans_b ? Op::T : Op::N;
   const index_t m = req.trans_a ? a.cols : a.rows, k = req.trans_a ? a.rows : a.cols;
   const index_t kb = req.trans_b ? b.cols : b.rows, n = req.trans_b ? b.rows : b.cols;
+  // Both shapes can read alike (37x29 and 37x29), so name the two numbers that differ.
   if (k != kb)
     throw Error(Errc::dimension_mismatch, req.b_path,
-                "op(B) is " + dims(kb, n) + " but op(A) from " + req.a_path + " is " + dims(m, k) +
-                    " (inner dimensions differ" + (req.trans_a || req.trans_b ? "" : "; --transa/--transb transpose") + ")");
+                "op(A) is " + op_text(m, k, req.a_path, req.trans_a) + " but op(B) is " +
+                    op_text(kb, n, req.b_path, req.trans_b) + ": inner dimensions " + std::to_string(k) + " and " +
+                    std::to_string(kb) + " differ" + (req.trans_a || req.trans_b ? "" : " (--transa/--transb transpose)"));
   if (c0 && (c0->rows != m || c0->cols != n))
     throw Error(Errc::dimension_mismatch, *req.c_path, "C0 is " + dims(c0->rows, c0->cols) + " but the product is " + dims(m, n));
+  const std::size_t c_count = room_for_c(req, m, n, dtype_of<T>::value);
 
   const T alpha = req.alpha ? scalar_from_double<S>(*req.alpha, "--alpha") : S::one();
   const T beta = req.beta ? scalar_from_double<S>(*req.beta, "--beta") : (c0 ? S::one() : S::zero());
-  std::vector<T> c(std::size_t(m * n));
+  std::vector<T> c(c_count);
   if (c0) std::copy_n(c0->view<T>().data, c.size(), c.begin());
   const MatrixView<const T> a_view = dense_view<T>(a.view<T>().data, a.rows, a.cols);
   const MatrixView<const T> b_view = dense_view<T>(b.view<T>().data, b.rows, b.cols);
@@ -79,11 +104,11 @@ int run_multiply(const MultiplyRequest& req, npy::Matrix& a, npy::Matrix& b, std
             << "time      " << fixed(seconds * 1e3, 3) << " ms"
             << (backend == Backend::cuda ? " (one call on host matrices: host<->device copies included)" : "") << "\n"
             << "rate      "
-            << (m * n * k > 0 ? scientific(double(m) * double(n) * double(k) * lanes(dtype_of<T>::value) / seconds) + " updates/s" : "-")
+            << (m > 0 && n > 0 && k > 0 ? scientific(double(m) * double(n) * double(k) * lanes(dtype_of<T>::value) / seconds) + " updates/s" : "-")
             << "\n";
 
   if (req.check) {
-    std::vector<T> expected(std::size_t(m * n));
+    std::vector<T> expected(c_count);
     if (c0) std::copy_n(c0->view<T>().data, expected.size(), expected.begin());
     const auto p = detail::make_problem<S>(op_a, a_view, op_b, b_view, dense_view(expected.data(), m, n), alpha, beta);
     parallel_reference<S>(p);

@@ -65,11 +65,13 @@ Problem<S> make_problem(Op op_a, const MatrixView<const element_t<S>>& a, Op op_
   if (p.b.cols != c.cols)
     throw Error(Errc::dimension_mismatch, "B", "op(B) has " + std::to_string(p.b.cols) + " columns but C has " +
                                                    std::to_string(c.cols));
+  // Both shapes can read alike (a 37x29 op(A) against a 37x29 op(B)): say which numbers differ.
   if (p.a.cols != p.b.rows)
-    throw Error(Errc::dimension_mismatch, "B", "op(A) is " + std::to_string(p.a.rows) + "x" +
-                                                   std::to_string(p.a.cols) + " but op(B) is " +
-                                                   std::to_string(p.b.rows) + "x" + std::to_string(p.b.cols) +
-                                                   " (inner dimensions differ)");
+    throw Error(Errc::dimension_mismatch, "B",
+                "op(A) is " + std::to_string(p.a.rows) + "x" + std::to_string(p.a.cols) +
+                    (op_a == Op::T ? " (A transposed)" : "") + " but op(B) is " + std::to_string(p.b.rows) + "x" +
+                    std::to_string(p.b.cols) + (op_b == Op::T ? " (B transposed)" : "") + ": inner dimensions " +
+                    std::to_string(p.a.cols) + " and " + std::to_string(p.b.rows) + " differ");
   return p;
 }
 

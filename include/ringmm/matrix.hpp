@@ -2,11 +2,28 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "ringmm/types.hpp"
 
 namespace ringmm {
+
+namespace detail {
+// The product of sizes, strides and element sizes, or nullopt when a factor is negative or the
+// product does not fit in index_t. Every element or byte count formed from a shape, a file header
+// or an API argument goes through this, so an absurd shape is refused instead of wrapping round
+// to a small one. (Plain arithmetic rather than compiler builtins: nvcc also reads this header.)
+template <class... I> constexpr std::optional<index_t> checked_mul(I... factors) {
+  index_t product = 1;
+  for (const index_t f : {index_t(factors)...}) {
+    if (f < 0 || (f != 0 && product > std::numeric_limits<index_t>::max() / f)) return std::nullopt;
+    product *= f;
+  }
+  return product;
+}
+}  // namespace detail
 
 template <class T> struct MatrixView {
   T* data = nullptr;
@@ -19,11 +36,17 @@ template <class T> struct MatrixView {
   RINGMM_HD index_t col_stride() const { return layout == Layout::row_major ? 1 : ld; }
   RINGMM_HD T& operator()(index_t i, index_t j) const { return data[i * row_stride() + j * col_stride()]; }
   bool empty() const { return rows == 0 || cols == 0; }
-  // Elements from the first to one past the last addressed element (0 when empty).
-  index_t extent() const {
+  // Elements from the first to one past the last addressed element (0 when empty), or nullopt
+  // when that count overflows index_t.
+  std::optional<index_t> checked_extent() const {
     if (empty()) return 0;
-    return (rows - 1) * row_stride() + (cols - 1) * col_stride() + 1;
+    const auto last_row = detail::checked_mul(rows - 1, row_stride());
+    const auto last_col = detail::checked_mul(cols - 1, col_stride());
+    if (!last_row || !last_col || *last_row > std::numeric_limits<index_t>::max() - 1 - *last_col) return std::nullopt;
+    return *last_row + *last_col + 1;
   }
+  // The same, saturated at index_t's maximum so it never wraps; validate_view refuses such views.
+  index_t extent() const { return checked_extent().value_or(std::numeric_limits<index_t>::max()); }
   operator MatrixView<const T>() const
     requires(!std::is_const_v<T>)
   {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,14 @@ struct Matrix {
 
 // Throws ringmm::Error naming `path`: io_error when the file cannot be read, format_error for a bad
 // magic string, header, dtype, rank, or a file shorter than its header says.
+// Nothing is allocated on the header's word alone: the claim is checked against the file's size,
+// or, for a pipe, memory grows only as the data arrives.
 Matrix read(const std::string& path);
+// The same from a stream (a pipe, an in-memory buffer) that holds exactly one array, read to its
+// end; `name` is the subject of errors, and memory grows only as the data arrives.
+Matrix read(std::istream& in, const std::string& name);
 
-// Writes a row-major rows×cols matrix. The file appears complete or not at all (written to a
+// Writes a row-major rows×cols matrix; a shape whose byte size overflows is invalid_argument. The file appears complete or not at all (written to a
 // temporary name, then renamed), so a failed write never leaves a partial file.
 void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data);
 

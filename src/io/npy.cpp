@@ -9,6 +9,8 @@
 //    arrays concatenated, the wrong shape in the header).
 //  * Only the dtypes ringmm computes with are accepted, little-endian only; '|b1' becomes u8 0/1.
 //  * The header must have exactly the three keys, as numpy requires.
+//  * Nothing is allocated on the header's word alone: a regular file's size is checked against
+//    the claim first, and from a pipe or stream the buffer grows only as bytes arrive.
 #include "ringmm/npy.hpp"
 
 #include <fcntl.h>
@@ -19,13 +21,16 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <istream>
 #include <limits>
 #include <new>
 #include <optional>
 #include <string_view>
 #include <variant>
 
+#include "ringmm/detail/validate.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm::npy {
@@ -60,22 +65,99 @@ class Fd {
   int fd_;
 };
 
-// Reads up to `size` bytes; returns how many were read (fewer only at end of file).
-std::size_t read_fully(int fd, void* buffer, std::size_t size, const std::string& path) {
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::read(fd, static_cast<char*>(buffer) + done, size - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      io_error(path, "read failed", errno);
+// Where read() takes its bytes from. `known_size` is the total length when it is known (regular
+// files): the header's claims are checked against it before anything is allocated.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Reads up to `size` bytes; returns how many were read (fewer only at the end of the data).
+  virtual std::size_t read(void* buffer, std::size_t size) = 0;
+  std::optional<std::uint64_t> known_size;
+};
+
+class FdSource final : public Source {
+ public:
+  FdSource(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  std::size_t read(void* buffer, std::size_t size) override {
+    std::size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::read(fd_, static_cast<char*>(buffer) + done, size - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        io_error(path_, "read failed", errno);
+      }
+      if (n == 0) break;
+      done += std::size_t(n);
     }
-    if (n == 0) break;
-    done += std::size_t(n);
+    return done;
   }
-  return done;
+
+ private:
+  int fd_;
+  const std::string& path_;
+};
+
+class StreamSource final : public Source {
+ public:
+  StreamSource(std::istream& in, const std::string& name) : in_(in), name_(name) {}
+  std::size_t read(void* buffer, std::size_t size) override {
+    in_.read(static_cast<char*>(buffer), std::streamsize(size));
+    if (in_.bad()) io_error(name_, "read failed", 0);
+    return std::size_t(in_.gcount());
+  }
+
+ private:
+  std::istream& in_;
+  const std::string& name_;
+};
+
+// Reads exactly `size` bytes into `out`; false (with `out` holding what came) when the data ends
+// first. When the total size is unknown the buffer grows as bytes arrive, each step at most
+// doubling it, so a header that claims more than the stream holds costs memory in proportion to
+// what the stream holds, not to the claim.
+bool read_exactly(Source& in, std::uint64_t size, std::vector<std::byte>& out, const std::string& name) {
+  constexpr std::uint64_t min_step = std::uint64_t(1) << 16;
+  out.clear();
+  std::uint64_t done = 0;
+  while (done < size) {
+    const std::uint64_t step = in.known_size ? size - done : std::min(size - done, std::max(min_step, done));
+    try {
+      out.resize(std::size_t(done + step));
+    } catch (const std::bad_alloc&) {
+      throw Error(Errc::out_of_memory, name, "cannot allocate " + std::to_string(done + step) + " bytes to read it");
+    } catch (const std::length_error&) {
+      throw Error(Errc::out_of_memory, name, "cannot allocate " + std::to_string(done + step) + " bytes to read it");
+    }
+    const std::size_t got = in.read(out.data() + done, std::size_t(step));
+    done += got;
+    if (got < step) {
+      out.resize(std::size_t(done));
+      return false;
+    }
+  }
+  return true;
 }
 
 // ---- the header: a Python dict literal -------------------------------------------------------
+
+// Header text as it may appear in a one-line message: trailing padding dropped, bytes that are
+// not printable ASCII escaped (a header may hold anything, newlines and terminal escapes
+// included), at most `limit` characters.
+std::string printable(std::string_view text, std::size_t limit = 120) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.remove_suffix(1);
+  std::string out;
+  for (std::size_t i = 0; i < std::min(text.size(), limit); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return text.size() > limit ? out + "..." : out;
+}
 
 struct Tuple {
   std::vector<std::int64_t> items;
@@ -97,9 +179,10 @@ class HeaderParser {
       if (peek() != '\'' && peek() != '"') fail("expected a quoted key in the header dict");
       std::string key = parse_string();
       skip_space();
-      expect(':', "expected ':' after key '" + key + "'");
+      expect(':', "expected ':' after key '" + printable(key) + "'");
       skip_space();
-      entries.emplace_back(std::move(key), parse_value());
+      Value value = parse_value(key);
+      entries.emplace_back(std::move(key), std::move(value));
       skip_space();
       if (peek() == ',') {
         ++pos_;
@@ -128,7 +211,7 @@ class HeaderParser {
       ++pos_;
   }
   [[noreturn]] void fail(const std::string& message) const {
-    format_error(path_, "malformed .npy header: " + message + " (header: " + std::string(text_.substr(0, 120)) + ")");
+    format_error(path_, "malformed .npy header: " + message + " (header: " + printable(text_) + ")");
   }
 
   std::string parse_string() {
@@ -161,7 +244,8 @@ class HeaderParser {
     return negative ? -value : value;
   }
 
-  Value parse_value() {
+  // `key` only words the errors: a list means a structured dtype as 'descr' but a malformed shape.
+  Value parse_value(const std::string& key) {
     const char c = peek();
     if (c == '\'' || c == '"') return parse_string();
     if (text_.substr(pos_, 4) == "True") {
@@ -189,7 +273,10 @@ class HeaderParser {
       ++pos_;
       return tuple;
     }
-    if (c == '[') fail("structured dtypes (a list as 'descr') are not supported");
+    if (c == '[' && key == "shape")
+      format_error(path_, "malformed shape in the .npy header: a list, where numpy writes a tuple such as (3, 4) (header: " +
+                              printable(text_) + ")");
+    if (c == '[' && key == "descr") fail("structured dtypes (a list as 'descr') are not supported");
     fail("unsupported value in the header dict");
   }
 
@@ -217,9 +304,9 @@ DtypeInfo parse_descr(const std::string& descr, const std::string& path) {
     if (descr.substr(1) == "b1") return {DType::u8, 1, true};
   }
   if (!descr.empty() && descr[0] == '>')
-    format_error(path, "big-endian dtype '" + descr + "' is not supported; save it little-endian, e.g. a.astype('<" +
-                           descr.substr(1) + "') (accepted: " + std::string(accepted_dtypes()) + ")");
-  format_error(path, "unsupported dtype '" + descr + "' (accepted: " + std::string(accepted_dtypes()) + ")");
+    format_error(path, "big-endian dtype '" + printable(descr) + "' is not supported; save it little-endian, e.g. "
+                           "a.astype('<" + printable(descr.substr(1)) + "') (accepted: " + std::string(accepted_dtypes()) + ")");
+  format_error(path, "unsupported dtype '" + printable(descr) + "' (accepted: " + std::string(accepted_dtypes()) + ")");
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -250,7 +337,8 @@ Header interpret(const std::vector<std::pair<std::string, Value>>& entries, cons
       shape = std::get_if<Tuple>(&value);
       if (!shape) format_error(path, "header key 'shape' is not a tuple");
     } else {
-      format_error(path, "unexpected header key '" + key + "' (a .npy header has exactly 'descr', 'fortran_order', 'shape')");
+      format_error(path, "unexpected header key '" + printable(key) +
+                             "' (a .npy header has exactly 'descr', 'fortran_order', 'shape')");
     }
   }
   if (!descr) format_error(path, "header has no 'descr' key");
@@ -270,14 +358,10 @@ Header interpret(const std::vector<std::pair<std::string, Value>>& entries, cons
   }
   h.rows = dims[0];
   h.cols = dims[1];
-  // Element count and byte size must fit in 63 bits (and in memory, checked on allocation).
-  std::uint64_t bytes = h.type.item_size;
-  for (std::int64_t d : dims) {
-    if (d != 0 && bytes > std::uint64_t(std::numeric_limits<std::int64_t>::max()) / std::uint64_t(d))
-      format_error(path, "shape " + shape_text(dims) + " is too large (its byte size overflows 64 bits)");
-    bytes *= std::uint64_t(d);
-  }
-  h.data_bytes = bytes;
+  // The byte size must fit in index_t (and in memory, checked when the data arrives).
+  const std::optional<index_t> bytes = detail::checked_mul(dims[0], dims[1], dims.size() == 3 ? dims[2] : 1, h.type.item_size);
+  if (!bytes) format_error(path, "shape " + shape_text(dims) + " is too large (its byte size overflows 64 bits)");
+  h.data_bytes = std::uint64_t(*bytes);
   return h;
 }
 
@@ -297,68 +381,58 @@ void fortran_to_row_major(const std::byte* in, std::byte* out, index_t rows, ind
 
 }  // namespace
 
-Matrix read(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) io_error(path, "cannot open for reading", errno);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) io_error(path, "cannot stat", errno);
-  if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a .npy file", 0);
+namespace {
 
+// The format itself, from whichever source; `name` is the subject of every error.
+Matrix read_from(Source& in, const std::string& name) {
   unsigned char prefix[12];
-  const std::size_t got = read_fully(fd.get(), prefix, 8, path);
-  if (got == 0) format_error(path, "empty file, not a .npy file");
+  const std::size_t got = in.read(prefix, 8);
+  if (got == 0) format_error(name, "empty file, not a .npy file");
   if (got < magic_size || std::memcmp(prefix, magic, magic_size) != 0)
-    format_error(path, "not a .npy file (bad magic string; expected \\x93NUMPY)");
-  if (got < 8) format_error(path, "truncated header (file ends inside the version bytes)");
+    format_error(name, "not a .npy file (bad magic string; expected \\x93NUMPY)");
+  if (got < 8) format_error(name, "truncated header (file ends inside the version bytes)");
   const int major = prefix[6], minor = prefix[7];
   std::size_t length_bytes;
   if (major == 1 && minor == 0) length_bytes = 2;
   else if ((major == 2 || major == 3) && minor == 0) length_bytes = 4;
   else
-    format_error(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+    format_error(name, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
                            " (supported: 1.0, 2.0, 3.0)");
-  if (read_fully(fd.get(), prefix + 8, length_bytes, path) < length_bytes)
-    format_error(path, "truncated header (file ends inside the header length)");
+  if (in.read(prefix + 8, length_bytes) < length_bytes)
+    format_error(name, "truncated header (file ends inside the header length)");
   std::uint64_t header_length = 0;
   for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t(prefix[8 + i]) << (8 * i);
   const std::uint64_t prefix_size = 8 + length_bytes;
-  if (S_ISREG(st.st_mode) && prefix_size + header_length > std::uint64_t(st.st_size))
-    format_error(path, "truncated header (header length " + std::to_string(header_length) + " but the file has " +
-                           std::to_string(std::uint64_t(st.st_size) - prefix_size) + " bytes after the prefix)");
-  std::string header_text(header_length, '\0');
-  if (read_fully(fd.get(), header_text.data(), header_length, path) < header_length)
-    format_error(path, "truncated header (file ends inside the header)");
-  const Header h = interpret(HeaderParser(header_text, path).parse_dict(), path);
+  if (in.known_size && prefix_size + header_length > *in.known_size)
+    format_error(name, "truncated header (header length " + std::to_string(header_length) + " but the file has " +
+                           std::to_string(*in.known_size - prefix_size) + " bytes after the prefix)");
+  std::vector<std::byte> header_bytes;
+  if (!read_exactly(in, header_length, header_bytes, name))
+    format_error(name, "truncated header (file ends inside the header)");
+  const std::string_view header_text(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size());
+  const Header h = interpret(HeaderParser(header_text, name).parse_dict(), name);
 
   Matrix m;
   m.dtype = h.type.dtype;
   m.rows = h.rows;
   m.cols = h.cols;
   m.fortran_order = h.fortran_order;
-  if (S_ISREG(st.st_mode)) {
-    const std::uint64_t available = std::uint64_t(st.st_size) - prefix_size - header_length;
+  if (in.known_size) {
+    const std::uint64_t available = *in.known_size - prefix_size - header_length;
     if (available < h.data_bytes)
-      format_error(path, "data truncated: shape " + std::to_string(h.rows) + "x" + std::to_string(h.cols) + " needs " +
+      format_error(name, "data truncated: shape " + std::to_string(h.rows) + "x" + std::to_string(h.cols) + " needs " +
                              std::to_string(h.data_bytes) + " bytes but the file has " + std::to_string(available));
     if (available > h.data_bytes)
-      format_error(path, std::to_string(available - h.data_bytes) + " unexpected bytes after the " +
+      format_error(name, std::to_string(available - h.data_bytes) + " unexpected bytes after the " +
                              std::to_string(h.data_bytes) + " bytes of data the header describes");
   }
   std::vector<std::byte> raw;
-  try {
-    raw.resize(std::size_t(h.data_bytes));
-  } catch (const std::bad_alloc&) {
-    throw Error(Errc::out_of_memory, path, "cannot allocate " + std::to_string(h.data_bytes) + " bytes for the data");
-  } catch (const std::length_error&) {
-    throw Error(Errc::out_of_memory, path, "cannot allocate " + std::to_string(h.data_bytes) + " bytes for the data");
-  }
-  const std::size_t data_read = read_fully(fd.get(), raw.data(), raw.size(), path);
-  if (data_read < raw.size())
-    format_error(path, "data truncated: needs " + std::to_string(raw.size()) + " bytes but the file has " +
-                           std::to_string(data_read));
-  if (!S_ISREG(st.st_mode)) {
+  if (!read_exactly(in, h.data_bytes, raw, name))
+    format_error(name, "data truncated: shape " + std::to_string(h.rows) + "x" + std::to_string(h.cols) + " needs " +
+                           std::to_string(h.data_bytes) + " bytes but the file has " + std::to_string(raw.size()));
+  if (!in.known_size) {
     char extra;
-    if (read_fully(fd.get(), &extra, 1, path) != 0) format_error(path, "unexpected bytes after the data");
+    if (in.read(&extra, 1) != 0) format_error(name, "unexpected bytes after the data");
   }
 
   if (h.type.is_bool)
@@ -372,6 +446,24 @@ Matrix read(const std::string& path) {
     m.data = std::move(raw);
   }
   return m;
+}
+
+}  // namespace
+
+Matrix read(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) io_error(path, "cannot open for reading", errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) io_error(path, "cannot stat", errno);
+  if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a .npy file", 0);
+  FdSource source(fd.get(), path);
+  if (S_ISREG(st.st_mode)) source.known_size = std::uint64_t(st.st_size);
+  return read_from(source, path);
+}
+
+Matrix read(std::istream& in, const std::string& name) {
+  StreamSource source(in, name);
+  return read_from(source, name);
 }
 
 namespace {
@@ -420,8 +512,13 @@ void write_fully(int fd, const void* data, std::size_t size, const std::string& 
 void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data) {
   if (rows < 0 || cols < 0)
     throw Error(Errc::invalid_argument, path, "negative shape " + std::to_string(rows) + "x" + std::to_string(cols));
-  const std::uint64_t bytes = std::uint64_t(rows) * std::uint64_t(cols) * dtype_size(dtype);
-  if (bytes != 0 && row_major_data == nullptr) throw Error(Errc::null_pointer, path, "no data to write");
+  const std::optional<index_t> bytes = detail::checked_mul(rows, cols, dtype_size(dtype));
+  if (!bytes)
+    throw Error(Errc::invalid_argument, path,
+                "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " + std::string(to_string(dtype)) +
+                    " matrix would be " + detail::bytes_text(double(rows) * double(cols) * double(dtype_size(dtype))) +
+                    ", more than any array can hold");
+  if (*bytes != 0 && row_major_data == nullptr) throw Error(Errc::null_pointer, path, "no data to write");
   const std::string header = make_header(dtype, rows, cols);
 
   // A unique temporary name beside the target, so rename() replaces it atomically. O_EXCL with mode
@@ -438,7 +535,7 @@ void write(const std::string& path, DType dtype, index_t rows, index_t cols, con
   Fd fd(raw_fd);
   try {
     write_fully(fd.get(), header.data(), header.size(), path);
-    write_fully(fd.get(), row_major_data, std::size_t(bytes), path);
+    write_fully(fd.get(), row_major_data, std::size_t(*bytes), path);
     if (fd.close() != 0) io_error(path, "closing the written file failed", errno);
     if (::rename(temp.c_str(), path.c_str()) != 0) io_error(path, "cannot move the written file into place", errno);
   } catch (...) {

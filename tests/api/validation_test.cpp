@@ -66,6 +66,19 @@ TEST_F(Validation, InnerDimensionsMustAgree) {
   expect_refused([&] { gemm_ab(a.cview(), bad, c.view); }, Errc::dimension_mismatch, "B", c);
 }
 
+// Shapes that read alike (op(A) 4x3 against op(B) 4x3) must not make the message look like nonsense.
+TEST_F(Validation, InnerDimensionMessageNamesTheTwoNumbers) {
+  HostMatrix<float> at = testing::random_matrix<S>(3, 4, Layout::row_major, 0, rng);
+  HostMatrix<float> b43 = testing::random_matrix<S>(4, 3, Layout::row_major, 0, rng);
+  HostMatrix<float> c3 = testing::random_matrix<S>(4, 3, Layout::row_major, 0, rng);
+  try {
+    gemm_ab(at.cview(), b43.cview(), c3.view, Op::T);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "B: op(A) is 4x3 (A transposed) but op(B) is 4x3: inner dimensions 3 and 4 differ");
+  }
+}
+
 TEST_F(Validation, TransposeChangesWhichDimensionsMustAgree) {
   // op(A) = Aᵀ is 3×4: its rows no longer match C's 4.
   expect_refused([&] { gemm_ab(a.cview(), b.cview(), c.view, Op::T); }, Errc::dimension_mismatch, "A", c);
@@ -367,6 +380,67 @@ TEST_F(Validation, SyrkWithCOverlappingAIsRefused) {
 TEST_F(Validation, SyrkWithWrongCSizeIsRefused) {
   HostMatrix<float> c4 = testing::random_matrix<S>(4, 4, Layout::row_major, 0, rng);  // AᵀA of a 4×3 A is 3×3
   expect_refused([&] { syrk<S>(ctx, Op::N, a.cview(), c4.view); }, Errc::dimension_mismatch, "A", c4);
+}
+
+// ---- sizes that overflow: refused up front, never wrapped round --------------------------------
+
+TEST(CheckedMul, ReportsOverflowAndNegativeFactors) {
+  EXPECT_EQ(detail::checked_mul(3, 5, 7), 105);
+  EXPECT_EQ(detail::checked_mul(index_t(0), std::numeric_limits<index_t>::max(), 8), 0);
+  EXPECT_EQ(detail::checked_mul(index_t(1) << 31, index_t(1) << 31, 2), std::nullopt);  // 2^63: one past the maximum
+  EXPECT_EQ(detail::checked_mul(index_t(1) << 31, index_t(1) << 31, std::size_t(4)), std::nullopt);  // 2^64 bytes
+  EXPECT_EQ(detail::checked_mul(index_t(1) << 31, index_t(1) << 31, std::size_t(1)), index_t(1) << 62);
+  EXPECT_EQ(detail::checked_mul(index_t(4611686018427387905), 4), std::nullopt);  // wrapped to 4 before
+  EXPECT_EQ(detail::checked_mul(-1, 3), std::nullopt);
+}
+
+TEST(CheckedMul, ExtentSaturatesInsteadOfWrapping) {
+  float x = 0;
+  const MatrixView<float> v{&x, index_t(4611686018427387905), 4, 4, Layout::row_major};
+  EXPECT_EQ(v.checked_extent(), std::nullopt);
+  EXPECT_EQ(v.extent(), std::numeric_limits<index_t>::max());
+  const MatrixView<float> fits{&x, 3, 4, 6, Layout::col_major};
+  EXPECT_EQ(fits.checked_extent(), 3 * 6 + 3);
+}
+
+// A 2^40 x 2^40 C (the CLI once passed it on after m·n wrapped) and a C whose rows·ld wraps.
+TEST_F(Validation, ViewLargerThanAnyArrayIsRefused) {
+  const index_t huge = index_t(1) << 40;
+  const MatrixView<const float> a0{a.storage.data(), huge, 0, 1, Layout::row_major};
+  const MatrixView<const float> b0{b.storage.data(), 0, huge, huge, Layout::row_major};
+  const MatrixView<float> cv{c.storage.data(), huge, huge, huge, Layout::row_major};
+  expect_refused([&] { gemm_ab(a0, b0, cv); }, Errc::invalid_argument, "C", c);
+  try {
+    gemm_ab(a0, b0, cv);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a 1099511627776x1099511627776 view with leading dimension 1099511627776 spans "
+                                         "4.84 YB, more than any array can hold"),
+              std::string::npos)
+        << e.what();
+  }
+  const index_t rows = 4611686018427387905;  // (rows - 1) * 4 + 4 = 2^64 + 4 elements
+  const MatrixView<const float> at{a.storage.data(), 0, rows, rows, Layout::row_major};
+  const MatrixView<const float> b4{b.storage.data(), 0, 4, 4, Layout::row_major};
+  const MatrixView<float> c4{c.storage.data(), rows, 4, 4, Layout::row_major};
+  expect_refused([&] { gemm_ab(at, b4, c4, Op::T); }, Errc::invalid_argument, "C", c);
+}
+
+// 2^62 f32 elements fit in index_t, their 2^64 bytes do not.
+TEST_F(Validation, ViewWhoseBytesOverflowIsRefused) {
+  const MatrixView<const float> av{a.storage.data(), index_t(1) << 61, 2, 2, Layout::row_major};
+  expect_refused([&] { gemm_ab(av, b.cview(), c.view); }, Errc::invalid_argument, "A", c);
+  const MatrixView<const std::uint8_t> bytes{reinterpret_cast<const std::uint8_t*>(a.storage.data()), index_t(1) << 61, 2,
+                                             2, Layout::row_major};
+  EXPECT_NO_THROW(detail::validate_view(bytes, "A"));  // 2^62 one-byte elements do fit
+}
+
+TEST_F(Validation, BatchSpanThatOverflowsIsRefused) {
+  const index_t huge = index_t(1) << 40;
+  expect_refused([&] { gemm_batched<S>(ctx, Op::N, a.cview(), 0, Op::N, b.cview(), 0, c.view, huge, huge); },
+                 Errc::invalid_argument, "batch", c);
+  const index_t wraps = index_t(1) << 61;  // 19 members that far apart overflow
+  expect_refused([&] { gemm_batched<S>(ctx, Op::N, a.cview(), wraps, Op::N, b.cview(), 0, c.view, 20, 20); },
+                 Errc::invalid_argument, "batch", c);
 }
 
 // ---- backends and runtime names ---------------------------------------------------------------

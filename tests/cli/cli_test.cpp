@@ -181,7 +181,7 @@ TEST_F(CliTest, RuntimeFailuresExitWith1AndWriteNothing) {
                path("junk.npy") + ": not a .npy file");
   // A is 9x14, so B must have 14 rows; A itself (9x14) does not fit.
   expect_error("multiply --a " + fixture("max_plus_f32_a") + " --b " + fixture("max_plus_f32_a") + out, 1,
-               "inner dimensions differ");
+               "inner dimensions 14 and 9 differ (--transa/--transb transpose)");
   expect_error("multiply --semiring or-and --a " + fixture("max_plus_f32_a") + " --b " + fixture("max_plus_f32_b") + out, 1,
                "or-and is not available for element type f32 (supported: u8)");
   expect_error("multiply --a " + fixture("max_plus_f32_a") + " --b " + fixture("max_plus_i32_b") + out, 1,
@@ -192,6 +192,64 @@ TEST_F(CliTest, RuntimeFailuresExitWith1AndWriteNothing) {
   expect_error("multiply --semiring max-plus --a " + fixture("max_plus_i32_a") + " --b " + fixture("max_plus_i32_b") +
                    " --alpha 0.5" + out,
                1, "--alpha: value 0.5");
+}
+
+// op(A) and op(B) can both be 37x29: the message must show which dimensions disagree.
+TEST_F(CliTest, InnerDimensionErrorNamesBothOperandsAndTheNumbers) {
+  const std::vector<float> zeros(29 * 37);
+  ringmm::npy::write(path("a.npy"), ringmm::DType::f32, 29, 37, zeros.data());
+  ringmm::npy::write(path("b.npy"), ringmm::DType::f32, 37, 29, zeros.data());
+  expect_error("multiply --a " + path("a.npy") + " --transa --b " + path("b.npy") + " --out " + path("c.npy"), 1,
+               path("b.npy") + ": op(A) is 37x29 (" + path("a.npy") + ", transposed) but op(B) is 37x29 (" +
+                   path("b.npy") + "): inner dimensions 29 and 37 differ\n");
+}
+
+// Empty inputs with huge dimensions: m·n once wrapped round (a 144-byte C.npy and exit 0), or
+// reached the library as a null C, or std::vector's max_size().
+TEST_F(CliTest, ProductTooLargeForMemoryIsRefusedUpFront) {
+  auto empty = [&](const std::string& name, ringmm::index_t cols) {
+    ringmm::npy::write(path(name), ringmm::DType::f32, 0, cols, nullptr);
+    return path(name);
+  };
+  const std::string tail = " --transa --out " + path("c.npy") + " --semiring max-plus";
+  expect_error("multiply --a " + empty("a.npy", 4611686018427387905) + " --b " + empty("b.npy", 4) + tail, 1,
+               path("c.npy") + ": C would be 4611686018427387905x4 f32 = 73.8 EB, more than this machine's ");
+  expect_error("multiply --a " + empty("a40.npy", ringmm::index_t(1) << 40) + " --b " + path("a40.npy") + tail, 1,
+               "C would be 1099511627776x1099511627776 f32 = 4.84 YB, more than");
+  expect_error("multiply --a " + empty("a31.npy", ringmm::index_t(1) << 31) + " --b " + path("a31.npy") + tail, 1,
+               "C would be 2147483648x2147483648 f32 = 18.4 EB, more than");
+  // Fits in 64 bits, not in memory; --check would hold two of them.
+  expect_error("multiply --a " + empty("a20.npy", ringmm::index_t(1) << 20) + " --b " + path("a20.npy") + tail + " --check",
+               1, "C would be 1048576x1048576 f32 = 4.4 TB (twice that with --check), more than this machine's ");
+  // A small product of the same empty inputs is still computed: all 0̄ (-inf for max-plus).
+  const Outcome r = ringmm("multiply --a " + empty("a3.npy", 3) + " --b " + empty("b2.npy", 2) + tail);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto c = ringmm::npy::read(path("c.npy"));
+  EXPECT_EQ(c.rows, 3);
+  EXPECT_EQ(c.cols, 2);
+  for (float x : values<float>(c)) EXPECT_EQ(x, -INFINITY);
+}
+
+// Through a pipe, a header claiming 2 GB with 128 bytes behind it fails at once.
+TEST_F(CliTest, TruncatedInputFromAPipeFailsFast) {
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (16000, 16000), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  std::ofstream(path("claims.npy"), std::ios::binary)
+      << std::string("\x93NUMPY\x01\x00", 8) + char(header.size() + 1) + '\0' + header + '\n';
+  const Outcome r = ringmm("multiply --a /dev/stdin --b " + fixture("max_plus_f32_b") + " --out " + path("c.npy") +
+                           " < '" + path("claims.npy") + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/dev/stdin: data truncated"), std::string::npos) << r.err;
+  const std::string piped = "cat '" + path("claims.npy") + "' | '" + std::string(RINGMM_CLI_BINARY) +
+                            "' multiply --a /dev/stdin --b " + fixture("max_plus_f32_b") + " --out " + path("c.npy") +
+                            " 2>'" + path("err.txt") + "'";
+  const int raw = std::system(piped.c_str());
+  EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 1) << raw;
+  EXPECT_NE(slurp(path("err.txt")).find("/dev/stdin: data truncated: shape 16000x16000 needs 2048000000 bytes but the "
+                                        "file has 0"),
+            std::string::npos)
+      << slurp(path("err.txt"));
+  EXPECT_FALSE(fs::exists(path("c.npy")));
 }
 
 TEST_F(CliTest, GlobalHelpVersionAndUnknownCommand) {
@@ -223,6 +281,13 @@ TEST_F(CliTest, InfoAndDemo) {
   EXPECT_NE(r.out.find("9 of 9 products PASS"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("max-times   f32"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("min-max     f32"), std::string::npos) << r.out;
+  // --size is the largest dimension: k was once size + 2 for small sizes.
+  r = ringmm("demo --backend cpu --size 3");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("A 3x3, B 3x3,"), std::string::npos) << r.out;
+  r = ringmm("demo --backend cpu --size 1");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("A 1x1, B 1x1,"), std::string::npos) << r.out;
 }
 
 TEST_F(CliTest, BenchWritesRecords) {

@@ -1,12 +1,18 @@
 // npy::read / npy::write: round trips of every dtype, both orders, all three format versions, the
 // fixtures numpy wrote, and one test per malformed file, each expecting its own error.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -270,6 +276,150 @@ TEST_F(NpyTest, RefusesOverflowingShape) {
                  Errc::format_error, "overflows 64 bits");
   expect_refused(write_raw("o2.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999, 1), }", ""),
                  Errc::format_error, "overflows 64 bits");
+}
+
+TEST_F(NpyTest, RefusesAListAsShapeAsAMalformedShape) {
+  const std::string file =
+      write_raw("l.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': [3, 4], }", std::string(48, '\0'));
+  expect_refused(file, Errc::format_error, "malformed shape");
+  try {
+    ringmm::npy::read(file);
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("structured"), std::string::npos) << e.what();
+  }
+}
+
+// The CLI prints errors as one line: header bytes in a message are escaped, padding dropped.
+TEST_F(NpyTest, HeaderTextInMessagesIsOneEscapedLine) {
+  expect_refused(write_raw("c.npy", "{'descr': '<f4\n\x1b[2J', 'fortran_order': False, 'shape': (1, 1), }", std::string(4, '\0')),
+                 Errc::format_error, "unsupported dtype '<f4\\x0a\\x1b[2J'");
+  try {
+    ringmm::npy::read(write_raw("p.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), 'x': 1}", ""));
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    EXPECT_EQ(what.substr(what.size() - 2), "})") << what;  // the padding is not shown
+  }
+}
+
+TEST_F(NpyTest, EmptyMatrixWithAHugeDimensionIsRead) {
+  // numpy accepts it (0 bytes of data); the product it leads to is checked by its user.
+  const auto m = ringmm::npy::read(
+      write_raw("z.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387905), }", ""));
+  EXPECT_EQ(m.rows, 0);
+  EXPECT_EQ(m.cols, 4611686018427387905);
+  EXPECT_TRUE(m.data.empty());
+}
+
+TEST_F(NpyTest, WriteRefusesAShapeWhoseSizeOverflows) {
+  const float x = 0;
+  // rows·cols·4 once wrapped round to 16 bytes and wrote a 144-byte file numpy could not load.
+  for (const auto& [rows, cols] : {std::pair<index_t, index_t>{4611686018427387905, 4}, {index_t(1) << 40, index_t(1) << 40}}) {
+    try {
+      ringmm::npy::write(path("c.npy"), DType::f32, rows, cols, &x);
+      ADD_FAILURE() << rows << "x" << cols << " was written";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("more than any array can hold"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(path("c.npy")));
+  }
+}
+
+TEST_F(NpyTest, ReadsFromAStream) {
+  const std::vector<float> data{1, 2, 3, 4, 5, 6};
+  ringmm::npy::write(path("f.npy"), DType::f32, 2, 3, data.data());
+  std::ifstream file(path("f.npy"), std::ios::binary);
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  std::istringstream in(bytes.str());
+  const auto m = ringmm::npy::read(in, "stream");
+  EXPECT_EQ(m.rows, 2);
+  EXPECT_EQ(m.cols, 3);
+  EXPECT_EQ(std::memcmp(m.data.data(), data.data(), 24), 0);
+
+  auto expect_stream_refused = [](const std::string& text, const std::string& part) {
+    std::istringstream in(text);
+    try {
+      ringmm::npy::read(in, "stream");
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::format_error) << e.what();
+      EXPECT_EQ(e.subject(), "stream");
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_stream_refused(bytes.str() + "x", "unexpected bytes after the data");
+  expect_stream_refused(bytes.str().substr(0, bytes.str().size() - 1), "data truncated");
+  expect_stream_refused("", "empty file");
+}
+
+// A 128-byte .npy whose header claims (16000, 16000) f8, i.e. 2 GB.
+std::string claims_2gb() {
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (16000, 16000), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  return std::string("\x93NUMPY\x01\x00", 8) + char(header.size() + 1) + '\0' + header + '\n';
+}
+
+struct ChildRun {
+  int status;             // exit status of the child
+  long rss_growth_kb;     // its peak resident set beyond the parent's at the fork
+  double seconds;
+};
+
+// Runs `body` in a forked child, so its peak memory is measured on its own, and `feed` here
+// while it runs.
+template <class F, class G> ChildRun in_child(F body, G feed) {
+  rusage self{};
+  ::getrusage(RUSAGE_SELF, &self);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(body());
+  feed();
+  int status = 0;
+  rusage child{};
+  ::wait4(pid, &status, 0, &child);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, child.ru_maxrss - self.ru_maxrss, seconds};
+}
+
+// 0 when reading `file` fails with "data truncated", else 1.
+int read_fails_truncated(const std::string& file) {
+  try {
+    ringmm::npy::read(file);
+  } catch (const Error& e) {
+    return e.code() == Errc::format_error && std::string(e.what()).find("data truncated") != std::string::npos ? 0 : 1;
+  }
+  return 1;
+}
+
+// The reader once allocated (and zeroed) the 2 GB the header claims before reading any data:
+// 2.1 GB of memory and 5 s before "data truncated".
+TEST_F(NpyTest, TruncatedPipeFailsFastWithLittleMemory) {
+  const std::string fifo = path("pipe.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string bytes = claims_2gb();
+  ASSERT_EQ(bytes.size(), 128u);
+  // The child blocks in open() until this end opens; the pipe buffer takes all 128 bytes.
+  const ChildRun run = in_child([&] { return read_fails_truncated(fifo); },
+                                [&] {
+                                  const int fd = ::open(fifo.c_str(), O_WRONLY);
+                                  ASSERT_GE(fd, 0);
+                                  EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), 128);
+                                  ::close(fd);
+                                });
+  EXPECT_EQ(run.status, 0);
+  EXPECT_LT(run.rss_growth_kb, 100 * 1024);
+  EXPECT_LT(run.seconds, 3.0);
+}
+
+TEST_F(NpyTest, TruncatedFileIsRefusedBeforeAllocating) {
+  const std::string file = write_bytes("claims.npy", claims_2gb());
+  const ChildRun run = in_child([&] { return read_fails_truncated(file); }, [] {});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_LT(run.rss_growth_kb, 100 * 1024);
+  EXPECT_LT(run.seconds, 3.0);
 }
 
 TEST_F(NpyTest, RefusesShortData) {

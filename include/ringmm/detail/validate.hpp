@@ -4,13 +4,41 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm::detail {
+
+// "4.84 YB": a byte count for messages, in decimal units (a double: the counts it describes may
+// not fit in 64 bits).
+inline std::string bytes_text(double bytes) {
+  static constexpr const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+  std::size_t unit = 0;
+  for (; bytes >= 1000 && unit + 1 < std::size(units); ++unit) bytes /= 1000;
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3g %s", bytes, units[unit]);
+  return text;
+}
+
+// A view must describe memory that can exist: its extent in bytes must fit in index_t (that is
+// ptrdiff_t, the bound on any array's size), or offsets computed inside the kernels would wrap.
+template <class T> void check_addressable(const MatrixView<T>& v, const std::string& name) {
+  const std::optional<index_t> extent = v.checked_extent();
+  if (extent && checked_mul(*extent, sizeof(T))) return;
+  const double bytes =
+      ((double(v.rows) - 1) * double(v.row_stride()) + (double(v.cols) - 1) * double(v.col_stride()) + 1) * double(sizeof(T));
+  throw Error(Errc::invalid_argument, name,
+              "a " + std::to_string(v.rows) + "x" + std::to_string(v.cols) + " view with leading dimension " +
+                  std::to_string(v.ld) + " spans " + bytes_text(bytes) + ", more than any array can hold (" +
+                  bytes_text(double(std::numeric_limits<index_t>::max())) + ")");
+}
 
 template <class T> void validate_view(const MatrixView<T>& v, const std::string& name) {
   if (v.rows < 0 || v.cols < 0)
@@ -19,6 +47,7 @@ template <class T> void validate_view(const MatrixView<T>& v, const std::string&
   if (v.ld < 1 || v.ld < contiguous)
     throw Error(Errc::invalid_leading_dim, "ld" + name,
                 "leading dimension " + std::to_string(v.ld) + " must be >= max(1, " + std::to_string(contiguous) + ")");
+  check_addressable(v, name);
   if (v.data == nullptr && !v.empty())
     throw Error(Errc::null_pointer, name, "null data pointer for a " + std::to_string(v.rows) + "x" +
                                               std::to_string(v.cols) + " matrix");
@@ -49,8 +78,20 @@ bool views_overlap(const MatrixView<T>& x, const MatrixView<U>& y, index_t x_spa
   return majors_meet && minors_meet;
 }
 
+// Elements from the first member's first element to one past the last member's last, for a
+// validated view and batch >= 1. Kernels address member b at b·stride, so a span that does not
+// fit in index_t bytes is refused here rather than wrapping there.
 template <class T> index_t batch_span(const MatrixView<T>& v, index_t batch, index_t stride) {
-  return v.empty() ? 0 : (batch - 1) * stride + v.extent();
+  if (v.empty()) return 0;
+  const std::optional<index_t> offset = checked_mul(batch - 1, stride);
+  const index_t extent = v.extent();
+  if (offset && *offset <= std::numeric_limits<index_t>::max() - extent && checked_mul(*offset + extent, sizeof(T)))
+    return *offset + extent;
+  const double bytes = ((double(batch) - 1) * double(stride) + double(extent)) * double(sizeof(T));
+  throw Error(Errc::invalid_argument, "batch",
+              std::to_string(batch) + " members " + std::to_string(stride) + " elements apart, each a " +
+                  std::to_string(v.rows) + "x" + std::to_string(v.cols) + " view, span " + bytes_text(bytes) +
+                  ", more than any array can hold (check the batch count and the strides)");
 }
 
 }  // namespace ringmm::detail

@@ -1,0 +1,84 @@
+// libFuzzer target: ringmm::npy::read on arbitrary bytes. An input must give a matrix whose data
+// matches its shape or throw ringmm::Error; a crash, a sanitizer report, any other exception or
+// memory beyond -rss_limit_mb is a finding. Each input is read twice, from an in-memory stream
+// (size unknown, like a pipe) and from a regular file (size known, checked before allocating):
+// the two paths must agree, and an error must be one line of printable text (the CLI prints it).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "ringmm/error.hpp"
+#include "ringmm/npy.hpp"
+
+namespace {
+
+struct Outcome {
+  std::optional<ringmm::npy::Matrix> matrix;
+  ringmm::Errc code{};
+};
+
+[[noreturn]] void finding(const char* what) {
+  std::fprintf(stderr, "fuzz_npy: %s\n", what);
+  std::abort();
+}
+
+template <class F> Outcome outcome(F read) {
+  try {
+    return {read(), {}};
+  } catch (const ringmm::Error& e) {
+    for (const char* c = e.what(); *c; ++c)
+      if (static_cast<unsigned char>(*c) < 0x20) finding("an error message holds a control character");
+    return {std::nullopt, e.code()};
+  }
+}
+
+// One in-memory regular file, rewritten for every input and opened by path as a user's file is.
+struct InputFile {
+  int fd;
+  std::string path;
+};
+
+const InputFile& input_file() {
+  static const InputFile file = [] {
+    const int fd = ::memfd_create("fuzz_npy", 0);
+    if (fd < 0) finding("memfd_create failed");
+    return InputFile{fd, "/proc/self/fd/" + std::to_string(fd)};
+  }();
+  return file;
+}
+
+void write_file(const std::uint8_t* data, std::size_t size) {
+  const int fd = input_file().fd;
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, data, size, 0) != ssize_t(size)) finding("cannot write the input file");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::istringstream stream(std::string(reinterpret_cast<const char*>(data), size));
+  const Outcome from_stream = outcome([&] { return ringmm::npy::read(stream, "stream"); });
+  write_file(data, size);
+  const Outcome from_file = outcome([&] { return ringmm::npy::read(input_file().path); });
+
+  if (from_stream.matrix.has_value() != from_file.matrix.has_value()) finding("stream and file disagree on acceptance");
+  if (!from_stream.matrix) {
+    if (from_stream.code != from_file.code) finding("stream and file fail with different error codes");
+    return 0;
+  }
+  const ringmm::npy::Matrix& a = *from_stream.matrix;
+  const ringmm::npy::Matrix& b = *from_file.matrix;
+  if (a.dtype != b.dtype || a.rows != b.rows || a.cols != b.cols || a.fortran_order != b.fortran_order || a.data != b.data)
+    finding("stream and file give different matrices");
+  if (a.rows < 0 || a.cols < 0) finding("negative shape accepted");
+  // The data is exactly the shape's bytes (rows·cols may be huge only when the other is 0).
+  const std::optional<ringmm::index_t> bytes = ringmm::detail::checked_mul(a.rows, a.cols, ringmm::dtype_size(a.dtype));
+  if (!bytes) finding("a shape whose byte size overflows was accepted");
+  if (a.data.size() != std::size_t(*bytes)) finding("data size does not match the shape");
+  return 0;
+}

@@ -353,6 +353,16 @@ TEST(CudaEngineRefusals, IntegerTropicalOutOfRange) {
   }
 }
 
+TEST(CudaEngineRefusals, MaxTimesOutsideItsDomain) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  for (bool device : {false, true}) {
+    for (const char* subject : {"A", "B", "C", "alpha", "beta"}) {
+      expect_refusal<MaxTimes<float>>(-0.5f, subject, device);
+      expect_refusal<MaxTimes<double>>(std::numeric_limits<double>::infinity(), subject, device);
+    }
+  }
+}
+
 TEST(CudaEngineRefusals, PlusTimesI32Overflow) {
   RINGMM_SKIP_WITHOUT_GPU();
   for (bool device : {false, true}) expect_refusal<PlusTimes<std::int32_t>>(std::int32_t(1) << 30, "A", device);

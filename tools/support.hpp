@@ -51,9 +51,9 @@ struct CheckResult {
   std::string detail;  // on failure: how many differ and the first difference
 };
 
-// Compares row-major M×N results of a gemm problem `p` (its inputs, α, β): every semiring and
-// type must match exactly except float plus-times, which must lie within
-// 2·(K+1)·ε·(|α|·K·max_k|A_ik|·max_k|B_kj| + |β|·|C0_ij|). `c_before` is C before the call (or null).
+// Compares row-major M×N results of a gemm problem `p` (its inputs, α, β): exact semirings must
+// match bit for bit, rounded ones (semiring_traits::exact) lie within
+// tolerance(K)·(|α|·K·max_k|A_ik|·max_k|B_kj| + |β|·|C0_ij|). `c_before` is C before the call (or null).
 template <class S>
 CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typename S::value_type>& expected,
                             const std::vector<typename S::value_type>& actual, const typename S::value_type* c_before) {

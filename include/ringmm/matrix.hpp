@@ -47,9 +47,10 @@ template <class T> struct MatrixView {
   }
   // The same, saturated at index_t's maximum so it never wraps; validate_view refuses such views.
   index_t extent() const { return checked_extent().value_or(std::numeric_limits<index_t>::max()); }
-  operator MatrixView<const T>() const
-    requires(!std::is_const_v<T>)
-  {
+  // A template, so that MatrixView<const T> declares no conversion to itself (nvcc warning #554).
+  template <class U = T>
+    requires(!std::is_const_v<U>)
+  operator MatrixView<const U>() const {
     return {data, rows, cols, ld, layout};
   }
 };

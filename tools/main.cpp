@@ -95,7 +95,7 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --config NAME     force one CUDA kernel configuration (default: heuristic; a wrong name lists them)
   --border P        auto (default), pad, predicate (CUDA border handling)
 
-  --ladder          the kernel ladder of seed 001 on the GPU instead: straightforward, tiled8,
+  --ladder          the teaching ladder of GPU kernels instead: straightforward, tiled8,
                     tiled16, tiled32, then ringmm's engine (never the cuBLAS route), each beside
                     cuBLAS (plus-times f32/f64) and the reg-reg ceiling; gemm only (default:
                     --semiring plus-times,max-plus --type f32 --shapes 1024,4096); records
@@ -112,8 +112,8 @@ triangle it computes.
     {"microbench", microbench_command, "measure the GPU's semiring throughput ceilings",
      R"(usage: ringmm microbench [options]
 
-Runs the register/shared-memory microbenchmarks (seed 004) on the GPU and prints the ceiling of
-each semiring and element type in 10^12 updates/s. Needs the CUDA backend and a device.
+Runs microbenchmarks of the semiring update with operands in registers and in shared memory on
+the GPU and prints the ceiling of each semiring and element type in 10^12 updates/s. Needs the CUDA backend and a device.
 
   --semiring LIST   comma-separated from {semirings}, or all (default: all)
   --type LIST       comma-separated from {types}, or all (default: all); only the
@@ -149,7 +149,7 @@ Exits 1 when any product fails its check.
 #else
      R"(usage: mpirun -n P ringmm summa [options]
 
-Distributed SUMMA multiplication over MPI (broadcast and ring variants, seed 002). This build
+Distributed SUMMA multiplication over MPI (broadcast and ring variants). This build
 of the tool does not include it: it needs MPI (RINGMM_ENABLE_MPI=ON) and the distributed layer.
 )"},
 #endif

@@ -28,7 +28,7 @@ namespace {
 
 constexpr const char* usage = R"(usage: mpirun -n P ringmm summa [options]
 
-Distributed SUMMA over a pr x pc process grid in a 2D block-cyclic layout (seed 002): broadcast
+Distributed SUMMA over a pr x pc process grid in a 2D block-cyclic layout: broadcast
 variant (panels broadcast along process rows and columns) or ring variant (panels passed hop by
 hop around the rings); the panels of step k+1 travel while step k multiplies.
 

@@ -1,8 +1,11 @@
 #include "support.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 
 #include "args.hpp"
@@ -75,6 +78,12 @@ std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt, c
 void check_results_path(const std::string& path, const std::string& option) {
   if (!measure::is_results_path(path))
     throw UsageError(option, "'" + path + "' must end in .json or .csv (the format follows the extension)");
+  // Before a long run, not after it: the folder must exist and take a new file.
+  const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw UsageError(option, "folder '" + folder.string() + "' does not exist");
+  if (::access(folder.c_str(), W_OK) != 0) throw UsageError(option, "folder '" + folder.string() + "' is not writable");
 }
 
 std::string utc_timestamp() {

@@ -123,6 +123,10 @@ TEST_F(CliTest, MaxPlusI16x2AndOrAndBoolMatchNumpy) {
   EXPECT_EQ(values<std::uint8_t>(got), values<std::uint8_t>(ringmm::npy::read(fixture("or_and_u8_c"))));
 }
 
+TEST_F(CliTest, BenchChecksItsOutputFolderBeforeRunning) {
+  expect_error("bench --backend cpu --shapes 64 --out /nonexistent-ringmm-folder/x.json", 2, "does not exist", "bench");
+}
+
 TEST_F(CliTest, MinMaxIsCheckedExactAndMaxTimesRefusesNegativeInputs) {
   const Outcome r = ringmm("multiply --semiring min-max --a " + fixture("max_plus_f32_a") + " --b " +
                            fixture("max_plus_f32_b") + " --out " + path("c.npy") + " --check");

@@ -10,6 +10,11 @@
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
 
+// Defined by the distributed layer (ringmm_dist), which the tool links when it has MPI.
+#ifndef RINGMM_HAVE_NCCL
+#define RINGMM_HAVE_NCCL 0
+#endif
+
 namespace ringmm::tools {
 
 int info_command(const Args& args) {
@@ -20,7 +25,8 @@ int info_command(const Args& args) {
             << "  cpu     yes\n"
             << "  cuda    " << yes_no(cuda_compiled()) << "\n"
             << "  blas    " << yes_no(blas_compiled()) << " (OpenBLAS: CPU plus-times baseline)\n"
-            << "  mpi     " << yes_no(mpi_compiled()) << " (distributed SUMMA)\n\n"
+            << "  mpi     " << yes_no(mpi_compiled()) << " (distributed SUMMA)\n"
+            << "  nccl    " << yes_no(RINGMM_HAVE_NCCL) << " (SUMMA between GPUs)\n\n"
             << "cpu       " << cpu_model() << ", " << omp_get_max_threads() << " threads\n";
   std::string why;
   if (cuda_device_available(&why)) {

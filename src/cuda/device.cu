@@ -22,7 +22,13 @@ bool cuda_device_available(std::string* why) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
-    if (why) *why = err != cudaSuccess ? std::string("no CUDA device (") + cudaGetErrorString(err) + ")" : "no CUDA device";
+    // Without a GPU the runtime finds no driver and says "driver version is insufficient", which
+    // reads like a version problem: say what it means.
+    if (why) {
+      if (err == cudaSuccess || err == cudaErrorNoDevice) *why = "no CUDA device";
+      else if (err == cudaErrorInsufficientDriver) *why = "no CUDA device (no NVIDIA driver is loaded)";
+      else *why = std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
+    }
     cudaGetLastError();
     return false;
   }

@@ -123,6 +123,15 @@ TEST_F(CliTest, MaxPlusI16x2AndOrAndBoolMatchNumpy) {
   EXPECT_EQ(values<std::uint8_t>(got), values<std::uint8_t>(ringmm::npy::read(fixture("or_and_u8_c"))));
 }
 
+TEST_F(CliTest, InfoWithoutAGpuSaysSoPlainly) {
+  if (ringmm::cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  const Outcome r = ringmm("info");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("gpu       none ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("insufficient"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  nccl    "), std::string::npos) << r.out;
+}
+
 TEST_F(CliTest, BenchChecksItsOutputFolderBeforeRunning) {
   expect_error("bench --backend cpu --shapes 64 --out /nonexistent-ringmm-folder/x.json", 2, "does not exist", "bench");
 }

@@ -364,7 +364,10 @@ int summa_command(const Args& args) {
     for (const auto& arg : args) joined += arg + '\n';
     std::uint64_t fingerprint = 1469598103934665603ull;
     for (unsigned char ch : joined) fingerprint = (fingerprint ^ ch) * 1099511628211ull;
-    dist::check_agreement(MPI_COMM_WORLD, {{"command line", std::int64_t(fingerprint >> 1)}}, "ringmm summa");
+    std::string shown = "'";
+    for (const auto& arg : args) shown += (shown.size() > 1 ? " " : "") + arg;
+    dist::check_agreement(MPI_COMM_WORLD, {{"command line", std::int64_t(fingerprint >> 1), shown + "'"}},
+                          "ringmm summa");
     Request req;
     try {
       req = parse(args);

@@ -175,11 +175,12 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
 
 // One parameter of a collective call, compared across ranks.
 struct Param {
-  std::string name;  // what an error names: "A.rows", "semiring", "--grid", ...
-  std::int64_t value;
+  std::string name;    // what an error names: "A.rows", "semiring", "--grid", ...
+  std::int64_t value;  // compared across ranks (a fingerprint for types and strings)
+  std::string shown;   // how an error shows this rank's value ("max-plus f32", "2.5"); empty: value
 };
 // Collective: throws Errc::distributed_mismatch on every rank, naming the first parameter
-// whose value differs between ranks (with its smallest and largest value).
+// whose value differs between ranks and two ranks that differ, with their values as shown.
 void check_agreement(MPI_Comm comm, const std::vector<Param>& params, const std::string& call);
 // Collective: if any rank passes an error, every rank throws the error of the lowest such rank.
 void throw_if_any(MPI_Comm comm, const std::optional<Error>& local);

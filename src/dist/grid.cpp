@@ -49,10 +49,23 @@ void check_agreement(MPI_Comm comm, const std::vector<Param>& params, const std:
   MPI_Allreduce(MPI_IN_PLACE, bounds.data(), int(2 * n), MPI_INT64_T, MPI_MIN, comm);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t lo = bounds[i], hi = -bounds[n + i];
-    if (lo != hi)
-      throw Error(Errc::distributed_mismatch, params[i].name,
-                  "ranks disagree on " + params[i].name + " in " + call + " (values from " + std::to_string(lo) +
-                      " to " + std::to_string(hi) + ")");
+    if (lo == hi) continue;
+    // The lowest ranks holding the smallest and the largest value say what they have.
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    int holders[2] = {params[i].value == lo ? rank : INT_MAX, params[i].value == hi ? rank : INT_MAX};
+    MPI_Allreduce(MPI_IN_PLACE, holders, 2, MPI_INT, MPI_MIN, comm);
+    std::string shown[2];
+    for (int h = 0; h < 2; ++h) {
+      shown[h] = params[i].shown.empty() ? std::to_string(params[i].value) : params[i].shown;
+      int length = int(shown[h].size());
+      MPI_Bcast(&length, 1, MPI_INT, holders[h], comm);
+      shown[h].resize(std::size_t(length));
+      MPI_Bcast(shown[h].data(), length, MPI_CHAR, holders[h], comm);
+    }
+    throw Error(Errc::distributed_mismatch, params[i].name,
+                "ranks disagree on " + params[i].name + " in " + call + ": rank " + std::to_string(holders[0]) +
+                    " has " + shown[0] + ", rank " + std::to_string(holders[1]) + " has " + shown[1]);
   }
 }
 

@@ -40,7 +40,7 @@ void agree_on_layout(const Grid& grid, const DistMatrix<T>& m, int root, const s
                   {{"rows", m.rows()},
                    {"cols", m.cols()},
                    {"block", m.block()},
-                   {"type", detail::type_fingerprint<T>()},
+                   {"type", detail::type_fingerprint<T>(), detail::type_name<T>()},
                    {"root", root}},
                   call);
   if (!local_problem && (root < 0 || root >= grid.size()))

@@ -38,6 +38,12 @@ template <class X> std::int64_t type_fingerprint() {
   return std::int64_t(h >> 1);
 }
 
+// The element type's name ("f32"), for agreement messages.
+template <class T> std::string type_name() {
+  if constexpr (requires { dtype_of<T>::value; }) return std::string(to_string(dtype_of<T>::value));
+  else return typeid(T).name();
+}
+
 // The bits of a scalar as one integer, for agreement checks of α and β.
 template <class T> std::int64_t scalar_bits(T x) {
   static_assert(sizeof(T) <= 8);

@@ -252,8 +252,8 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
   using T = typename S::value_type;
   // 1. Agreement: every parameter, before any data moves.
   check_agreement(grid.comm(),
-                  {{"semiring", detail::type_fingerprint<S>()},
-                   {"type", detail::type_fingerprint<T>()},
+                  {{"semiring", detail::type_fingerprint<S>(), ringmm::detail::semiring_name<S>()},
+                   {"type", detail::type_fingerprint<T>(), detail::type_name<T>()},
                    {"grid rows", grid.rows()},
                    {"grid cols", grid.cols()},
                    {"A.rows", a.rows()},
@@ -265,12 +265,12 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
                    {"A.block", a.block()},
                    {"B.block", b.block()},
                    {"C.block", c.block()},
-                   {"variant", std::int64_t(options.variant)},
-                   {"transa", std::int64_t(op_a)},
-                   {"transb", std::int64_t(op_b)},
-                   {"alpha", detail::scalar_bits(alpha)},
-                   {"beta", detail::scalar_bits(beta)},
-                   {"backend", std::int64_t(options.context.backend)}},
+                   {"variant", std::int64_t(options.variant), std::string(to_string(options.variant))},
+                   {"transa", std::int64_t(op_a), std::string(to_string(op_a))},
+                   {"transb", std::int64_t(op_b), std::string(to_string(op_b))},
+                   {"alpha", detail::scalar_bits(alpha), ringmm::detail::value_text(alpha)},
+                   {"beta", detail::scalar_bits(beta), ringmm::detail::value_text(beta)},
+                   {"backend", std::int64_t(options.context.backend), std::string(to_string(options.context.backend))}},
                   "dist::gemm");
   std::optional<Error> problem;
   for (const auto* m : {&a, &b, static_cast<const DistMatrix<T>*>(&c)})

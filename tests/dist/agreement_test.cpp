@@ -57,21 +57,25 @@ TEST(Agreement, OneRankWithAnotherSemiringFailsEverywhere) {
   if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
   dist::Grid grid(MPI_COMM_WORLD);
   Operands ops(grid, 20, 17, 13);
-  expect_same_error_everywhere(
+  const std::string message = expect_same_error_everywhere(
       [&] {
         if (last_rank()) dist::gemm<MinPlus<float>>(grid, Op::N, ops.a, Op::N, ops.b, ops.c, 0.0f, INFINITY, cpu_options());
         else dist::gemm<MaxPlus<float>>(grid, Op::N, ops.a, Op::N, ops.b, ops.c, 0.0f, -INFINITY, cpu_options());
       },
       Errc::distributed_mismatch, "semiring");
+  // The two semirings by name, not by fingerprint.
+  EXPECT_NE(message.find("has max-plus f32"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank " + std::to_string(world_size() - 1) + " has min-plus f32"), std::string::npos) << message;
 }
 
 TEST(Agreement, OneRankWithAnotherAlphaOrTransposeFailsEverywhere) {
   if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
   dist::Grid grid(MPI_COMM_WORLD);
   Operands ops(grid, 20, 20, 20);
-  expect_same_error_everywhere(
-      [&] { dist::gemm<PlusTimes<float>>(grid, Op::N, ops.a, Op::N, ops.b, ops.c, last_rank() ? 2.0f : 1.0f, 0.0f, cpu_options()); },
+  const std::string message = expect_same_error_everywhere(
+      [&] { dist::gemm<PlusTimes<float>>(grid, Op::N, ops.a, Op::N, ops.b, ops.c, last_rank() ? 2.5f : 1.0f, 0.0f, cpu_options()); },
       Errc::distributed_mismatch, "alpha");
+  EXPECT_NE(message.find("rank 0 has 1, rank " + std::to_string(world_size() - 1) + " has 2.5"), std::string::npos) << message;
   expect_same_error_everywhere(
       [&] { dist::gemm<PlusTimes<float>>(grid, Op::N, ops.a, last_rank() ? Op::T : Op::N, ops.b, ops.c, 1.0f, 0.0f, cpu_options()); },
       Errc::distributed_mismatch, "transb");

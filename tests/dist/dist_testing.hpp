@@ -47,7 +47,8 @@ inline bool same_on_every_rank(const std::string& text) {
 
 // Runs `call`, which must throw ringmm::Error with `code` and `subject` on this rank, and checks
 // that every rank saw the very same message.
-template <class F> void expect_same_error_everywhere(F&& call, Errc code, const std::string& subject) {
+// Returns the message, which every rank must have seen alike.
+template <class F> std::string expect_same_error_everywhere(F&& call, Errc code, const std::string& subject) {
   std::string message = "(no exception)";
   try {
     call();
@@ -58,6 +59,7 @@ template <class F> void expect_same_error_everywhere(F&& call, Errc code, const 
   }
   EXPECT_NE(message, "(no exception)");
   EXPECT_TRUE(same_on_every_rank(message)) << "rank " << world_rank() << " saw: " << message;
+  return message;
 }
 
 }  // namespace ringmm::testing

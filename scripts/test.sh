@@ -7,13 +7,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${RINGMM_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh" --tests "$BUILD_DIR"
 cd "$BUILD_DIR"
+mkdir -p Testing
 set +e
 ctest --output-on-failure -j "${RINGMM_JOBS:-$(nproc)}" --timeout 600 "$@" | tee Testing/ctest-output.log
 status=${PIPESTATUS[0]}
 set -e
 # ctest counts a skipped test as passed; gtest prints the reason on the line after "Skipped".
-total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' Testing/ctest-output.log | tail -1)
-failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' Testing/ctest-output.log | tail -1)
+total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' Testing/ctest-output.log | tail -1 || true)
+failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' Testing/ctest-output.log | tail -1 || true)
 skipped=$(grep -c '(Skipped)$' Testing/ctest-output.log || true)
 reasons=$(awk '/^[0-9]+\/[0-9]+ Test: / { reason = "" }
                /: Skipped$/ { getline; if (reason == "") reason = $0 }

@@ -12,6 +12,7 @@
 
 #include "ringmm/cuda/configs.hpp"
 #include "ringmm/ringmm.hpp"
+#include "cuda_testing.hpp"
 #include "ringmm_testing.hpp"
 
 namespace {
@@ -19,12 +20,7 @@ namespace {
 using namespace ringmm;
 using ringmm::testing::poison;
 using ringmm::testing::random_value;
-
-#define RINGMM_SKIP_WITHOUT_GPU()                                            \
-  do {                                                                       \
-    std::string why;                                                         \
-    if (!ringmm::cuda_device_available(&why)) GTEST_SKIP() << why;           \
-  } while (0)
+using ringmm::testing::DeviceCopy;
 
 // Every configuration of this build's table (RINGMM_CUDA_ALL_CONFIGS adds the ones the heuristic
 // never picks), named as Context::cuda_config takes them; with_heuristic adds "" first.
@@ -62,20 +58,6 @@ Operand<typename S::value_type> make_operand(index_t rows, index_t cols, Layout 
             poison_values ? poison<T>() : random_value<S>(rng, k);
   return o;
 }
-
-template <class T> struct DeviceCopy {
-  T* ptr = nullptr;
-  explicit DeviceCopy(const std::vector<T>& host) {
-    EXPECT_EQ(cudaMalloc(&ptr, host.size() * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
-  ~DeviceCopy() { cudaFree(ptr); }
-  void to_host(std::vector<T>& host) const {
-    EXPECT_EQ(cudaMemcpy(host.data(), ptr, host.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-  }
-};
 
 enum class Product { gemm, batched, syrk };
 

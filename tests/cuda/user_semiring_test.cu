@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ringmm/ringmm.hpp"
+#include "cuda_testing.hpp"
 #include "ringmm_testing.hpp"
 
 namespace {
@@ -24,6 +25,7 @@ using ringmm::index_t;
 using ringmm::Layout;
 using ringmm::MatrixView;
 using ringmm::Op;
+using ringmm::testing::DeviceCopy;
 using ringmm::testing::HostMatrix;
 
 // min-plus that gives up on routes longer than a cap (examples/capped_paths.cu): ⊗ adds, and a
@@ -70,12 +72,6 @@ template <class S> typename S::value_type random_value(std::mt19937_64& rng) {
   }
 }
 
-#define RINGMM_SKIP_WITHOUT_GPU()                                  \
-  do {                                                             \
-    std::string why;                                               \
-    if (!ringmm::cuda_device_available(&why)) GTEST_SKIP() << why; \
-  } while (0)
-
 enum class Product { gemm, batched, syrk };
 
 struct Case {
@@ -93,21 +89,6 @@ std::string describe(const Case& c, const Context& ctx) {
          (c.beta ? " beta" : "") + product + " config " + (ctx.cuda_config.empty() ? "auto" : ctx.cuda_config) +
          " border " + std::string(to_string(ctx.border));
 }
-
-template <class T> struct DeviceCopy {
-  T* ptr = nullptr;
-  explicit DeviceCopy(const std::vector<T>& host) {
-    EXPECT_EQ(cudaMalloc(&ptr, host.size() * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
-  ~DeviceCopy() { cudaFree(ptr); }
-  void to_host(std::vector<T>& host) const {
-    EXPECT_EQ(cudaMemcpy(host.data(), ptr, host.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-  }
-  template <class V> V on_device(const V& v) const { return {ptr, v.rows, v.cols, v.ld, v.layout}; }
-};
 
 constexpr index_t batch_count = 3;
 

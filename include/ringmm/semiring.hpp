@@ -21,6 +21,11 @@
 //                                  the hardware form kernels compute in (default: the accumulator
 //                                  and fma); i16x2 keeps its raw 32-bit word for Hopper's two-lane
 //                                  add-then-max instruction
+//   nan_risk(x), fma_nan_free(acc, a, b)
+//                                  the NaN policy's fast path (float semirings whose ⊕ selects):
+//                                  a value that can make a term NaN (NaN itself, or an infinity
+//                                  that meets 0̄ under ⊗ = +), and the update that is exact when
+//                                  no input has that risk; see semiring_traits::guards_nan
 #pragma once
 
 #include <cmath>
@@ -62,17 +67,44 @@ template <class Lane> struct tropical_int_limits {
 
 namespace detail {
 
-// max / min of two values. On the device, float uses fmaxf/fminf (one FMNMX instruction) rather
-// than a compare and select (two): results agree for every non-NaN input. double keeps the compare
-// and select (DSETP + two FSEL): sm_90 has no f64 max, and fmax's NaN rules cost more instructions
-// (measured on the H100: 1.2 × 10¹² f64 max-plus updates/s with fmax, 5.4 with the select).
+// max / min of two values, NaN-propagating: the result is NaN when either operand is NaN, so a
+// NaN term survives a ⊕-sum wherever it sits in K (the NaN policy, README "NaN"). On the device,
+// float uses max.NaN / min.NaN (one FMNMX); double and the host compare and select with the NaN
+// test folded into the predicate, which costs f64 kernels 16 % and the CPU kernel 2.2×, hence
+// the NaN-free forms below.
 template <class T> RINGMM_HD T max_of(T a, T b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<T, float>) {
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+  }
+#endif
+  if constexpr (std::is_floating_point_v<T>) return (a > b || a != a) ? a : b;
+  else return a > b ? a : b;
+}
+template <class T> RINGMM_HD T min_of(T a, T b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<T, float>) {
+    float r;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+  }
+#endif
+  if constexpr (std::is_floating_point_v<T>) return (a < b || a != a) ? a : b;
+  else return a < b ? a : b;
+}
+
+// max / min for operands that are never NaN: one FMNMX for float on the device, a compare and
+// select (one MAXPS/MINPS on x86) elsewhere. Kernels use them through fma_nan_free, only after
+// checking that no input can make a term NaN (semiring_traits::nan_risk).
+template <class T> RINGMM_HD T max_nan_free(T a, T b) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<T, float>) return ::fmaxf(a, b);
 #endif
   return a > b ? a : b;
 }
-template <class T> RINGMM_HD T min_of(T a, T b) {
+template <class T> RINGMM_HD T min_nan_free(T a, T b) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<T, float>) return ::fminf(a, b);
 #endif
@@ -139,6 +171,9 @@ template <class T> struct MaxPlus {
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
+  // A term is NaN only for a NaN operand or +∞ meeting 0̄ = −∞.
+  RINGMM_HD static bool nan_risk(T x) { return !(x < std::numeric_limits<T>::infinity()); }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_nan_free(acc, a + b); }
 };
 
 // min-plus: (min, +), 0̄ = +∞, 1̄ = 0. f32, f64, i32, i16x2.
@@ -150,6 +185,9 @@ template <class T> struct MinPlus {
   RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
+  // A term is NaN only for a NaN operand or −∞ meeting 0̄ = +∞.
+  RINGMM_HD static bool nan_risk(T x) { return !(x > -std::numeric_limits<T>::infinity()); }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_nan_free(acc, a + b); }
 };
 
 // Integer max-plus / min-plus follow the sentinel policy at the top of this file.
@@ -230,6 +268,8 @@ template <class T> struct MaxMin {
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, mul(a, b)); }
+  RINGMM_HD static bool nan_risk(T x) { return x != x; }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_nan_free(acc, detail::min_nan_free(a, b)); }
 };
 
 // or-and: (∨, ∧) over u8 booleans; any nonzero input is true, outputs are 0 or 1.
@@ -262,6 +302,8 @@ template <class T> struct MaxTimes {
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a * b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a * b); }
+  RINGMM_HD static bool nan_risk(T x) { return x != x; }  // ∞ is refused, so 0 × ∞ never happens
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_nan_free(acc, a * b); }
   static constexpr bool valid_input(T x) { return !(x < T(0)) && x != std::numeric_limits<T>::infinity(); }
   static std::string input_domain() { return "finite nonnegative values"; }
 };
@@ -276,6 +318,8 @@ template <class T> struct MinMax {
   RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, mul(a, b)); }
+  RINGMM_HD static bool nan_risk(T x) { return x != x; }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_nan_free(acc, detail::max_nan_free(a, b)); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -293,6 +337,10 @@ struct has_scale<S, std::void_t<decltype(S::scale(S::zero(), S::zero()))>> : std
 template <class S, class = void> struct has_valid_input : std::false_type {};
 template <class S>
 struct has_valid_input<S, std::void_t<decltype(S::valid_input(S::zero()))>> : std::true_type {};
+template <class S, class = void> struct has_nan_free_form : std::false_type {};
+template <class S>
+struct has_nan_free_form<S, std::void_t<decltype(S::fma_nan_free(S::zero(), S::zero(), S::zero())),
+                                        decltype(S::nan_risk(S::zero()))>> : std::true_type {};
 template <class S, class = void> struct has_exact : std::false_type {};
 template <class S> struct has_exact<S, std::void_t<decltype(S::exact)>> : std::true_type {};
 template <class S, class = void> struct has_bounds_sums : std::false_type {};
@@ -349,6 +397,27 @@ template <class S> struct semiring_traits {
   RINGMM_HD static reg update(reg acc, reg a, reg b) {
     if constexpr (std::is_same_v<reg, accumulator>) return fma(acc, element(a), element(b));
     else return S::update(acc, a, b);
+  }
+
+  // The NaN policy (README "NaN"): a term that is NaN under IEEE rules makes its entry NaN, on
+  // every backend and path. fma and add propagate NaN, which costs f64 kernels and the CPU kernel
+  // extra instructions per update; so where the semiring offers a NaN-free form, kernels first
+  // look for inputs with nan_risk (the CPU before the call, CUDA blocks as they stage their
+  // operands) and run the cheaper fma_nan_free when there are none, which is then exact.
+  // plus-times needs no guard: IEEE arithmetic propagates NaN by itself.
+  static constexpr bool guards_nan =
+      std::is_floating_point_v<element> && std::is_same_v<reg, accumulator> && detail::has_nan_free_form<S>::value;
+  RINGMM_HD static bool nan_risk(element x) {
+    if constexpr (guards_nan) return S::nan_risk(x);
+    else return false;
+  }
+  RINGMM_HD static accumulator fma_nan_free(accumulator acc, element a, element b) {
+    if constexpr (guards_nan) return S::fma_nan_free(acc, a, b);
+    else return fma(acc, a, b);
+  }
+  RINGMM_HD static reg update_nan_free(reg acc, reg a, reg b) {
+    if constexpr (guards_nan) return S::fma_nan_free(acc, a, b);
+    else return update(acc, a, b);
   }
 
   // Exactness: every result equals the reference's, or (rounded semirings) lies within

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "dist_testing.hpp"
+#include "nan_policy.hpp"
 #include "ringmm_testing.hpp"
 
 namespace ringmm::testing {
@@ -104,6 +105,39 @@ TEST(SummaTraffic, EveryByteSentIsReceivedAndOneRankSendsNothing) {
         std::uint64_t(c.local_rows() * (n - a.col_map().local_size(grid.col())) +
                       (n - b.row_map().local_size(grid.row())) * c.local_cols()) * sizeof(float);
     EXPECT_EQ(received[0], expected);
+  }
+}
+
+// The NaN policy across ranks: a NaN reaches every entry it reaches in one process, whichever
+// rank holds it and whichever panel step brings it in (the local products accumulate with β = 1̄).
+template <class S> void check_nan_case(const dist::Grid& grid, const NanSpec& spec, const dist::Options& options) {
+  using T = typename S::value_type;
+  const auto x = make_nan_product<S>(spec);  // the same data on every rank; root's copy is scattered
+  const index_t nb = 5;
+  dist::DistMatrix<T> da(grid, x.av.rows, x.av.cols, nb), db(grid, x.bv.rows, x.bv.cols, nb),
+      dc(grid, spec.m, spec.n, nb);
+  dist::scatter<T>(grid, MatrixView<const T>{x.a.data(), x.av.rows, x.av.cols, x.av.ld, x.av.layout}, da, 0);
+  dist::scatter<T>(grid, MatrixView<const T>{x.b.data(), x.bv.rows, x.bv.cols, x.bv.ld, x.bv.layout}, db, 0);
+  dist::scatter<T>(grid, MatrixView<const T>{x.c.data(), x.cv.rows, x.cv.cols, x.cv.ld, x.cv.layout}, dc, 0);
+  dist::gemm<S>(grid, spec.op_a, da, spec.op_b, db, dc, x.alpha, x.beta, options);
+  std::vector<T> actual = x.c;
+  dist::gather<T>(grid, dc, MatrixView<T>{actual.data(), x.cv.rows, x.cv.cols, x.cv.ld, x.cv.layout}, 0);
+  if (grid.rank() == 0) EXPECT_TRUE(follows_nan_policy<S>(x, actual)) << describe(spec);
+}
+
+template <class S> class SummaNanPolicy : public ::testing::Test {};
+TYPED_TEST_SUITE(SummaNanPolicy, FloatSemirings, SemiringNames);
+
+TYPED_TEST(SummaNanPolicy, FollowsTheOracleOnEveryGrid) {
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    for (dist::Variant variant : {dist::Variant::broadcast, dist::Variant::ring})
+      for (NanSpec spec : nan_specs()) {
+        if (spec.batch > 1 || spec.syrk) continue;  // SUMMA multiplies single products
+        spec.k = std::min<index_t>(spec.k, 300);    // keep the oversubscribed ranks quick
+        SCOPED_TRACE(grid_name(grid) + " " + std::string(dist::to_string(variant)));
+        check_nan_case<TypeParam>(grid, spec, cpu_options(variant));
+      }
   }
 }
 

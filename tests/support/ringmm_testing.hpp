@@ -76,7 +76,7 @@ template <class T> std::string show(T x) {
   return os.str();
 }
 
-// Exact semirings must match bit for bit; rounded ones (float plus-times) within the semiring's
+// NaN must meet NaN; otherwise exact semirings must match bit for bit, rounded ones (float plus-times) within the semiring's
 // tolerance(K)·(|α|·(|A||B|)ᵢⱼ + |β|·|Cᵢⱼ|), computed in double.
 
 template <class S>
@@ -93,6 +93,15 @@ template <class S>
         const T e = expected_c.p[bt * p.stride_c + i * expected_c.rs + j * expected_c.cs];
         const T a = actual_c.p[bt * p.stride_c + i * actual_c.rs + j * actual_c.cs];
         bool ok;
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(e) || std::isnan(a)) {  // the NaN policy: NaN where the reference has NaN
+            ok = std::isnan(e) && std::isnan(a);
+            if (!ok && bad++ == 0)
+              first << "first mismatch at batch " << bt << " (" << i << ", " << j << "): expected " << show(e)
+                    << ", got " << show(a);
+            continue;
+          }
+        }
         if constexpr (semiring_traits<S>::exact) {
           ok = e == a;
         } else {

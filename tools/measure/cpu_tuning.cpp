@@ -139,7 +139,7 @@ RINGMM_CPU_INLINE void micro_loop(const typename S::value_type* a, const typenam
   using Blk = bd::Blocking<typename S::value_type, Isa>;
   const bd::TileOut<typename S::value_type> unused{};
   for (index_t r = 0; r < kCeilingCalls; ++r)
-    bd::micro_kernel<S, Isa, Blk::mr, Blk::nr>(kCeilingKc, a, b, partial, false, false, unused);
+    bd::micro_kernel<S, Isa, Blk::mr, Blk::nr>(kCeilingKc, a, b, partial, false, false, /*nan_free=*/true, unused);
 }
 template <class S>
 void micro_loop_generic(const typename S::value_type* a, const typename S::value_type* b, typename S::value_type* c) {

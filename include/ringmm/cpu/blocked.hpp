@@ -84,20 +84,52 @@ template <class S> inline constexpr bool is_float_tropical_v =
 template <class S> inline constexpr bool is_float_plus_times_v =
     std::is_same_v<S, PlusTimes<float>> || std::is_same_v<S, PlusTimes<double>>;
 
-// The inner-loop update acc ⊕ (a ⊗ b), as semiring_traits<S>::fma except:
+// The inner-loop update acc ⊕ (a ⊗ b), as semiring_traits<S>::fma (NanFree: fma_nan_free, for
+// calls whose inputs have no nan_risk) except:
 //  * floating-point tropical semirings with an FMA unit: ⊗ (an add) is issued as fma(a, 1, b),
 //    which rounds exactly like a + b. On x86 cores whose FP adders also execute max/min (Zen 4),
 //    this moves ⊗ onto the FMA pipes so that ⊗ and ⊕ run side by side.
 //  * floating-point plus-times without an FMA unit: std::fma would be a libm emulation about 100×
 //    slower, so the product is a multiply and an add (two roundings, inside the plus-times bound).
-template <class S, class Isa> struct Update {
+template <class S, class Isa, bool NanFree> struct Update {
   using T = typename S::value_type;
   RINGMM_CPU_INLINE static T apply(T acc, T a, T b) {
-    if constexpr (Isa::has_fma && is_float_tropical_v<S>) return S::add(acc, std::fma(a, T(1), b));
-    else if constexpr (!Isa::has_fma && is_float_plus_times_v<S>) return acc + a * b;
-    else return semiring_traits<S>::fma(acc, a, b);
+    if constexpr (Isa::has_fma && is_float_tropical_v<S>) {
+      const T term = std::fma(a, T(1), b);
+      if constexpr (!NanFree) return S::add(acc, term);
+      else if constexpr (S::kind == SemiringKind::max_plus) return detail::max_nan_free(acc, term);
+      else return detail::min_nan_free(acc, term);
+    } else if constexpr (!Isa::has_fma && is_float_plus_times_v<S>) {
+      return acc + a * b;
+    } else if constexpr (NanFree) {
+      return semiring_traits<S>::fma_nan_free(acc, a, b);
+    } else {
+      return semiring_traits<S>::fma(acc, a, b);
+    }
   }
 };
+
+// Whether any element of A or B (every batch member) can make a term NaN: then the call runs
+// the NaN-propagating update, else the cheaper NaN-free one (semiring_traits::guards_nan).
+template <class S> bool has_nan_risk(const detail::Problem<S>& p) {
+  using traits = semiring_traits<S>;
+  if constexpr (!traits::guards_nan) {
+    return false;
+  } else {
+    auto scan = [&](const auto& x, index_t stride) {
+      const index_t members = stride == 0 ? 1 : p.batch;
+      for (index_t bt = 0; bt < members; ++bt)
+        for (index_t r = 0; r < x.rows; ++r) {
+          const auto* row = x.p + bt * stride + r * x.rs;
+          bool risk = false;
+          for (index_t c = 0; c < x.cols; ++c) risk |= traits::nan_risk(row[c * x.cs]);
+          if (risk) return true;
+        }
+      return false;
+    };
+    return scan(p.a, p.stride_a) || scan(p.b, p.stride_b);
+  }
+}
 
 template <class T> struct AlignedAllocator {
   using value_type = T;
@@ -160,12 +192,30 @@ template <class T> struct TileOut {
   T alpha, beta;
 };
 
+// acc ⊕= the KC-long products of one A micro-panel and one B sliver. A function rather than a
+// lambda so that it is inlined into, and compiled for, each instruction set's caller.
+template <class S, class Isa, int MR, int NR, bool NanFree>
+RINGMM_CPU_INLINE void accumulate(typename S::value_type (&acc)[MR][NR], index_t kc,
+                                  const typename S::value_type* __restrict ap,
+                                  const typename S::value_type* __restrict bp) {
+  using T = typename S::value_type;
+  for (index_t k = 0; k < kc; ++k) {
+    const T* ak = ap + k * MR;
+    const T* bk = bp + k * NR;
+    for (int i = 0; i < MR; ++i) {
+      const T ai = ak[i];
+#pragma omp simd
+      for (int j = 0; j < NR; ++j) acc[i][j] = Update<S, Isa, NanFree>::apply(acc[i][j], ai, bk[j]);
+    }
+  }
+}
+
 // One MR×NR tile over one KC chunk. `first`: start from 0̄ (else resume from `partial`);
 // `last`: apply the epilogue to C (else park the accumulators in `partial`).
 template <class S, class Isa, int MR, int NR>
 RINGMM_CPU_INLINE void micro_kernel(index_t kc, const typename S::value_type* __restrict ap,
                                     const typename S::value_type* __restrict bp,
-                                    typename S::value_type* __restrict partial, bool first, bool last,
+                                    typename S::value_type* __restrict partial, bool first, bool last, bool nan_free,
                                     const TileOut<typename S::value_type>& out) {
   using T = typename S::value_type;
   using traits = semiring_traits<S>;
@@ -177,15 +227,8 @@ RINGMM_CPU_INLINE void micro_kernel(index_t kc, const typename S::value_type* __
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) acc[i][j] = partial[i * NR + j];
   }
-  for (index_t k = 0; k < kc; ++k) {
-    const T* ak = ap + k * MR;
-    const T* bk = bp + k * NR;
-    for (int i = 0; i < MR; ++i) {
-      const T ai = ak[i];
-#pragma omp simd
-      for (int j = 0; j < NR; ++j) acc[i][j] = Update<S, Isa>::apply(acc[i][j], ai, bk[j]);
-    }
-  }
+  if (nan_free) accumulate<S, Isa, MR, NR, true>(acc, kc, ap, bp);
+  else accumulate<S, Isa, MR, NR, false>(acc, kc, ap, bp);
   if (!last) {
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) partial[i * NR + j] = acc[i][j];
@@ -215,6 +258,7 @@ template <class S> struct Call {
   index_t n_bands, n_groups;   // items per batch member: n_bands × n_groups
   std::vector<Workspace<T>>* spaces;
   std::atomic<index_t>* next_item;
+  bool nan_free;               // no input has nan_risk: the NaN-free update is exact
 };
 
 // One item: rows [r0, r1) × columns [c0, c1) of batch member bt.
@@ -264,7 +308,7 @@ RINGMM_CPU_INLINE void item(const Call<S>& call, index_t bt, index_t r0, index_t
             const TileOut<T> out{c + row * p.c.rs + col * p.c.cs, p.c.rs, p.c.cs, mr_valid, std::min<index_t>(NR, n - col),
                                  row, col, p.symmetric, p.alpha, p.beta};
             micro_kernel<S, Isa, MR, NR>(kc, ws.a_block.data() + panel * MR * kc, b_sliver, partial, chunk == 0,
-                                         chunk == n_chunks - 1, out);
+                                         chunk == n_chunks - 1, call.nan_free, out);
           }
         }
       }
@@ -343,6 +387,7 @@ void run_isa(const detail::Problem<S>& p, int threads,
   }
   Call<S> call{};
   call.p = &p;
+  call.nan_free = !has_nan_risk(p);
   call.band = ((m + n_bands - 1) / n_bands + MR - 1) / MR * MR;
   call.group = ((n + n_groups - 1) / n_groups + NR - 1) / NR * NR;
   call.n_bands = (m + call.band - 1) / call.band;

@@ -1,0 +1,222 @@
+// The NaN policy's test matrix (README "NaN"): products whose inputs carry NaN at the first, a
+// middle and the last k, and, where ⊗ is +, the infinity opposite 0̄ meeting a 0̄; an oracle that
+// says which entries must be NaN from IEEE rules alone (not from the library's max and min); and a
+// check that every other entry equals the reference. Each backend's test runs these products on
+// its own paths (borders, split-K, batches, Aᵀ·A, SUMMA).
+#pragma once
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ringmm_testing.hpp"
+
+namespace ringmm::testing {
+
+// The float pairs of the registry: the only ones with NaN.
+template <class L> struct float_only;
+template <> struct float_only<type_list<>> {
+  using type = type_list<>;
+};
+template <class S, class... Rest> struct float_only<type_list<S, Rest...>> {
+  using rest = typename float_only<type_list<Rest...>>::type;
+  template <class L> struct prepend;
+  template <class... X> struct prepend<type_list<X...>> {
+    using type = type_list<S, X...>;
+  };
+  using type = std::conditional_t<std::is_floating_point_v<typename S::value_type>, typename prepend<rest>::type, rest>;
+};
+using FloatSemirings = as_gtest_types<float_only<builtin_semirings>::type>::type;
+
+// Whether IEEE arithmetic makes a ⊗ b NaN. Written from the operation's definition (max, min,
+// + or ×), not through the semiring's code, so that it can judge that code.
+template <class S> bool term_is_nan(typename S::value_type a, typename S::value_type b) {
+  if (std::isnan(a) || std::isnan(b)) return true;
+  const bool opposite_infinities = std::isinf(a) && std::isinf(b) && (a > 0) != (b > 0);
+  const bool zero_times_infinity = (a == 0 && std::isinf(b)) || (std::isinf(a) && b == 0);
+  switch (S::kind) {
+    case SemiringKind::max_plus:
+    case SemiringKind::min_plus: return opposite_infinities;
+    case SemiringKind::plus_times:
+    case SemiringKind::max_times: return zero_times_infinity;
+    default: return false;  // ⊗ is min or max
+  }
+}
+
+struct NanSpec {
+  index_t m, n, k;
+  Op op_a = Op::N, op_b = Op::N;
+  Layout layout = Layout::row_major;  // of A, B and C
+  index_t batch = 1;
+  bool syrk = false;    // C = op(A)ᵀ·op(A) with op(A) k×n (M = N), B unused
+  bool reads_c = true;  // β = 1̄ (C is an input, one of its entries NaN), else β = 0̄ and C all NaN
+  std::uint64_t seed = 1;
+};
+
+inline std::string describe(const NanSpec& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " ops " +
+         std::string(to_string(s.op_a)) + std::string(to_string(s.op_b)) +
+         (s.layout == Layout::col_major ? " col-major" : " row-major") + " batch " + std::to_string(s.batch) +
+         (s.syrk ? " syrk" : "") + (s.reads_c ? " beta=1" : " beta=0");
+}
+
+// One product's operands, members `stride_*` apart in one buffer each.
+template <class S> struct NanProduct {
+  using T = typename S::value_type;
+  NanSpec spec;
+  std::vector<T> a, b, c;
+  MatrixView<T> av, bv, cv;  // member 0
+  index_t stride_a = 0, stride_b = 0, stride_c = 0;
+  T alpha = S::one(), beta = S::zero();
+
+  // The problem over member buffers a, b and the given C storage (the reference's or a result).
+  detail::Problem<S> problem(std::vector<T>& c_storage) const {
+    MatrixView<T> c_view = cv;
+    c_view.data = c_storage.data();
+    const MatrixView<const T> a_view{a.data(), av.rows, av.cols, av.ld, av.layout};
+    const MatrixView<const T> b_view{b.data(), bv.rows, bv.cols, bv.ld, bv.layout};
+    detail::Problem<S> p = spec.syrk ? detail::make_problem<S>(spec.op_a == Op::N ? Op::T : Op::N, a_view, spec.op_a,
+                                                              a_view, c_view, alpha, beta)
+                                     : detail::make_problem<S>(spec.op_a, a_view, spec.op_b, b_view, c_view, alpha, beta);
+    p.batch = spec.batch;
+    p.stride_a = stride_a, p.stride_b = spec.syrk ? stride_a : stride_b, p.stride_c = stride_c;
+    p.symmetric = spec.syrk;
+    return p;
+  }
+};
+
+template <class S> NanProduct<S> make_nan_product(const NanSpec& s) {
+  using T = typename S::value_type;
+  constexpr T nan = std::numeric_limits<T>::quiet_NaN();
+  NanProduct<S> x;
+  x.spec = s;
+  std::mt19937_64 rng(s.seed);
+  auto alloc = [&](std::vector<T>& buf, MatrixView<T>& v, index_t& stride, index_t rows, index_t cols) {
+    const index_t ld = std::max<index_t>(1, s.layout == Layout::row_major ? cols : rows);
+    stride = std::max<index_t>(1, rows * cols) + 5;  // members not back to back
+    buf.assign(std::size_t(stride * s.batch), poison<T>());
+    v = {buf.data(), rows, cols, ld, s.layout};
+    for (index_t bt = 0; bt < s.batch; ++bt)
+      for (index_t i = 0; i < rows; ++i)
+        for (index_t j = 0; j < cols; ++j)
+          buf[std::size_t(bt * stride + i * v.row_stride() + j * v.col_stride())] = random_value<S>(rng, s.k);
+  };
+  // op(A) is m×k (syrk: the k×n matrix X of C = Xᵀ·X); op(B) is k×n.
+  const index_t x_rows = s.syrk ? s.k : s.m, x_cols = s.syrk ? s.n : s.k;
+  const bool a_t = s.op_a == Op::T;
+  alloc(x.a, x.av, x.stride_a, a_t ? x_cols : x_rows, a_t ? x_rows : x_cols);
+  if (!s.syrk) alloc(x.b, x.bv, x.stride_b, s.op_b == Op::N ? s.k : s.n, s.op_b == Op::N ? s.n : s.k);
+  alloc(x.c, x.cv, x.stride_c, s.m, s.n);
+  x.beta = s.reads_c ? S::one() : S::zero();
+
+  // Plant at op(A)(i, kk) and op(B)(kk, j), skipping positions outside the shapes.
+  auto at = [](std::vector<T>& buf, const MatrixView<T>& v, index_t bt, index_t stride, index_t r, index_t c) -> T* {
+    if (r < 0 || c < 0 || r >= v.rows || c >= v.cols) return nullptr;
+    return &buf[std::size_t(bt * stride + r * v.row_stride() + c * v.col_stride())];
+  };
+  auto plant_a = [&](index_t bt, index_t i, index_t kk, T value) {
+    // syrk: i indexes X's columns and kk its rows.
+    const index_t r = s.syrk ? kk : i, c = s.syrk ? i : kk;
+    if (T* e = a_t ? at(x.a, x.av, bt, x.stride_a, c, r) : at(x.a, x.av, bt, x.stride_a, r, c)) *e = value;
+  };
+  auto plant_b = [&](index_t bt, index_t kk, index_t j, T value) {
+    if (s.syrk) return plant_a(bt, j, kk, value);
+    T* e = s.op_b == Op::N ? at(x.b, x.bv, bt, x.stride_b, kk, j) : at(x.b, x.bv, bt, x.stride_b, j, kk);
+    if (e) *e = value;
+  };
+  const bool plus = S::kind == SemiringKind::max_plus || S::kind == SemiringKind::min_plus;
+  const T opposite = -S::zero();  // the infinity that makes NaN with 0̄ under +
+  for (index_t bt = 0; bt < s.batch; ++bt) {
+    if (s.k > 0) {
+      plant_a(bt, 1, 0, nan);                // first term of row 1
+      plant_a(bt, 2, s.k - 1, nan);          // last term of row 2
+      plant_b(bt, s.k / 2, 3 + bt, nan);     // a middle term of a column that moves with the member
+      if (plus) {
+        plant_a(bt, 4, s.k - 1, opposite);   // meets the 0̄ of columns 0 and 5 at the last k
+        plant_b(bt, s.k - 1, 0, S::zero());
+        plant_b(bt, s.k - 1, 5, S::zero());
+        plant_a(bt, 6, 0, S::zero());        // a 0̄ at the first k meets column 7's infinity
+        plant_b(bt, 0, 7, opposite);
+      }
+    }
+    if (T* e = at(x.c, x.cv, bt, x.stride_c, 0, 1)) *e = nan;
+    if (!s.reads_c)  // β = 0̄: C is never read, so NaN in it must not show
+      for (index_t i = 0; i < s.m; ++i)
+        for (index_t j = 0; j < s.n; ++j) *at(x.c, x.cv, bt, x.stride_c, i, j) = nan;
+  }
+  return x;
+}
+
+// `actual` (C's storage after the product under test) against the oracle and the reference.
+template <class S>
+::testing::AssertionResult follows_nan_policy(const NanProduct<S>& x, std::vector<typename S::value_type>& actual) {
+  using T = typename S::value_type;
+  std::vector<T> expected = x.c;
+  detail::Problem<S> p = x.problem(expected);
+  cpu::reference_gemm<S>(p);
+  index_t wrong = 0, nan_entries = 0;
+  std::string first;
+  for (index_t bt = 0; bt < p.batch; ++bt)
+    for (index_t i = 0; i < p.m(); ++i)
+      for (index_t j = 0; j < p.n(); ++j) {
+        bool must_be_nan = x.spec.reads_c && std::isnan(x.c[std::size_t(bt * x.stride_c + i * p.c.rs + j * p.c.cs)]);
+        for (index_t k = 0; k < p.k() && !must_be_nan; ++k)
+          must_be_nan = term_is_nan<S>(p.a.p[bt * p.stride_a + i * p.a.rs + k * p.a.cs],
+                                       p.b.p[bt * p.stride_b + k * p.b.rs + j * p.b.cs]);
+        nan_entries += must_be_nan;
+        const T got = actual[std::size_t(bt * x.stride_c + i * p.c.rs + j * p.c.cs)];
+        if (std::isnan(got) != must_be_nan && wrong++ == 0)
+          first = "batch " + std::to_string(bt) + " (" + std::to_string(i) + ", " + std::to_string(j) + ") is " +
+                  show(got) + ", but the oracle says it must " + (must_be_nan ? "" : "not ") + "be NaN";
+      }
+  if (wrong > 0) return ::testing::AssertionFailure() << wrong << " entries break the NaN policy; first: " << first;
+  if (x.spec.k > 2 && x.spec.m > 3 && x.spec.n > 3 && nan_entries == 0)
+    return ::testing::AssertionFailure() << "the planted NaN reached no entry: the case tests nothing";
+  // Every entry the oracle leaves finite equals the reference (NaN entries compare equal).
+  const detail::Strided<T> e{expected.data(), p.m(), p.n(), p.c.rs, p.c.cs};
+  const detail::Strided<T> a{actual.data(), p.m(), p.n(), p.c.rs, p.c.cs};
+  const detail::Strided<const T> before{x.c.data(), p.m(), p.n(), p.c.rs, p.c.cs};
+  return matrices_match<S>(p, e, a, &before);
+}
+
+// Runs x's product through the public API on `ctx`, with A, B and C at the given (host or device)
+// addresses laid out as x's buffers.
+template <class S>
+void run_public(const Context& ctx, const NanProduct<S>& x, const typename S::value_type* a,
+                const typename S::value_type* b, typename S::value_type* c) {
+  using T = typename S::value_type;
+  const MatrixView<const T> av{a, x.av.rows, x.av.cols, x.av.ld, x.av.layout};
+  const MatrixView<const T> bv{b, x.bv.rows, x.bv.cols, x.bv.ld, x.bv.layout};
+  const MatrixView<T> cv{c, x.cv.rows, x.cv.cols, x.cv.ld, x.cv.layout};
+  if (x.spec.syrk)
+    syrk<S>(ctx, x.spec.op_a, av, cv, x.alpha, x.beta);
+  else if (x.spec.batch > 1)
+    gemm_batched<S>(ctx, x.spec.op_a, av, x.stride_a, x.spec.op_b, bv, x.stride_b, cv, x.stride_c, x.spec.batch,
+                    x.alpha, x.beta);
+  else
+    gemm<S>(ctx, x.spec.op_a, av, x.spec.op_b, bv, cv, x.alpha, x.beta);
+}
+
+// A spread of shapes and products for one backend's paths: odd shapes, transposes, both layouts,
+// a long K (several CPU chunks, CUDA split-K), batches and Aᵀ·A, with C read and unread.
+inline std::vector<NanSpec> nan_specs() {
+  std::vector<NanSpec> specs;
+  std::uint64_t seed = 1;
+  auto add = [&](NanSpec s) {
+    s.seed = seed++;
+    specs.push_back(s);
+  };
+  add({8, 9, 1});
+  add({33, 17, 7, Op::T, Op::N});
+  add({129, 127, 65, Op::N, Op::T, Layout::col_major});
+  add({130, 131, 200, Op::T, Op::T, Layout::row_major, 1, false, false});
+  add({9, 10, 5000, Op::N, Op::N});  // long K: CPU chunks, CUDA split-K
+  add({40, 37, 33, Op::N, Op::N, Layout::row_major, 3});
+  add({45, 45, 20, Op::N, Op::N, Layout::row_major, 1, true});
+  add({70, 70, 129, Op::T, Op::N, Layout::col_major, 1, true, false});
+  add({7, 8, 0});  // no terms: only C can be NaN
+  return specs;
+}
+
+}  // namespace ringmm::testing

@@ -22,10 +22,9 @@
 //                                  and fma); i16x2 keeps its raw 32-bit word for Hopper's two-lane
 //                                  add-then-max instruction
 //   nan_risk(x), fma_nan_free(acc, a, b)
-//                                  the NaN policy's fast path (float semirings whose ⊕ selects):
-//                                  a value that can make a term NaN (NaN itself, or an infinity
-//                                  that meets 0̄ under ⊗ = +), and the update that is exact when
-//                                  no input has that risk; see semiring_traits::guards_nan
+//                                  a value for which fma needs its NaN rules, and a cheaper fma
+//                                  that is exact when no input has that risk (the CPU kernel
+//                                  checks its inputs and picks); see semiring_traits::guards_nan
 #pragma once
 
 #include <cmath>
@@ -67,48 +66,43 @@ template <class Lane> struct tropical_int_limits {
 
 namespace detail {
 
-// max / min of two values, NaN-propagating: the result is NaN when either operand is NaN, so a
-// NaN term survives a ⊕-sum wherever it sits in K (the NaN policy, README "NaN"). On the device,
-// float uses max.NaN / min.NaN (one FMNMX); double and the host compare and select with the NaN
-// test folded into the predicate, which costs f64 kernels 16 % and the CPU kernel 2.2×, hence
-// the NaN-free forms below.
+// The NaN policy (README "NaN"): max and min are IEEE 754's maxNum and minNum, as C's fmax and
+// fmin and numpy's fmax and fmin: a NaN operand is ignored, so a NaN term (a NaN input, or
+// ∞ + (−∞) meeting 0̄) never wins a ⊕-sum and an entry whose every term is NaN is 0̄. + and ×
+// follow IEEE as usual, so plus-times propagates NaN. This is what Hopper's FMNMX does in one
+// instruction; propagation (max.NaN) measured 2–12 % slower for f32 and 16–21 % for f64
+// (docs/perf/log.md, "NaN policy"), above the 2 % the policy was allowed to cost.
+//
+// max_of / min_of: either operand may be NaN (⊕ of partial sums, the epilogue, ⊗ of max-min).
 template <class T> RINGMM_HD T max_of(T a, T b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same_v<T, float>) {
-    float r;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-  }
-#endif
-  if constexpr (std::is_floating_point_v<T>) return (a > b || a != a) ? a : b;
-  else return a > b ? a : b;
-}
-template <class T> RINGMM_HD T min_of(T a, T b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same_v<T, float>) {
-    float r;
-    asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-  }
-#endif
-  if constexpr (std::is_floating_point_v<T>) return (a < b || a != a) ? a : b;
-  else return a < b ? a : b;
-}
-
-// max / min for operands that are never NaN: one FMNMX for float on the device, a compare and
-// select (one MAXPS/MINPS on x86) elsewhere. Kernels use them through fma_nan_free, only after
-// checking that no input can make a term NaN (semiring_traits::nan_risk).
-template <class T> RINGMM_HD T max_nan_free(T a, T b) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<T, float>) return ::fmaxf(a, b);
 #endif
-  return a > b ? a : b;
+  if constexpr (std::is_floating_point_v<T>) return (a > b || b != b) ? a : b;
+  else return a > b ? a : b;
 }
-template <class T> RINGMM_HD T min_nan_free(T a, T b) {
+template <class T> RINGMM_HD T min_of(T a, T b) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<T, float>) return ::fminf(a, b);
 #endif
-  return a < b ? a : b;
+  if constexpr (std::is_floating_point_v<T>) return (a < b || b != b) ? a : b;
+  else return a < b ? a : b;
+}
+
+// max_into / min_into: acc ⊕ term inside a K loop, where acc starts at 0̄ and so is never NaN:
+// one compare and select (DSETP + FSEL for f64, MAXPS on x86) gives maxNum, taking the term only
+// when it is a number that wins.
+template <class T> RINGMM_HD T max_into(T acc, T term) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) return ::fmaxf(acc, term);
+#endif
+  return term > acc ? term : acc;
+}
+template <class T> RINGMM_HD T min_into(T acc, T term) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) return ::fminf(acc, term);
+#endif
+  return term < acc ? term : acc;
 }
 
 // max-plus over a signed integer lane with the sentinel policy above; Sign = +1 for max-plus,
@@ -170,10 +164,7 @@ template <class T> struct MaxPlus {
   RINGMM_HD static constexpr T one() { return T(0); }
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
-  RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
-  // A term is NaN only for a NaN operand or +∞ meeting 0̄ = −∞.
-  RINGMM_HD static bool nan_risk(T x) { return !(x < std::numeric_limits<T>::infinity()); }
-  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_nan_free(acc, a + b); }
+  RINGMM_HD static T fma(T acc, T a, T b) { return detail::max_into(acc, a + b); }
 };
 
 // min-plus: (min, +), 0̄ = +∞, 1̄ = 0. f32, f64, i32, i16x2.
@@ -184,10 +175,7 @@ template <class T> struct MinPlus {
   RINGMM_HD static constexpr T one() { return T(0); }
   RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
-  RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a + b); }
-  // A term is NaN only for a NaN operand or −∞ meeting 0̄ = +∞.
-  RINGMM_HD static bool nan_risk(T x) { return !(x > -std::numeric_limits<T>::infinity()); }
-  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_nan_free(acc, a + b); }
+  RINGMM_HD static T fma(T acc, T a, T b) { return detail::min_into(acc, a + b); }
 };
 
 // Integer max-plus / min-plus follow the sentinel policy at the top of this file.
@@ -267,9 +255,10 @@ template <class T> struct MaxMin {
   }
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return detail::min_of(a, b); }
-  RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, mul(a, b)); }
+  RINGMM_HD static T fma(T acc, T a, T b) { return detail::max_into(acc, mul(a, b)); }
+  // Without NaN inputs ⊗ is a plain min (one MINPS instead of three instructions on x86).
   RINGMM_HD static bool nan_risk(T x) { return x != x; }
-  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_nan_free(acc, detail::min_nan_free(a, b)); }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_into(acc, a < b ? a : b); }
 };
 
 // or-and: (∨, ∧) over u8 booleans; any nonzero input is true, outputs are 0 or 1.
@@ -301,9 +290,7 @@ template <class T> struct MaxTimes {
   RINGMM_HD static constexpr T one() { return T(1); }
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a * b; }
-  RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, a * b); }
-  RINGMM_HD static bool nan_risk(T x) { return x != x; }  // ∞ is refused, so 0 × ∞ never happens
-  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_nan_free(acc, a * b); }
+  RINGMM_HD static T fma(T acc, T a, T b) { return detail::max_into(acc, a * b); }
   static constexpr bool valid_input(T x) { return !(x < T(0)) && x != std::numeric_limits<T>::infinity(); }
   static std::string input_domain() { return "finite nonnegative values"; }
 };
@@ -317,9 +304,10 @@ template <class T> struct MinMax {
   RINGMM_HD static constexpr T one() { return MaxMin<T>::zero(); }
   RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return detail::max_of(a, b); }
-  RINGMM_HD static T fma(T acc, T a, T b) { return add(acc, mul(a, b)); }
+  RINGMM_HD static T fma(T acc, T a, T b) { return detail::min_into(acc, mul(a, b)); }
+  // Without NaN inputs ⊗ is a plain max (one MAXPS instead of three instructions on x86).
   RINGMM_HD static bool nan_risk(T x) { return x != x; }
-  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_nan_free(acc, detail::max_nan_free(a, b)); }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_into(acc, a > b ? a : b); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -399,12 +387,10 @@ template <class S> struct semiring_traits {
     else return S::update(acc, a, b);
   }
 
-  // The NaN policy (README "NaN"): a term that is NaN under IEEE rules makes its entry NaN, on
-  // every backend and path. fma and add propagate NaN, which costs f64 kernels and the CPU kernel
-  // extra instructions per update; so where the semiring offers a NaN-free form, kernels first
-  // look for inputs with nan_risk (the CPU before the call, CUDA blocks as they stage their
-  // operands) and run the cheaper fma_nan_free when there are none, which is then exact.
-  // plus-times needs no guard: IEEE arithmetic propagates NaN by itself.
+  // The NaN policy (max_of above) costs max-min and min-max a symmetric minNum/maxNum in ⊗, three
+  // x86 instructions instead of one. Where a semiring offers a NaN-free form, the CPU kernel scans
+  // A and B for inputs with nan_risk and runs the cheaper fma_nan_free when there are none, which
+  // is then exact. (The GPU's FMNMX is maxNum already.)
   static constexpr bool guards_nan =
       std::is_floating_point_v<element> && std::is_same_v<reg, accumulator> && detail::has_nan_free_form<S>::value;
   RINGMM_HD static bool nan_risk(element x) {
@@ -414,10 +400,6 @@ template <class S> struct semiring_traits {
   RINGMM_HD static accumulator fma_nan_free(accumulator acc, element a, element b) {
     if constexpr (guards_nan) return S::fma_nan_free(acc, a, b);
     else return fma(acc, a, b);
-  }
-  RINGMM_HD static reg update_nan_free(reg acc, reg a, reg b) {
-    if constexpr (guards_nan) return S::fma_nan_free(acc, a, b);
-    else return update(acc, a, b);
   }
 
   // Exactness: every result equals the reference's, or (rounded semirings) lies within

@@ -1,6 +1,5 @@
-// The NaN policy on the CPU: the reference, the blocked kernel on one and two threads (its
-// NaN-free fast path must hand over to the propagating one whenever an input has nan_risk),
-// batches and Aᵀ·A, for every float pair of the registry.
+// The NaN policy on the CPU: the reference, the blocked kernel on one and two threads (a packed
+// panel with a NaN must take fma, not fma_nan_free), batches and Aᵀ·A, for every float pair.
 #include <gtest/gtest.h>
 
 #include "nan_policy.hpp"

@@ -1,7 +1,6 @@
 // The NaN policy on the CUDA engine: every configuration (and the heuristic's choice, which
 // splits K for the long-K case) × both border policies × host and device pointers, batches and
-// Aᵀ·A, for every float pair; plus-times through cuBLAS and through ringmm's kernel. A block that
-// stages a value with nan_risk must rerun its K loop with the propagating update.
+// Aᵀ·A, for every float pair; plus-times through cuBLAS and through ringmm's kernel.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 

@@ -2,8 +2,6 @@
 // memory. Consecutive threads of a warp own consecutive columns j, so the warp's loads of B(k, j)
 // are coalesced and its loads of A(i, k) are one broadcast; every operand is still fetched from
 // L1/L2 once per update.
-// The ladder times random data, which never has nan_risk, so it runs the NaN-free update as the
-// engine does on such data.
 #pragma once
 
 #include "measure/ladder_args.cuh"
@@ -25,7 +23,7 @@ __global__ void __launch_bounds__(kStraightforwardBlockX* kStraightforwardBlockY
   const T* a = args.a.p + blockIdx.z * args.stride_a + i * args.a.rs;
   const T* b = args.b.p + blockIdx.z * args.stride_b + j * args.b.cs;
   T acc = S::zero();
-  for (index_t k = 0; k < args.a.cols; ++k) acc = traits::fma_nan_free(acc, a[k * args.a.cs], b[k * args.b.rs]);
+  for (index_t k = 0; k < args.a.cols; ++k) acc = traits::fma(acc, a[k * args.a.cs], b[k * args.b.rs]);
   T* out = args.c.p + blockIdx.z * args.stride_c + i * args.c.rs + j * args.c.cs;
   *out = traits::epilogue(args.alpha, acc, args.beta, out);
 }

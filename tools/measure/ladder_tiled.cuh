@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(Tile* Tile) tiled_kernel(LadderArgs<typename S
     b_tile[ty][tx] = (k0 + ty < depth && j < n) ? b[(k0 + ty) * args.b.rs + j * args.b.cs] : S::zero();
     __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < Tile; ++kk) acc = traits::fma_nan_free(acc, a_tile[ty][kk], b_tile[kk][tx]);
+    for (int kk = 0; kk < Tile; ++kk) acc = traits::fma(acc, a_tile[ty][kk], b_tile[kk][tx]);
     __syncthreads();
   }
   if (i < m && j < n) {

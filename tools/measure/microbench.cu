@@ -50,8 +50,7 @@ template <class S> struct Hw {
   using R = typename traits::reg;  // register type
   using Stored = T;                // shared memory holds elements, loaded through to_register
   static constexpr int lanes = std::is_same_v<T, i16x2> ? 2 : 1;
-  // The GEMM kernel's update for inputs without nan_risk, the form large products run in.
-  static __device__ __forceinline__ R update(R acc, R a, R b) { return traits::update_nan_free(acc, a, b); }
+  static __device__ __forceinline__ R update(R acc, R a, R b) { return traits::update(acc, a, b); }
   static __device__ __forceinline__ R fold(R x, R y) {
     return traits::to_register(S::add(traits::finalize(traits::from_register(x)), traits::finalize(traits::from_register(y))));
   }

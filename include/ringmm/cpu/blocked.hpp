@@ -85,7 +85,7 @@ template <class S> inline constexpr bool is_float_plus_times_v =
     std::is_same_v<S, PlusTimes<float>> || std::is_same_v<S, PlusTimes<double>>;
 
 // The inner-loop update acc ⊕ (a ⊗ b), as semiring_traits<S>::fma (NanFree: fma_nan_free, for
-// calls whose inputs have no nan_risk) except:
+// packed panels without a value with nan_risk) except:
 //  * floating-point tropical semirings with an FMA unit: ⊗ (an add) is issued as fma(a, 1, b),
 //    which rounds exactly like a + b. On x86 cores whose FP adders also execute max/min (Zen 4),
 //    this moves ⊗ onto the FMA pipes so that ⊗ and ⊕ run side by side.
@@ -96,9 +96,8 @@ template <class S, class Isa, bool NanFree> struct Update {
   RINGMM_CPU_INLINE static T apply(T acc, T a, T b) {
     if constexpr (Isa::has_fma && is_float_tropical_v<S>) {
       const T term = std::fma(a, T(1), b);
-      if constexpr (!NanFree) return S::add(acc, term);
-      else if constexpr (S::kind == SemiringKind::max_plus) return detail::max_nan_free(acc, term);
-      else return detail::min_nan_free(acc, term);
+      if constexpr (S::kind == SemiringKind::max_plus) return detail::max_into(acc, term);
+      else return detail::min_into(acc, term);
     } else if constexpr (!Isa::has_fma && is_float_plus_times_v<S>) {
       return acc + a * b;
     } else if constexpr (NanFree) {
@@ -108,28 +107,6 @@ template <class S, class Isa, bool NanFree> struct Update {
     }
   }
 };
-
-// Whether any element of A or B (every batch member) can make a term NaN: then the call runs
-// the NaN-propagating update, else the cheaper NaN-free one (semiring_traits::guards_nan).
-template <class S> bool has_nan_risk(const detail::Problem<S>& p) {
-  using traits = semiring_traits<S>;
-  if constexpr (!traits::guards_nan) {
-    return false;
-  } else {
-    auto scan = [&](const auto& x, index_t stride) {
-      const index_t members = stride == 0 ? 1 : p.batch;
-      for (index_t bt = 0; bt < members; ++bt)
-        for (index_t r = 0; r < x.rows; ++r) {
-          const auto* row = x.p + bt * stride + r * x.rs;
-          bool risk = false;
-          for (index_t c = 0; c < x.cols; ++c) risk |= traits::nan_risk(row[c * x.cs]);
-          if (risk) return true;
-        }
-      return false;
-    };
-    return scan(p.a, p.stride_a) || scan(p.b, p.stride_b);
-  }
-}
 
 template <class T> struct AlignedAllocator {
   using value_type = T;
@@ -146,39 +123,47 @@ template <class T> struct Workspace {
   Buffer<T> b_panel;  // K × NC, NR-wide slivers
   Buffer<T> a_block;  // MC × KC, MR-row micro-panels
   Buffer<T> partial;  // accumulators parked between KC chunks: MC × NC
+  std::vector<char> b_risk;  // per packed B sliver: it holds a value with nan_risk
 };
 
 // Packs columns [j0, j0 + nr_valid) of B (rows 0..K−1) into one K×NR sliver, 0̄ past the edge.
+// Returns whether the sliver holds a value with nan_risk (semiring_traits::guards_nan).
 template <class S, int NR>
-void pack_b_sliver(const detail::Strided<const typename S::value_type>& b, const typename S::value_type* base,
+bool pack_b_sliver(const detail::Strided<const typename S::value_type>& b, const typename S::value_type* base,
                    index_t j0, index_t nr_valid, typename S::value_type* out) {
   const index_t k_all = b.rows;
+  bool risk = false;
   for (index_t k = 0; k < k_all; ++k) {
     const auto* src = base + k * b.rs + j0 * b.cs;
     auto* dst = out + k * NR;
-    for (index_t j = 0; j < nr_valid; ++j) dst[j] = src[j * b.cs];
+    for (index_t j = 0; j < nr_valid; ++j) risk |= semiring_traits<S>::nan_risk(dst[j] = src[j * b.cs]);
     for (index_t j = nr_valid; j < NR; ++j) dst[j] = S::zero();
   }
+  return risk;
 }
 
 // Packs rows [i0, i0 + mc) × k in [k0, k0 + kc) of A into MR-row micro-panels, 0̄ past the edge.
+// Returns whether the block holds a value with nan_risk.
 template <class S, int MR>
-void pack_a_block(const detail::Strided<const typename S::value_type>& a, const typename S::value_type* base,
+bool pack_a_block(const detail::Strided<const typename S::value_type>& a, const typename S::value_type* base,
                   index_t i0, index_t mc, index_t k0, index_t kc, typename S::value_type* out) {
+  bool risk = false;
   for (index_t ir = 0; ir < mc; ir += MR) {
     const index_t mr_valid = std::min<index_t>(MR, mc - ir);
     auto* panel = out + ir * kc;
     const auto* src = base + (i0 + ir) * a.rs + k0 * a.cs;
     if (a.cs == 1 && mr_valid == MR) {  // row-major A: read along rows, write with stride MR
       for (index_t i = 0; i < MR; ++i)
-        for (index_t k = 0; k < kc; ++k) panel[k * MR + i] = src[i * a.rs + k];
+        for (index_t k = 0; k < kc; ++k) risk |= semiring_traits<S>::nan_risk(panel[k * MR + i] = src[i * a.rs + k]);
     } else {
       for (index_t k = 0; k < kc; ++k) {
-        for (index_t i = 0; i < mr_valid; ++i) panel[k * MR + i] = src[i * a.rs + k * a.cs];
+        for (index_t i = 0; i < mr_valid; ++i)
+          risk |= semiring_traits<S>::nan_risk(panel[k * MR + i] = src[i * a.rs + k * a.cs]);
         for (index_t i = mr_valid; i < MR; ++i) panel[k * MR + i] = S::zero();
       }
     }
   }
+  return risk;
 }
 
 // Where one micro-tile's results go: the C tile, its valid extent and position (for the
@@ -227,7 +212,8 @@ RINGMM_CPU_INLINE void micro_kernel(index_t kc, const typename S::value_type* __
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) acc[i][j] = partial[i * NR + j];
   }
-  if (nan_free) accumulate<S, Isa, MR, NR, true>(acc, kc, ap, bp);
+  constexpr bool guarded = semiring_traits<S>::guards_nan;  // else only fma is compiled
+  if (guarded && nan_free) accumulate<S, Isa, MR, NR, guarded>(acc, kc, ap, bp);
   else accumulate<S, Isa, MR, NR, false>(acc, kc, ap, bp);
   if (!last) {
     for (int i = 0; i < MR; ++i)
@@ -258,7 +244,6 @@ template <class S> struct Call {
   index_t n_bands, n_groups;   // items per batch member: n_bands × n_groups
   std::vector<Workspace<T>>* spaces;
   std::atomic<index_t>* next_item;
-  bool nan_free;               // no input has nan_risk: the NaN-free update is exact
 };
 
 // One item: rows [r0, r1) × columns [c0, c1) of batch member bt.
@@ -288,7 +273,8 @@ RINGMM_CPU_INLINE void item(const Call<S>& call, index_t bt, index_t r0, index_t
     const index_t nc = std::min(call.nc, c1 - jc);
     const index_t n_slivers = (nc + NR - 1) / NR;
     for (index_t s = 0; s < n_slivers; ++s)
-      pack_b_sliver<S, NR>(p.b, b, jc + s * NR, std::min<index_t>(NR, nc - s * NR), ws.b_panel.data() + s * k_all * NR);
+      ws.b_risk[std::size_t(s)] = pack_b_sliver<S, NR>(p.b, b, jc + s * NR, std::min<index_t>(NR, nc - s * NR),
+                                                      ws.b_panel.data() + s * k_all * NR);
     for (index_t ic = r0; ic < r1; ic += Blk::mc) {
       const index_t mc = std::min<index_t>(Blk::mc, r1 - ic);
       if (p.symmetric && ic + mc - 1 < jc) continue;
@@ -296,7 +282,7 @@ RINGMM_CPU_INLINE void item(const Call<S>& call, index_t bt, index_t r0, index_t
       for (index_t chunk = 0; chunk < n_chunks; ++chunk) {
         const index_t k0 = chunk * Blk::kc;
         const index_t kc = std::min<index_t>(Blk::kc, k_all - k0);
-        pack_a_block<S, MR>(p.a, a, ic, mc, k0, kc, ws.a_block.data());
+        const bool a_risk = pack_a_block<S, MR>(p.a, a, ic, mc, k0, kc, ws.a_block.data());
         for (index_t s = 0; s < n_slivers; ++s) {
           const index_t col = jc + s * NR;
           const T* b_sliver = ws.b_panel.data() + s * k_all * NR + k0 * NR;
@@ -308,7 +294,7 @@ RINGMM_CPU_INLINE void item(const Call<S>& call, index_t bt, index_t r0, index_t
             const TileOut<T> out{c + row * p.c.rs + col * p.c.cs, p.c.rs, p.c.cs, mr_valid, std::min<index_t>(NR, n - col),
                                  row, col, p.symmetric, p.alpha, p.beta};
             micro_kernel<S, Isa, MR, NR>(kc, ws.a_block.data() + panel * MR * kc, b_sliver, partial, chunk == 0,
-                                         chunk == n_chunks - 1, call.nan_free, out);
+                                         chunk == n_chunks - 1, !(a_risk || ws.b_risk[std::size_t(s)]), out);
           }
         }
       }
@@ -387,7 +373,6 @@ void run_isa(const detail::Problem<S>& p, int threads,
   }
   Call<S> call{};
   call.p = &p;
-  call.nan_free = !has_nan_risk(p);
   call.band = ((m + n_bands - 1) / n_bands + MR - 1) / MR * MR;
   call.group = ((n + n_groups - 1) / n_groups + NR - 1) / NR * NR;
   call.n_bands = (m + call.band - 1) / call.band;
@@ -401,6 +386,7 @@ void run_isa(const detail::Problem<S>& p, int threads,
   for (auto& ws : spaces) {
     ws.b_panel.resize(std::size_t(k_all * call.nc));
     ws.a_block.resize(std::size_t(Blk::mc * std::min<index_t>(Blk::kc, k_all)));
+    ws.b_risk.resize(std::size_t((call.nc + NR - 1) / NR));
     if (n_chunks > 1) ws.partial.resize(std::size_t((Blk::mc + MR - 1) / MR * MR * call.nc));
   }
   call.spaces = &spaces;

@@ -145,18 +145,6 @@ template <class S, int EXT, int BK, int THREADS, Border B> struct PanelStage {
     }
   }
 
-  // Whether any staged element can make a term NaN (semiring_traits::nan_risk).
-  __device__ __forceinline__ bool nan_risk(int tid) const {
-    bool risk = false;
-#pragma unroll
-    for (int r = 0; r < per_thread; ++r) {
-      if (!exact && tid + r * THREADS >= loads) break;
-#pragma unroll
-      for (int e = 0; e < V; ++e) risk |= semiring_traits<S>::nan_risk(reg[r].v[e]);
-    }
-    return risk;
-  }
-
   __device__ __forceinline__ void store(T* s, bool x_fast, int tid) const {
 #pragma unroll
     for (int r = 0; r < per_thread; ++r) {
@@ -236,73 +224,55 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>)) gemm_k
   const int tid = int(threadIdx.x);
   const int tx = tid % threads_n, ty = tid / threads_n;
 
-  // The NaN policy (semiring_traits::guards_nan): the block first runs the NaN-free update and
-  // notes whether any element it stages has nan_risk; if one has, it runs K again with the
-  // NaN-propagating update. Staging through registers makes the check one compare per staged
-  // element, against BM·BN updates per k; configurations reading a fragment from global memory
-  // have no staging to check, so they always propagate.
-  constexpr bool guarded = traits::guards_nan && a_shared && b_shared;
   R acc[TM][TN];
   const R zero = traits::to_register(S::zero());  // the hardware form of initial()
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = zero;
+
   StageA stage_a;
   StageB stage_b;
+  if constexpr (a_shared) stage_a.start(a, args.a_cs, i0, tid);
+  if constexpr (b_shared) stage_b.start(b, args.b_rs, j0, tid);
   const index_t k_tiles = (args.k + BK - 1) / BK;
-  bool risk = false;
   auto fetch = [&](index_t kt) {
     if constexpr (a_shared) stage_a.load(a, args.a_rs, args.a_cs, i0, kt * BK, args.m, args.k, args.a_m_fast, tid);
     if constexpr (b_shared) stage_b.load(b, args.b_cs, args.b_rs, j0, kt * BK, args.n, args.k, args.b_n_fast, tid);
   };
   auto deposit = [&](int buf) {
-    if constexpr (guarded) risk |= stage_a.nan_risk(tid) | stage_b.nan_risk(tid);
     if constexpr (a_shared) stage_a.store(a_s + buf * BK * StageA::LD, args.a_m_fast, tid);
     if constexpr (b_shared) stage_b.store(b_s + buf * BK * StageB::LD, args.b_n_fast, tid);
   };
-  auto run_k = [&](auto nan_free) {
-    constexpr bool fast = decltype(nan_free)::value;
+
+  if (k_tiles > 0) {
+    fetch(0);
+    deposit(0);
+    __syncthreads();
+  }
+  for (index_t kt = 0; kt < k_tiles; ++kt) {
+    const int cur = int(kt & 1);
+    const bool more = kt + 1 < k_tiles;
+    if (more) fetch(kt + 1);  // global loads in flight while this k-tile is consumed
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+    for (int kk = 0; kk < BK; ++kk) {
+      R fa[TM], fb[TN];
+      const index_t gk = kt * BK + kk;
+      if constexpr (a_shared)
+        load_fragment_shared<S, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
+      else
+        load_fragment_global<S, TM, Cfg::SubM, threads_m, B>(fa, a, args.a_rs, args.a_cs, i0, gk, args.m, args.k, ty);
+      if constexpr (b_shared)
+        load_fragment_shared<S, TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
+      else
+        load_fragment_global<S, TN, Cfg::SubN, threads_n, B>(fb, b, args.b_cs, args.b_rs, j0, gk, args.n, args.k, tx);
 #pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] = zero;
-    if constexpr (a_shared) stage_a.start(a, args.a_cs, i0, tid);
-    if constexpr (b_shared) stage_b.start(b, args.b_rs, j0, tid);
-    if (k_tiles > 0) {
-      fetch(0);
-      deposit(0);
-      __syncthreads();
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
     }
-    for (index_t kt = 0; kt < k_tiles; ++kt) {
-      const int cur = int(kt & 1);
-      const bool more = kt + 1 < k_tiles;
-      if (more) fetch(kt + 1);  // global loads in flight while this k-tile is consumed
-#pragma unroll
-      for (int kk = 0; kk < BK; ++kk) {
-        R fa[TM], fb[TN];
-        const index_t gk = kt * BK + kk;
-        if constexpr (a_shared)
-          load_fragment_shared<S, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
-        else
-          load_fragment_global<S, TM, Cfg::SubM, threads_m, B>(fa, a, args.a_rs, args.a_cs, i0, gk, args.m, args.k, ty);
-        if constexpr (b_shared)
-          load_fragment_shared<S, TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
-        else
-          load_fragment_global<S, TN, Cfg::SubN, threads_n, B>(fb, b, args.b_cs, args.b_rs, j0, gk, args.n, args.k, tx);
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-          for (int j = 0; j < TN; ++j) {
-            if constexpr (fast) acc[i][j] = traits::update_nan_free(acc[i][j], fa[i], fb[j]);
-            else acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
-          }
-      }
-      if (more) deposit(cur ^ 1);  // the other buffer was last read before the previous barrier
-      __syncthreads();
-    }
-  };
-  if constexpr (guarded) {
-    run_k(std::true_type{});
-    if (__syncthreads_or(risk)) run_k(std::false_type{});
-  } else {
-    run_k(std::false_type{});
+    if (more) deposit(cur ^ 1);  // the other buffer was last read before the previous barrier
+    __syncthreads();
   }
 
 #pragma unroll

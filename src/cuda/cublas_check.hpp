@@ -2,10 +2,9 @@
 // baselines of the benchmarks (tools/measure/timing.cu).
 #pragma once
 
-#include <cublas_v2.h>
-
 #include <string>
 
+#include "cublas_loader.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm::cuda_detail {
@@ -13,7 +12,7 @@ namespace ringmm::cuda_detail {
 inline void cublas_check(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
   const Errc code = status == CUBLAS_STATUS_ALLOC_FAILED ? Errc::out_of_memory : Errc::device_error;
-  throw Error(code, "cublas", std::string(what) + " failed: " + cublasGetStatusString(status));
+  throw Error(code, "cublas", std::string(what) + " failed: " + cublas().status_string(status));
 }
 
 }  // namespace ringmm::cuda_detail

@@ -2,7 +2,6 @@
 // FP64 tensor cores (47 TFLOP/s on the H100 against 11 for ringmm's CUDA-core kernel) and its
 // SGEMM is a few per cent ahead of ringmm's (docs/perf/cuda-engine.md). Pedantic math: no
 // TF32 or other reduced-precision paths, the same mode `ringmm bench` times as its baseline.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "cublas_check.hpp"
+#include "cublas_loader.hpp"
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/vendor_blas.hpp"
 
@@ -28,8 +28,8 @@ cublasHandle_t handle_for_current_device() {
   if (handles.size() <= std::size_t(device)) handles.resize(std::size_t(device) + 1, nullptr);
   cublasHandle_t& handle = handles[std::size_t(device)];
   if (!handle) {
-    cublas_check(cublasCreate(&handle), "cublasCreate");
-    cublas_check(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    cublas_check(cublas().create(&handle), "cublasCreate");
+    cublas_check(cublas().set_math_mode(handle, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
   }
   return handle;
 }
@@ -84,29 +84,29 @@ template <class T> void mirror(const detail::Strided<T>& c, cudaStream_t stream)
 
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* alpha,
                     const float* a, int lda, const float* b, int ldb, const float* beta, float* c, int ldc) {
-  return cublasSgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return cublas().sgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* alpha,
                     const double* a, int lda, const double* b, int ldb, const double* beta, double* c, int ldc) {
-  return cublasDgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return cublas().dgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                             const float* alpha, const float* a, int lda, long long sa, const float* b, int ldb,
                             long long sb, const float* beta, float* c, int ldc, long long sc, int batch) {
-  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+  return cublas().sgemm_strided_batched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
 }
 cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                             const double* alpha, const double* a, int lda, long long sa, const double* b, int ldb,
                             long long sb, const double* beta, double* c, int ldc, long long sc, int batch) {
-  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+  return cublas().dgemm_strided_batched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
 }
 cublasStatus_t syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t t, int n, int k, const float* alpha,
                     const float* a, int lda, const float* beta, float* c, int ldc) {
-  return cublasSsyrk(h, uplo, t, n, k, alpha, a, lda, beta, c, ldc);
+  return cublas().ssyrk(h, uplo, t, n, k, alpha, a, lda, beta, c, ldc);
 }
 cublasStatus_t syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t t, int n, int k, const double* alpha,
                     const double* a, int lda, const double* beta, double* c, int ldc) {
-  return cublasDsyrk(h, uplo, t, n, k, alpha, a, lda, beta, c, ldc);
+  return cublas().dsyrk(h, uplo, t, n, k, alpha, a, lda, beta, c, ldc);
 }
 
 }  // namespace
@@ -124,7 +124,7 @@ template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cuda
   if (p.symmetric && !(a.p == b.p && a.rs == b.cs && a.cs == b.rs && stride_a == stride_b)) return false;
 
   const cublasHandle_t handle = handle_for_current_device();
-  cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
+  cublas_check(cublas().set_stream(handle, stream), "cublasSetStream");
   const int m = int(c.rows), n = int(c.cols), k = int(a.cols);
   if (p.symmetric) {
     // ringmm's triangle is the caller's i ≥ j: the upper one of the transposed view.

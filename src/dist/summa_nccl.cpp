@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <cstring>
 #include <cuda_runtime.h>
-#include <nccl.h>
 
 #include <string>
 #include <vector>
 
+#include "nccl_loader.hpp"
 #include "ringmm/gemm.hpp"
 #include "summa_device.hpp"
 
@@ -24,7 +24,7 @@ void check_cuda(cudaError_t status, const char* what) {
 }
 
 void check_nccl(ncclResult_t status, const char* what) {
-  if (status != ncclSuccess) throw Error(Errc::device_error, what, ncclGetErrorString(status));
+  if (status != ncclSuccess) throw Error(Errc::device_error, what, detail::nccl().error_string(status));
 }
 
 // A device allocation released on scope exit.
@@ -65,8 +65,8 @@ struct Grid::DeviceState {
   ncclComm_t row = nullptr, col = nullptr;
 
   ~DeviceState() {
-    if (row) ncclCommDestroy(row);
-    if (col) ncclCommDestroy(col);
+    if (row) detail::nccl().comm_destroy(row);
+    if (col) detail::nccl().comm_destroy(col);
     if (comm_stream) cudaStreamDestroy(comm_stream);
     if (compute_stream) cudaStreamDestroy(compute_stream);
   }
@@ -109,6 +109,7 @@ Grid::DeviceState& device_state(const Grid& grid) {
     check_cuda(cudaSetDevice(state->device), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&state->comm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
     check_cuda(cudaStreamCreateWithFlags(&state->compute_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    nccl();  // loaded here, where a rank that cannot load it stops every rank, not only itself
   } catch (const Error& e) {
     problem = e;
   }
@@ -116,12 +117,12 @@ Grid::DeviceState& device_state(const Grid& grid) {
 
   // NCCL communicators from MPI: the first rank of each row / column makes the id and broadcasts it.
   ncclUniqueId row_id{}, col_id{};
-  if (grid.col() == 0) check_nccl(ncclGetUniqueId(&row_id), "ncclGetUniqueId");
-  if (grid.row() == 0) check_nccl(ncclGetUniqueId(&col_id), "ncclGetUniqueId");
+  if (grid.col() == 0) check_nccl(nccl().get_unique_id(&row_id), "ncclGetUniqueId");
+  if (grid.row() == 0) check_nccl(nccl().get_unique_id(&col_id), "ncclGetUniqueId");
   MPI_Bcast(&row_id, sizeof row_id, MPI_BYTE, 0, grid.row_comm());
   MPI_Bcast(&col_id, sizeof col_id, MPI_BYTE, 0, grid.col_comm());
-  check_nccl(ncclCommInitRank(&state->row, grid.cols(), row_id, grid.col()), "ncclCommInitRank (row)");
-  check_nccl(ncclCommInitRank(&state->col, grid.rows(), col_id, grid.row()), "ncclCommInitRank (column)");
+  check_nccl(nccl().comm_init_rank(&state->row, grid.cols(), row_id, grid.col()), "ncclCommInitRank (row)");
+  check_nccl(nccl().comm_init_rank(&state->col, grid.rows(), col_id, grid.row()), "ncclCommInitRank (column)");
   grid.set_device_state(state);
   return *state;
 }
@@ -132,11 +133,11 @@ void move_panel(void* buf, std::size_t bytes, int owner, int me, int prev, int n
                 ncclComm_t comm, cudaStream_t stream) {
   if (group == 1 || bytes == 0) return;
   if (variant == Variant::broadcast) {
-    check_nccl(ncclBroadcast(buf, buf, bytes, ncclUint8, owner, comm, stream), "ncclBroadcast");
+    check_nccl(nccl().broadcast(buf, buf, bytes, ncclUint8, owner, comm, stream), "ncclBroadcast");
     return;
   }
-  if (me != owner) check_nccl(ncclRecv(buf, bytes, ncclUint8, prev, comm, stream), "ncclRecv");
-  if (next != owner) check_nccl(ncclSend(buf, bytes, ncclUint8, next, comm, stream), "ncclSend");
+  if (me != owner) check_nccl(nccl().recv(buf, bytes, ncclUint8, prev, comm, stream), "ncclRecv");
+  if (next != owner) check_nccl(nccl().send(buf, bytes, ncclUint8, next, comm, stream), "ncclSend");
 }
 
 }  // namespace
@@ -189,12 +190,12 @@ void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename 
                                  cudaMemcpyDeviceToDevice, dev.comm_stream),
                  "pack B panel");
     // Grouped so that the row and the column operations of one step cannot wait on each other.
-    if (plan.variant == Variant::broadcast) check_nccl(ncclGroupStart(), "ncclGroupStart");
+    if (plan.variant == Variant::broadcast) check_nccl(nccl().group_start(), "ncclGroupStart");
     move_panel(a_panel[slot], std::size_t(m * st.width) * elem, st.a_owner, plan.my_col, plan.left(), plan.right(),
                plan.pc, plan.variant, dev.row, dev.comm_stream);
     move_panel(b_panel[slot], std::size_t(st.width * n) * elem, st.b_owner, plan.my_row, plan.up(), plan.down(),
                plan.pr, plan.variant, dev.col, dev.comm_stream);
-    if (plan.variant == Variant::broadcast) check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+    if (plan.variant == Variant::broadcast) check_nccl(nccl().group_end(), "ncclGroupEnd");
     check_cuda(cudaEventRecord(moved[slot], dev.comm_stream), "cudaEventRecord");
   };
 

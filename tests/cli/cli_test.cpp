@@ -38,10 +38,11 @@ class CliTest : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   static std::string fixture(const std::string& name) { return std::string(RINGMM_CLI_FIXTURES) + "/" + name + ".npy"; }
 
-  // Runs `ringmm <args>` with stdout and stderr captured to files.
-  Outcome ringmm(const std::string& args) const {
+  // Runs `ringmm <args>` with stdout and stderr captured to files; `env` (VAR=value ...) is set for it.
+  Outcome ringmm(const std::string& args, const std::string& env = "") const {
     const std::string out = path("stdout.txt"), err = path("stderr.txt");
-    const std::string command = "'" + std::string(RINGMM_CLI_BINARY) + "' " + args + " >'" + out + "' 2>'" + err + "'";
+    const std::string command =
+        env + " '" + std::string(RINGMM_CLI_BINARY) + "' " + args + " >'" + out + "' 2>'" + err + "'";
     const int raw = std::system(command.c_str());
     Outcome r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -283,6 +284,18 @@ TEST_F(CliTest, GlobalHelpVersionAndUnknownCommand) {
   EXPECT_NE(r.err.find("frobnicate: unknown command"), std::string::npos) << r.err;
   r = ringmm("");
   EXPECT_EQ(r.status, 2);
+}
+
+// cuBLAS and NCCL are opened when a command first calls them: loading cuBLAS with the program
+// cost every run, `ringmm --version` included, ~90 ms and ~200 MB (bench/startup.py).
+TEST_F(CliTest, CommandsWithoutGpuWorkLoadNeitherCublasNorNccl) {
+  for (const char* args : {"--version", "help bench", "info", "demo --backend cpu --size 8"}) {
+    const Outcome r = ringmm(args, "LD_DEBUG=files");  // glibc's loader lists each library it opens
+    ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
+    if (r.err.find("file=libc.so") == std::string::npos) GTEST_SKIP() << "the dynamic loader ignores LD_DEBUG";
+    for (const char* library : {"libcublas", "libnccl"})
+      EXPECT_EQ(r.err.find(library), std::string::npos) << "ringmm " << args << " loaded " << library;
+  }
 }
 
 TEST_F(CliTest, InfoAndDemo) {

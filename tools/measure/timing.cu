@@ -1,6 +1,5 @@
 // time_ringmm and time_cublas (gpu_measure.hpp): ringmm's kernels and the cuBLAS baseline, timed
 // alike on the same random operand sets; describe_devices.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "cublas_check.hpp"
+#include "cublas_loader.hpp"
 #include "measure/gpu_measure.hpp"
 #include "measure/gpu_timer.cuh"
 #include "ringmm/dispatch.hpp"
@@ -92,19 +92,20 @@ template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product produ
 }
 
 // ---- cuBLAS --------------------------------------------------------------------------------------
+using cuda_detail::cublas;
 using cuda_detail::cublas_check;
 
 class CublasHandle {
  public:
   CublasHandle() {
-    cublas_check(cublasCreate(&handle_), "cublasCreate");
+    cublas_check(cublas().create(&handle_), "cublasCreate");
     // Pedantic: no TF32 or other reduced-precision paths (DGEMM still uses the FP64 tensor cores,
     // which are full precision: 47 TFLOP/s on the H100, docs/perf/cuda-engine.md run 7).
-    cublas_check(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    cublas_check(cublas().set_math_mode(handle_, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
   }
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;
-  ~CublasHandle() { cublasDestroy(handle_); }
+  ~CublasHandle() { cublas().destroy(handle_); }
   cublasHandle_t get() const { return handle_; }
 
  private:
@@ -118,23 +119,25 @@ template <class T> void call_cublas(cublasHandle_t h, Product product, const Sha
   const int m = int(s.c_rows), n = int(s.c_cols), k = int(s.k);
   if constexpr (std::is_same_v<T, float>) {
     if (product == Product::gemm)
-      cublas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasSgemm");
+      cublas_check(cublas().sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasSgemm");
     else if (product == Product::batched)
-      cublas_check(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
-                                             k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
+      cublas_check(cublas().sgemm_strided_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols,
+                                                   a, k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols,
+                                                   int(s.batch)),
                    "cublasSgemmStridedBatched");
     else
-      cublas_check(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &one, a, n, &zero, c, n),
+      cublas_check(cublas().ssyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &one, a, n, &zero, c, n),
                    "cublasSsyrk");
   } else {
     if (product == Product::gemm)
-      cublas_check(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasDgemm");
+      cublas_check(cublas().dgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublasDgemm");
     else if (product == Product::batched)
-      cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols, a,
-                                             k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols, int(s.batch)),
+      cublas_check(cublas().dgemm_strided_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, s.b_rows * s.b_cols,
+                                                   a, k, s.a_rows * s.a_cols, &zero, c, n, s.c_rows * s.c_cols,
+                                                   int(s.batch)),
                    "cublasDgemmStridedBatched");
     else
-      cublas_check(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &one, a, n, &zero, c, n),
+      cublas_check(cublas().dsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &one, a, n, &zero, c, n),
                    "cublasDsyrk");
   }
 }
@@ -143,7 +146,7 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
   using S = PlusTimes<T>;
   const cudaStream_t stream = nullptr;
   CublasHandle handle;
-  cublas_check(cublasSetStream(handle.get(), stream), "cublasSetStream");
+  cublas_check(cublas().set_stream(handle.get(), stream), "cublasSetStream");
   const OperandSets<S> sets = operand_sets<S>(s, stream);
 
   Timing t;

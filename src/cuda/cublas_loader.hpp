@@ -1,0 +1,29 @@
+// cuBLAS, opened on first use (src/core/shared_library.hpp says why): the functions that the
+// cuBLAS route (vendor_blas.cu) and the benchmarks' cuBLAS baseline (tools/measure/timing.cu) call.
+#pragma once
+
+#include <cublas_v2.h>
+
+namespace ringmm::cuda_detail {
+
+// Types from cuBLAS's own prototypes, under the names the library exports: cublas_v2.h maps
+// cublasSgemm and its kin onto the *_v2 functions.
+struct CublasApi {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasDestroy_v2) destroy;
+  decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasGetStatusString) status_string;
+  decltype(&cublasSgemm_v2) sgemm;
+  decltype(&cublasDgemm_v2) dgemm;
+  decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
+  decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
+  decltype(&cublasSsyrk_v2) ssyrk;
+  decltype(&cublasDsyrk_v2) dsyrk;
+};
+
+// Loads libcublas on the first call (thread-safe); throws Error(backend_unavailable) naming the
+// library when it cannot be loaded, and tries again on the next call.
+const CublasApi& cublas();
+
+}  // namespace ringmm::cuda_detail

@@ -71,7 +71,7 @@ namespace detail {
 // ∞ + (−∞) meeting 0̄) never wins a ⊕-sum and an entry whose every term is NaN is 0̄. + and ×
 // follow IEEE as usual, so plus-times propagates NaN. This is what Hopper's FMNMX does in one
 // instruction; propagation (max.NaN) measured 2–12 % slower for f32 and 16–21 % for f64
-// (docs/perf/log.md, "NaN policy"), above the 2 % the policy was allowed to cost.
+// (docs/perf/nan-policy.md), above the 2 % the policy was allowed to cost.
 //
 // max_of / min_of: either operand may be NaN (⊕ of partial sums, the epilogue, ⊗ of max-min).
 template <class T> RINGMM_HD T max_of(T a, T b) {

@@ -7,10 +7,13 @@
 // backend) or, for the CUDA backend, device memory.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
 #include "ringmm/context.hpp"
+#include "ringmm/cpu/argmax.hpp"
 #include "ringmm/cpu/blocked.hpp"
 #include "ringmm/detail/input_check.hpp"
 #include "ringmm/detail/problem.hpp"
@@ -87,6 +90,44 @@ void gemm(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, Op op_b
   detail::run<S>(ctx, p);
 }
 
+namespace detail {
+// The batched product's problem, checked: batch and strides, and members of C that would overlap
+// each other, A or B.
+template <class S>
+Problem<S> batched_problem(Op op_a, MatrixView<const element_t<S>> a, index_t stride_a, Op op_b,
+                           MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
+                           index_t stride_c, index_t batch, scalar_t<S> alpha, scalar_t<S> beta) {
+  if (batch < 0) throw Error(Errc::invalid_argument, "batch", "batch count " + std::to_string(batch) + " is negative");
+  if (stride_a < 0) throw Error(Errc::invalid_argument, "stride_a", "negative batch stride");
+  if (stride_b < 0) throw Error(Errc::invalid_argument, "stride_b", "negative batch stride");
+  if (stride_c < 0) throw Error(Errc::invalid_argument, "stride_c", "negative batch stride");
+  auto p = make_problem<S>(op_a, a, op_b, b, c, alpha, beta);
+  if (batch > 1 && !c.empty() && stride_c < c.extent())
+    throw Error(Errc::aliasing, "stride_c", "stride " + std::to_string(stride_c) +
+                                                " makes members of C overlap (each spans " + std::to_string(c.extent()) +
+                                                " elements)");
+  p.batch = batch;
+  p.stride_a = stride_a;
+  p.stride_b = stride_b;
+  p.stride_c = stride_c;
+  if (batch == 0) return p;
+  const index_t c_span = batch_span(c, batch, stride_c);
+  if (views_overlap(c, a, c_span, batch_span(a, batch, stride_a))) throw Error(Errc::aliasing, "C", "C overlaps A");
+  if (views_overlap(c, b, c_span, batch_span(b, batch, stride_b))) throw Error(Errc::aliasing, "C", "C overlaps B");
+  return p;
+}
+
+// Argmax products run on the CPU backend: Backend::automatic picks it, Backend::cuda is refused.
+template <class S> void run_argmax(const Context& ctx, const Problem<S>& p) {
+  if (ctx.backend == Backend::cuda)
+    throw Error(Errc::unsupported, "backend",
+                "argmax products (gemm_argmax) run on the CPU backend so far; use Backend::cpu or automatic");
+  if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
+  check_host_inputs<S>(p);
+  cpu::argmax_gemm<S>(p, ctx.cpu_threads);
+}
+}  // namespace detail
+
 // batch products; member b of X starts at X.data + b·stride_x (strides in elements, ≥ 0; a
 // stride of 0 reuses one A or B for every member; C's members must not overlap).
 template <class S>
@@ -94,26 +135,59 @@ void gemm_batched(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a,
                   MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
                   index_t stride_c, index_t batch, scalar_t<S> alpha = S::one(),
                   scalar_t<S> beta = S::zero()) {
-  if (batch < 0) throw Error(Errc::invalid_argument, "batch", "batch count " + std::to_string(batch) + " is negative");
-  if (stride_a < 0) throw Error(Errc::invalid_argument, "stride_a", "negative batch stride");
-  if (stride_b < 0) throw Error(Errc::invalid_argument, "stride_b", "negative batch stride");
-  if (stride_c < 0) throw Error(Errc::invalid_argument, "stride_c", "negative batch stride");
-  auto p = detail::make_problem<S>(op_a, a, op_b, b, c, alpha, beta);
-  if (batch > 1 && !c.empty() && stride_c < c.extent())
-    throw Error(Errc::aliasing, "stride_c", "stride " + std::to_string(stride_c) +
-                                                " makes members of C overlap (each spans " + std::to_string(c.extent()) +
-                                                " elements)");
+  const auto p = detail::batched_problem<S>(op_a, a, stride_a, op_b, b, stride_b, c, stride_c, batch, alpha, beta);
+  if (batch > 0) detail::run<S>(ctx, p);
+}
+
+// Argmax products, for semirings whose ⊕ selects one term (max-plus, min-plus, max-min,
+// max-times, min-max; semiring_traits::selects): besides C, K*(i, j) receives the k of the term
+// that won, the smallest k among equal ones, or −1 where the result is 0̄. With β ≠ 0̄, K* is
+// read too: where β ⊗ C wins (ties included) the entry keeps its incoming index, so a caller
+// that splits K into consecutive parts (as SUMMA does) carries the argmax across them: each part
+// after the first runs with β = 1̄ and k_offset = its first k, which is added to the indexes it
+// writes. K* is M×N like C, with its own layout; k_offset + K must fit in int32.
+template <class S>
+void gemm_argmax_batched(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, index_t stride_a, Op op_b,
+                         MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
+                         index_t stride_c, MatrixView<std::int32_t> k_star, index_t stride_k, index_t batch,
+                         scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero(), index_t k_offset = 0) {
+  static_assert(semiring_traits<S>::selects,
+                "gemm_argmax needs a semiring whose ⊕ selects one term (max-plus, min-plus, max-min, max-times, "
+                "min-max)");
+  auto p = detail::batched_problem<S>(op_a, a, stride_a, op_b, b, stride_b, c, stride_c, batch, alpha, beta);
+  detail::validate_view(k_star, "K*");
+  if (k_star.rows != c.rows || k_star.cols != c.cols)
+    throw Error(Errc::dimension_mismatch, "K*", "the index matrix is " + std::to_string(k_star.rows) + "x" +
+                                                    std::to_string(k_star.cols) + " but C is " +
+                                                    std::to_string(c.rows) + "x" + std::to_string(c.cols));
+  if (k_offset < 0) throw Error(Errc::invalid_argument, "k_offset", "negative k offset " + std::to_string(k_offset));
+  if (p.k() > std::numeric_limits<std::int32_t>::max() - k_offset)
+    throw Error(Errc::unsupported, "K*", "k offset " + std::to_string(k_offset) + " + K = " + std::to_string(p.k()) +
+                                             " does not fit the int32 index matrix");
+  if (stride_k < 0) throw Error(Errc::invalid_argument, "stride_k", "negative batch stride");
+  if (batch > 1 && !k_star.empty() && stride_k < k_star.extent())
+    throw Error(Errc::aliasing, "stride_k", "stride " + std::to_string(stride_k) +
+                                                " makes members of K* overlap (each spans " +
+                                                std::to_string(k_star.extent()) + " elements)");
   if (batch == 0) return;
-  const index_t c_span = detail::batch_span(c, batch, stride_c);
-  if (detail::views_overlap(c, a, c_span, detail::batch_span(a, batch, stride_a)))
-    throw Error(Errc::aliasing, "C", "C overlaps A");
-  if (detail::views_overlap(c, b, c_span, detail::batch_span(b, batch, stride_b)))
-    throw Error(Errc::aliasing, "C", "C overlaps B");
-  p.batch = batch;
-  p.stride_a = stride_a;
-  p.stride_b = stride_b;
-  p.stride_c = stride_c;
-  detail::run<S>(ctx, p);
+  const index_t k_span = detail::batch_span(k_star, batch, stride_k);
+  if (detail::views_overlap(k_star, c, k_span, detail::batch_span(c, batch, stride_c)))
+    throw Error(Errc::aliasing, "K*", "K* overlaps C");
+  if (detail::views_overlap(k_star, a, k_span, detail::batch_span(a, batch, stride_a)))
+    throw Error(Errc::aliasing, "K*", "K* overlaps A");
+  if (detail::views_overlap(k_star, b, k_span, detail::batch_span(b, batch, stride_b)))
+    throw Error(Errc::aliasing, "K*", "K* overlaps B");
+  p.k_star = detail::apply_op(Op::N, k_star);
+  p.stride_k = stride_k;
+  p.k_offset = k_offset;
+  detail::run_argmax<S>(ctx, p);
+}
+
+template <class S>
+void gemm_argmax(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, Op op_b,
+                 MatrixView<const element_t<S>> b, MatrixView<element_t<S>> c, MatrixView<std::int32_t> k_star,
+                 scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero(), index_t k_offset = 0) {
+  gemm_argmax_batched<S>(ctx, op_a, a, 0, op_b, b, 0, c, 0, k_star, 0, 1, alpha, beta, k_offset);
 }
 
 // C ← α ⊗ (op(A)ᵀ ⊗ op(A)) ⊕ β ⊗ C: op = N gives Aᵀ·A (seed 003), op = T gives A·Aᵀ. The product

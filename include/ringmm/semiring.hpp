@@ -21,6 +21,8 @@
 //                                  the hardware form kernels compute in (default: the accumulator
 //                                  and fma); i16x2 keeps its raw 32-bit word for Hopper's two-lane
 //                                  add-then-max instruction
+//   selects                        true when ⊕ always returns one of its operands (max, min): then
+//                                  argmax products can say which term won (gemm_argmax)
 //   nan_risk(x), fma_nan_free(acc, a, b)
 //                                  a value for which fma needs its NaN rules, and a cheaper fma
 //                                  that is exact when no input has that risk (the CPU kernel
@@ -165,6 +167,7 @@ template <class T> struct MaxPlus {
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return detail::max_into(acc, a + b); }
+  static constexpr bool selects = true;
 };
 
 // min-plus: (min, +), 0̄ = +∞, 1̄ = 0. f32, f64, i32, i16x2.
@@ -176,6 +179,7 @@ template <class T> struct MinPlus {
   RINGMM_HD static T add(T a, T b) { return detail::min_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a + b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return detail::min_into(acc, a + b); }
+  static constexpr bool selects = true;
 };
 
 // Integer max-plus / min-plus follow the sentinel policy at the top of this file.
@@ -199,6 +203,7 @@ template <int Sign> struct TropicalI32 {
   RINGMM_HD static std::int32_t scale(std::int32_t s, std::int32_t x) { return lane::scale(s, x); }
   static constexpr bool valid_input(std::int32_t x) { return lane::valid_input(x); }
   static std::string input_domain() { return lane::input_domain(); }
+  static constexpr bool selects = true;
 };
 template <> struct MaxPlus<std::int32_t> : TropicalI32<+1> {};
 template <> struct MinPlus<std::int32_t> : TropicalI32<-1> {};
@@ -258,7 +263,7 @@ template <class T> struct MaxMin {
   RINGMM_HD static T fma(T acc, T a, T b) { return detail::max_into(acc, mul(a, b)); }
   // Without NaN inputs ⊗ is a plain min (one MINPS instead of three instructions on x86).
   RINGMM_HD static bool nan_risk(T x) { return x != x; }
-  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_into(acc, a < b ? a : b); }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::max_into(acc, a < b ? a : b); }  static constexpr bool selects = true;
 };
 
 // or-and: (∨, ∧) over u8 booleans; any nonzero input is true, outputs are 0 or 1.
@@ -291,6 +296,7 @@ template <class T> struct MaxTimes {
   RINGMM_HD static T add(T a, T b) { return detail::max_of(a, b); }
   RINGMM_HD static T mul(T a, T b) { return a * b; }
   RINGMM_HD static T fma(T acc, T a, T b) { return detail::max_into(acc, a * b); }
+  static constexpr bool selects = true;
   static constexpr bool valid_input(T x) { return !(x < T(0)) && x != std::numeric_limits<T>::infinity(); }
   static std::string input_domain() { return "finite nonnegative values"; }
 };
@@ -307,7 +313,7 @@ template <class T> struct MinMax {
   RINGMM_HD static T fma(T acc, T a, T b) { return detail::min_into(acc, mul(a, b)); }
   // Without NaN inputs ⊗ is a plain max (one MAXPS instead of three instructions on x86).
   RINGMM_HD static bool nan_risk(T x) { return x != x; }
-  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_into(acc, a > b ? a : b); }
+  RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_into(acc, a > b ? a : b); }  static constexpr bool selects = true;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -329,6 +335,8 @@ template <class S, class = void> struct has_nan_free_form : std::false_type {};
 template <class S>
 struct has_nan_free_form<S, std::void_t<decltype(S::fma_nan_free(S::zero(), S::zero(), S::zero())),
                                         decltype(S::nan_risk(S::zero()))>> : std::true_type {};
+template <class S, class = void> struct has_selects : std::false_type {};
+template <class S> struct has_selects<S, std::void_t<decltype(S::selects)>> : std::true_type {};
 template <class S, class = void> struct has_exact : std::false_type {};
 template <class S> struct has_exact<S, std::void_t<decltype(S::exact)>> : std::true_type {};
 template <class S, class = void> struct has_bounds_sums : std::false_type {};
@@ -401,6 +409,15 @@ template <class S> struct semiring_traits {
     if constexpr (guards_nan) return S::fma_nan_free(acc, a, b);
     else return fma(acc, a, b);
   }
+
+  // Argmax (gemm_argmax): for a semiring whose ⊕ selects, `better(x, y)` says x would replace y
+  // in a ⊕-sum, i.e. x ⊕ y differs from y. Ties keep y, so scanning k upwards keeps the smallest
+  // winning k, and NaN never wins (the NaN policy).
+  static constexpr bool selects = [] {
+    if constexpr (detail::has_selects<S>::value) return bool(S::selects);
+    else return false;
+  }();
+  RINGMM_HD static bool better(element x, element y) { return !(S::add(y, x) == y); }
 
   // Exactness: every result equals the reference's, or (rounded semirings) lies within
   // tolerance(K) · (|α|·Σₖ|aᵢₖ||bₖⱼ| + |β|·|cᵢⱼ|), the forward error bound of a K-term sum.

@@ -1,6 +1,8 @@
 // The normalised problem every backend receives: ops applied, arguments validated.
 #pragma once
 
+#include <cstdint>
+
 #include "ringmm/context.hpp"
 #include "ringmm/matrix.hpp"
 #include "ringmm/semiring.hpp"
@@ -21,6 +23,13 @@ template <class S> struct Problem {
   index_t batch = 1;
   index_t stride_a = 0, stride_b = 0, stride_c = 0;
   bool symmetric = false;
+  // Argmax products (gemm_argmax): K*(i, j), the k of the winning term, beside C (M×N, members
+  // stride_k apart); null for plain products.
+  Strided<std::int32_t> k_star{};
+  index_t stride_k = 0;
+  index_t k_offset = 0;  // added to the k written into K* (a part of a longer K)
+
+  bool argmax() const { return k_star.p != nullptr; }
 
   index_t m() const { return c.rows; }
   index_t n() const { return c.cols; }

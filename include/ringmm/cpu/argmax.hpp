@@ -1,0 +1,84 @@
+// The CPU argmax product: C ← α ⊗ (A ⊗ B) ⊕ β ⊗ C and, beside it, K*(i, j) = the k of the term
+// that won the ⊕-sum, for semirings whose ⊕ selects (semiring_traits::selects).
+//
+//   ties       the smallest k wins: k runs upwards and a term replaces the running winner only
+//              when it is strictly better (semiring_traits::better)
+//   all 0̄      an entry whose result is 0̄ (every term 0̄, or α = 0̄) gets index −1
+//   β ≠ 0̄      K* is read as well as written: where β ⊗ C wins (ties included: it stands for
+//              terms of an earlier part of K, as in SUMMA's panels) the incoming index stays
+//
+// Rows are processed in groups that share each row of B as it streams by; OpenMP spreads the
+// groups over threads. Argmax needs the compare and two selects per update that the plain kernel
+// avoids, so it is a separate, simpler kernel.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::cpu {
+
+template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads) {
+  using T = element_t<S>;
+  using traits = semiring_traits<S>;
+  static_assert(traits::selects, "argmax products need a semiring whose ⊕ selects one term");
+  constexpr index_t rows_per_group = 4;  // rows of A that share each row of B
+  const index_t m = p.m(), n = p.n(), k = p.k();
+  const index_t groups = (m + rows_per_group - 1) / rows_per_group;
+  const index_t items = groups * p.batch;
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+  const bool reads_c = !(p.beta == scalar_t<S>(S::zero()));
+
+#pragma omp parallel num_threads(int(std::max<index_t>(1, std::min<index_t>(team, items))))
+  {
+    std::vector<T> best(std::size_t(rows_per_group * n));
+    std::vector<std::int32_t> winner(std::size_t(rows_per_group * n));
+#pragma omp for schedule(dynamic, 1)
+    for (index_t item = 0; item < items; ++item) {
+      const index_t bt = item / groups, i0 = (item % groups) * rows_per_group;
+      const index_t rows = std::min(rows_per_group, m - i0);
+      const T* a = p.a.p + bt * p.stride_a;
+      const T* b = p.b.p + bt * p.stride_b;
+      std::fill(best.begin(), best.end(), S::zero());
+      std::fill(winner.begin(), winner.end(), -1);
+      for (index_t kk = 0; kk < k; ++kk) {
+        const T* b_row = b + kk * p.b.rs;
+        for (index_t r = 0; r < rows; ++r) {
+          const T a_ik = a[(i0 + r) * p.a.rs + kk * p.a.cs];
+          T* acc = best.data() + r * n;
+          std::int32_t* idx = winner.data() + r * n;
+          for (index_t j = 0; j < n; ++j) {
+            const T term = S::mul(a_ik, b_row[j * p.b.cs]);
+            const bool wins = traits::better(term, acc[j]);
+            acc[j] = wins ? term : acc[j];
+            idx[j] = wins ? std::int32_t(p.k_offset + kk) : idx[j];
+          }
+        }
+      }
+      T* c = p.c.p + bt * p.stride_c;
+      std::int32_t* ks = p.k_star.p + bt * p.stride_k;
+      for (index_t r = 0; r < rows; ++r)
+        for (index_t j = 0; j < n; ++j) {
+          const index_t i = i0 + r;
+          T* c_ij = c + i * p.c.rs + j * p.c.cs;
+          std::int32_t* k_ij = ks + i * p.k_star.rs + j * p.k_star.cs;
+          T result = traits::scale(p.alpha, traits::finalize(best[std::size_t(r * n + j)]));
+          std::int32_t index = result == S::zero() ? -1 : winner[std::size_t(r * n + j)];
+          if (reads_c) {
+            const T incoming = traits::scale(p.beta, *c_ij);
+            if (!traits::better(result, incoming)) index = *k_ij;
+            result = S::add(result, incoming);
+          }
+          *c_ij = result;
+          *k_ij = index;
+        }
+    }
+  }
+}
+
+}  // namespace ringmm::cpu

@@ -117,12 +117,23 @@ Problem<S> batched_problem(Op op_a, MatrixView<const element_t<S>> a, index_t st
   return p;
 }
 
-// Argmax products run on the CPU backend: Backend::automatic picks it, Backend::cuda is refused.
+// Argmax products: the CUDA argmax kernel (ringmm/cuda/argmax.cuh) or the CPU one.
 template <class S> void run_argmax(const Context& ctx, const Problem<S>& p) {
-  if (ctx.backend == Backend::cuda)
-    throw Error(Errc::unsupported, "backend",
-                "argmax products (gemm_argmax) run on the CPU backend so far; use Backend::cpu or automatic");
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
+  if (ctx.resolved_backend() == Backend::cuda) {
+#if defined(__CUDACC__)
+    cuda_run_argmax<S>(ctx, p);
+    return;
+#else
+    if constexpr (is_builtin_v<S>) {
+      cuda_run_argmax<S>(ctx, p);
+      return;
+    } else {
+      throw Error(Errc::unsupported, "semiring",
+                  "a user-defined semiring runs on the CUDA backend only from code compiled by nvcc");
+    }
+#endif
+  }
   check_host_inputs<S>(p);
   cpu::argmax_gemm<S>(p, ctx.cpu_threads);
 }

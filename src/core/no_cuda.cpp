@@ -18,7 +18,10 @@ namespace detail {
 template <class S> void cuda_run(const Context&, const Problem<S>&) {
   throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
 }
-#define RINGMM_INSTANTIATE(S) template void cuda_run<S>(const Context&, const Problem<S>&);
+template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p) { cuda_run<S>(ctx, p); }
+#define RINGMM_INSTANTIATE(S)                                          \
+  template void cuda_run<S>(const Context&, const Problem<S>&); \
+  template void cuda_run_argmax<S>(const Context&, const Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
 #include "ringmm/builtins.def"
 }  // namespace detail

@@ -14,21 +14,6 @@
 
 namespace ringmm::testing {
 
-// The float pairs of the registry: the only ones with NaN.
-template <class L> struct float_only;
-template <> struct float_only<type_list<>> {
-  using type = type_list<>;
-};
-template <class S, class... Rest> struct float_only<type_list<S, Rest...>> {
-  using rest = typename float_only<type_list<Rest...>>::type;
-  template <class L> struct prepend;
-  template <class... X> struct prepend<type_list<X...>> {
-    using type = type_list<S, X...>;
-  };
-  using type = std::conditional_t<std::is_floating_point_v<typename S::value_type>, typename prepend<rest>::type, rest>;
-};
-using FloatSemirings = as_gtest_types<float_only<builtin_semirings>::type>::type;
-
 // ⊕ and ⊗ of S as the policy defines them: max and min are std::fmax and std::fmin.
 template <class S> typename S::value_type oracle_add(typename S::value_type x, typename S::value_type y) {
   switch (S::kind) {

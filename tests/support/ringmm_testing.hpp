@@ -133,6 +133,24 @@ template <class... S> struct as_gtest_types<type_list<S...>> {
 };
 using BuiltinSemirings = as_gtest_types<builtin_semirings>::type;
 
+// The built-in pairs for which Keep<S>::value holds, as a gtest type list.
+template <template <class> class Keep, class L> struct keep_only;
+template <template <class> class Keep> struct keep_only<Keep, type_list<>> {
+  using type = type_list<>;
+};
+template <template <class> class Keep, class S, class... Rest> struct keep_only<Keep, type_list<S, Rest...>> {
+  template <class L> struct prepend;
+  template <class... X> struct prepend<type_list<X...>> {
+    using type = type_list<S, X...>;
+  };
+  using rest = typename keep_only<Keep, type_list<Rest...>>::type;
+  using type = std::conditional_t<Keep<S>::value, typename prepend<rest>::type, rest>;
+};
+template <class S> struct has_float_elements : std::is_floating_point<typename S::value_type> {};
+template <class S> struct selects_one_term : std::bool_constant<semiring_traits<S>::selects> {};
+using FloatSemirings = as_gtest_types<keep_only<has_float_elements, builtin_semirings>::type>::type;
+using SelectingSemirings = as_gtest_types<keep_only<selects_one_term, builtin_semirings>::type>::type;
+
 // "MaxPlus_f32" for max-plus over f32.
 template <class S> std::string semiring_test_name() {
   std::string name;

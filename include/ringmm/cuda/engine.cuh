@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "ringmm/context.hpp"
+#include "ringmm/cuda/argmax.cuh"
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/configs.hpp"
 #include "ringmm/cuda/device.hpp"
@@ -245,9 +246,23 @@ template <class S> void cuda_run(const Context& ctx, const Problem<S>& p) {
   static_assert(16 % sizeof(element_t<S>) == 0, "the CUDA kernels load 16-byte vectors of elements");
   cuda_detail::cuda_run_impl<S>(ctx, p);
 }
+
+// Argmax products (ringmm/cuda/argmax.cuh); instantiated for every pair, refused at run time
+// for those whose ⊕ does not select (gemm_argmax refuses them at compile time already).
+template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p) {
+  if constexpr (!semiring_traits<S>::selects) {
+    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+  } else {
+    const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+    const cuda_detail::Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
+    cuda_detail::check_values<S>(p, device, stream);
+    cuda_detail::run_argmax<S>(ctx, p, device);
+  }
+}
 }  // namespace ringmm::detail
 
 // Instantiates the backend (and every configuration's kernels) for one semiring: the library's
 // generated units do this for each built-in pair (after ringmm/cuda/gemm.cuh declared them extern).
-#define RINGMM_CUDA_INSTANTIATE(S) \
-  template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&);
+#define RINGMM_CUDA_INSTANTIATE(S)                                                                     \
+  template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&); \
+  template void ringmm::detail::cuda_run_argmax<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&);

@@ -30,7 +30,9 @@
 
 #include "ringmm/cuda/engine.cuh"
 
-#define RINGMM_BUILTIN(semiring, dtype, S)                                           \
-  extern template void ringmm::detail::cuda_run<::ringmm::S>(const ringmm::Context&, \
-                                                             const ringmm::detail::Problem<::ringmm::S>&);
+#define RINGMM_BUILTIN(semiring, dtype, S)                                                  \
+  extern template void ringmm::detail::cuda_run<::ringmm::S>(const ringmm::Context&,        \
+                                                             const ringmm::detail::Problem<::ringmm::S>&); \
+  extern template void ringmm::detail::cuda_run_argmax<::ringmm::S>(const ringmm::Context&, \
+                                                                    const ringmm::detail::Problem<::ringmm::S>&);
 #include "ringmm/builtins.def"

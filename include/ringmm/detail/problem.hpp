@@ -41,5 +41,6 @@ template <class S> struct Problem {
 // Backend entry points for the built-in semirings (explicitly instantiated in src/cpu, src/cuda).
 template <class S> void cpu_run(const Context& ctx, const Problem<S>& p);
 template <class S> void cuda_run(const Context& ctx, const Problem<S>& p);
+template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p);
 
 }  // namespace ringmm::detail

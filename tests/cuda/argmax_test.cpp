@@ -1,0 +1,125 @@
+// gemm_argmax on the CUDA backend against the CPU's (which tests/cpu/argmax_test.cpp checks
+// against an oracle): identical C and K* on odd, transposed, strided and batched shapes, host and
+// device pointers, ties, β carrying indexes across parts of K, for every pair whose ⊕ selects.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_testing.hpp"
+#include "ringmm_testing.hpp"
+
+namespace ringmm::testing {
+namespace {
+
+template <class S> class CudaArgmax : public ::testing::Test {};
+TYPED_TEST_SUITE(CudaArgmax, SelectingSemirings, SemiringNames);
+
+Context on(Backend backend) {
+  Context ctx;
+  ctx.backend = backend;
+  return ctx;
+}
+
+struct Shape {
+  index_t m, n, k;
+  Op op_a, op_b;
+  Layout layout;
+  index_t pad, batch;
+  bool shared_a, device, beta;
+};
+
+template <class S> void check_shape(const Shape& s, std::mt19937_64& rng) {
+  using T = typename S::value_type;
+  const index_t ar = s.op_a == Op::N ? s.m : s.k, ac = s.op_a == Op::N ? s.k : s.m;
+  const index_t br = s.op_b == Op::N ? s.k : s.n, bc = s.op_b == Op::N ? s.n : s.k;
+  auto fill = [&](index_t rows, index_t cols, index_t members, index_t& stride) {
+    const auto one = random_matrix<S>(rows, cols, s.layout, s.pad, rng, s.k);
+    stride = index_t(one.storage.size());
+    std::vector<T> all;
+    for (index_t b = 0; b < members; ++b) {
+      const auto m = random_matrix<S>(rows, cols, s.layout, s.pad, rng, s.k);
+      all.insert(all.end(), m.storage.begin(), m.storage.end());
+    }
+    return std::make_pair(all, one.view);
+  };
+  index_t sa, sb, sc;
+  auto [a, av] = fill(ar, ac, s.shared_a ? 1 : s.batch, sa);
+  auto [b, bv] = fill(br, bc, s.batch, sb);
+  auto [c_in, cv] = fill(s.m, s.n, s.batch, sc);
+  if (s.shared_a) sa = 0;
+  std::vector<std::int32_t> k_in(c_in.size());
+  for (auto& x : k_in) x = std::int32_t(rng() % 1000);
+  if constexpr (std::is_integral_v<T>)  // β ⊗ C must stay within the input domain
+    for (T& v : c_in) v = v == S::zero() ? v : T(v / 2);
+  const T beta = s.beta ? S::one() : S::zero();
+  const index_t ld_k = cv.ld;
+  auto run = [&](const Context& ctx, std::vector<T>& c, std::vector<std::int32_t>& ks, bool device) {
+    const T *pa = a.data(), *pb = b.data();
+    T* pc = c.data();
+    std::int32_t* pk = ks.data();
+    std::unique_ptr<DeviceCopy<T>> da, db, dc;
+    std::unique_ptr<DeviceCopy<std::int32_t>> dk;
+    if (device) {
+      da = std::make_unique<DeviceCopy<T>>(a), db = std::make_unique<DeviceCopy<T>>(b);
+      dc = std::make_unique<DeviceCopy<T>>(c), dk = std::make_unique<DeviceCopy<std::int32_t>>(ks);
+      pa = da->ptr, pb = db->ptr, pc = dc->ptr, pk = dk->ptr;
+    }
+    gemm_argmax_batched<S>(ctx, s.op_a, MatrixView<const T>{pa, av.rows, av.cols, av.ld, av.layout}, sa, s.op_b,
+                           MatrixView<const T>{pb, bv.rows, bv.cols, bv.ld, bv.layout}, sb,
+                           MatrixView<T>{pc, cv.rows, cv.cols, cv.ld, cv.layout}, sc,
+                           MatrixView<std::int32_t>{pk, s.m, s.n, ld_k, cv.layout}, sc, s.batch, S::one(), beta);
+    if (device) {
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      dc->to_host(c);
+      dk->to_host(ks);
+    }
+  };
+  std::vector<T> c_cpu = c_in, c_gpu = c_in;
+  std::vector<std::int32_t> k_cpu = k_in, k_gpu = k_in;
+  run(on(Backend::cpu), c_cpu, k_cpu, false);
+  run(on(Backend::cuda), c_gpu, k_gpu, s.device);
+  const std::string what = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " batch " +
+                           std::to_string(s.batch) + (s.device ? " device" : " host") + (s.beta ? " beta" : "");
+  EXPECT_TRUE(same_bits(c_cpu, c_gpu)) << what;
+  EXPECT_EQ(k_cpu, k_gpu) << what;  // padding outside the views included: it must stay untouched
+}
+
+TYPED_TEST(CudaArgmax, MatchesTheCpuOnOddShapes) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(5);
+  const Shape shapes[] = {
+      {1, 1, 1, Op::N, Op::N, Layout::row_major, 0, 1, false, false, false},
+      {7, 33, 5, Op::T, Op::N, Layout::col_major, 2, 1, false, true, true},
+      {127, 129, 1000, Op::N, Op::T, Layout::row_major, 1, 1, false, true, false},
+      {129, 127, 65, Op::T, Op::T, Layout::col_major, 0, 1, false, false, true},
+      {1000, 65, 1025, Op::N, Op::N, Layout::row_major, 0, 1, false, true, false},
+      {33, 17, 40, Op::N, Op::N, Layout::row_major, 3, 5, true, true, true},
+      {64, 64, 64, Op::N, Op::N, Layout::row_major, 0, 70000 / 1000, false, false, false},
+      {5, 6, 0, Op::N, Op::N, Layout::row_major, 0, 1, false, true, true},
+  };
+  for (const Shape& s : shapes) check_shape<TypeParam>(s, rng);
+}
+
+// Every term equal: index 0 everywhere on the GPU too; a row of A all 0̄: −1.
+TYPED_TEST(CudaArgmax, TiesGoToTheSmallestK) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = TypeParam;
+  using T = typename S::value_type;
+  const index_t m = 70, n = 66, k = 300;
+  std::vector<T> a(std::size_t(m * k), S::one()), b(std::size_t(k * n), S::one()), c(std::size_t(m * n));
+  for (index_t kk = 0; kk < k; ++kk) a[std::size_t(3 * k + kk)] = S::zero();
+  std::vector<std::int32_t> ks(std::size_t(m * n), 777);
+  gemm_argmax<S>(on(Backend::cuda), Op::N, MatrixView<const T>{a.data(), m, k, k, Layout::row_major}, Op::N,
+                 MatrixView<const T>{b.data(), k, n, n, Layout::row_major}, MatrixView<T>{c.data(), m, n, n, Layout::row_major},
+                 MatrixView<std::int32_t>{ks.data(), m, n, n, Layout::row_major});
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) ASSERT_EQ(ks[std::size_t(i * n + j)], i == 3 ? -1 : 0) << i << "," << j;
+}
+
+}  // namespace
+}  // namespace ringmm::testing

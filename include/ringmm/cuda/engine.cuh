@@ -254,6 +254,7 @@ template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p)
     throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
   } else {
     const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+    using cuda_detail::is_device_pointer;
     const cuda_detail::Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
     cuda_detail::check_values<S>(p, device, stream);
     cuda_detail::run_argmax<S>(ctx, p, device);

@@ -39,6 +39,7 @@ std::string_view product_name(Product p) {
     case Product::gemm: return "gemm";
     case Product::batched: return "batched";
     case Product::syrk: return "syrk";
+    case Product::argmax: return "argmax";
   }
   return "?";
 }
@@ -47,7 +48,13 @@ Product parse_product(const std::string& text) {
   if (text == "gemm") return Product::gemm;
   if (text == "batched") return Product::batched;
   if (text == "syrk") return Product::syrk;
-  throw UsageError("--product", "unknown value '" + text + "' (valid: gemm, batched, syrk)");
+  if (text == "argmax") return Product::argmax;
+  throw UsageError("--product", "unknown value '" + text + "' (valid: gemm, batched, syrk, argmax)");
+}
+
+// Whether ⊕ of the pair selects one term, so that --product argmax can time it.
+bool selects(SemiringKind kind, DType type) {
+  return visit_semiring(kind, type, [](auto tag) { return semiring_traits<typename decltype(tag)::type>::selects; });
 }
 
 // "4096" is 4096x4096x4096; "MxNxK" names all three. syrk (C = Aᵀ·A, A K×N) needs M = N.
@@ -215,6 +222,15 @@ template <class S> double time_cpu_ringmm(HostOperands<S>& x, const Case& cs, co
       });
     case Product::syrk:
       return measure::median_seconds(st.reps, [&] { syrk<S>(ctx, Op::N, row_major<const T>(x.a.data(), s.k, s.n), c); });
+    case Product::argmax:
+      if constexpr (semiring_traits<S>::selects) {
+        std::vector<std::int32_t> k_star(std::size_t(s.m * s.n));
+        return measure::median_seconds(st.reps, [&] {
+          gemm_argmax<S>(ctx, Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N,
+                         row_major<const T>(x.b.data(), s.k, s.n), c, row_major(k_star.data(), s.m, s.n));
+        });
+      }
+      break;
   }
   return 0;
 }
@@ -243,6 +259,7 @@ std::string cublas_kernel_name(DType precision, Product product) {
     case Product::gemm: return std::string("cublas") + p + "gemm";
     case Product::batched: return std::string("cublas") + p + "gemmStridedBatched";
     case Product::syrk: return std::string("cublas") + p + "syrk";
+    case Product::argmax: break;  // no selecting semiring has a cuBLAS baseline
   }
   return "cublas";
 }
@@ -572,6 +589,7 @@ int bench_command(const Args& args) {
     std::vector<Case> cases;
     for (const auto& [kind, type] : pairs)
       for (const Shape& s : shapes)
+        if (st.product != Product::argmax || selects(kind, type))
         for (int t : threads) cases.push_back({kind, type, s, t});
     cases_run = cases.size();
 

@@ -84,7 +84,9 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     supported pairs of the two lists run
   --shapes LIST     comma-separated N (N x N x N) or MxNxK
                     (default: 256,512 on the CPU; 4096,8192,4097 on CUDA)
-  --product P       gemm (default), batched, syrk (C = A^T A with A KxN; needs M = N)
+  --product P       gemm (default), batched, syrk (C = A^T A with A KxN; needs M = N), argmax
+                    (gemm_argmax: C and the index of each winning term; max-plus, min-plus,
+                    max-min, max-times and min-max only)
   --batch N         members of a batched product (default 8 for batched, else 1)
   --reps N          timed repetitions per case (default 10)
   --out FILE        also write the records as .json or .csv (bench/results/README.md)

@@ -335,6 +335,8 @@ template <class S, class = void> struct has_nan_free_form : std::false_type {};
 template <class S>
 struct has_nan_free_form<S, std::void_t<decltype(S::fma_nan_free(S::zero(), S::zero(), S::zero())),
                                         decltype(S::nan_risk(S::zero()))>> : std::true_type {};
+template <class S, class = void> struct has_kind : std::false_type {};
+template <class S> struct has_kind<S, std::void_t<decltype(S::kind)>> : std::true_type {};
 template <class S, class = void> struct has_selects : std::false_type {};
 template <class S> struct has_selects<S, std::void_t<decltype(S::selects)>> : std::true_type {};
 template <class S, class = void> struct has_exact : std::false_type {};
@@ -417,7 +419,16 @@ template <class S> struct semiring_traits {
     if constexpr (detail::has_selects<S>::value) return bool(S::selects);
     else return false;
   }();
-  RINGMM_HD static bool better(element x, element y) { return !(S::add(y, x) == y); }
+  RINGMM_HD static bool better(element x, element y) {
+    if constexpr (detail::has_kind<S>::value) {  // the built-ins: one compare (NaN compares false)
+      if constexpr (S::kind == SemiringKind::max_plus || S::kind == SemiringKind::max_min ||
+                    S::kind == SemiringKind::max_times)
+        return x > y;
+      else if constexpr (S::kind == SemiringKind::min_plus || S::kind == SemiringKind::min_max)
+        return x < y;
+    }
+    return !(S::add(y, x) == y);
+  }
 
   // Exactness: every result equals the reference's, or (rounded semirings) lies within
   // tolerance(K) · (|α|·Σₖ|aᵢₖ||bₖⱼ| + |β|·|cᵢⱼ|), the forward error bound of a K-term sum.

@@ -29,7 +29,8 @@ struct Shapes {
 Shapes shapes_of(Product product, index_t m, index_t n, index_t k, index_t batch) {
   if (m <= 0 || n <= 0 || k <= 0) throw Error(Errc::invalid_argument, "m", "timed shapes must be positive");
   switch (product) {
-    case Product::gemm: return {m, k, k, n, m, n, 1, k};
+    case Product::gemm:
+    case Product::argmax: return {m, k, k, n, m, n, 1, k};
     case Product::batched:
       if (batch <= 0) throw Error(Errc::invalid_argument, "batch", "a timed batch needs at least one member");
       return {m, k, k, n, m, n, batch, k};
@@ -55,7 +56,7 @@ template <class T> std::vector<T> download(const T* device, std::size_t count) {
 // ---- ringmm --------------------------------------------------------------------------------------
 template <class S>
 void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typename S::value_type* a,
-                 const typename S::value_type* b, typename S::value_type* c) {
+                 const typename S::value_type* b, typename S::value_type* c, std::int32_t* k_star) {
   using T = typename S::value_type;
   const MatrixView<const T> av{a, s.a_rows, s.a_cols, s.a_cols, Layout::row_major};
   const MatrixView<T> cv{c, s.c_rows, s.c_cols, s.c_cols, Layout::row_major};
@@ -64,6 +65,13 @@ void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typ
     return;
   }
   const MatrixView<const T> bv{b, s.b_rows, s.b_cols, s.b_cols, Layout::row_major};
+  if (product == Product::argmax) {
+    if constexpr (semiring_traits<S>::selects)
+      gemm_argmax<S>(ctx, Op::N, av, Op::N, bv, cv, MatrixView<std::int32_t>{k_star, s.c_rows, s.c_cols, s.c_cols, Layout::row_major});
+    else
+      throw Error(Errc::unsupported, "product", "argmax products need a semiring whose ⊕ selects one term");
+    return;
+  }
   if (product == Product::batched)
     gemm_batched<S>(ctx, Op::N, av, s.a_rows * s.a_cols, Op::N, bv, s.b_rows * s.b_cols, cv, s.c_rows * s.c_cols,
                     s.batch);
@@ -78,15 +86,19 @@ template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product produ
   const auto stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const OperandSets<S> sets = operand_sets<S>(s, stream);
 
+  // The index matrix of argmax products, on the device and on the host.
+  const std::size_t k_count = product == Product::argmax ? s.c_count() : 0;
+  const DeviceBuffer<std::int32_t> k_device(k_count, stream);
+  std::vector<std::int32_t> k_host(k_count);
   Timing t;
   t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int i = r % sets.sets();
-    call_ringmm<S>(ctx, product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
+    call_ringmm<S>(ctx, product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
   });
   const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
   std::vector<T> c(s.c_count());
   t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
-    call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data());
+    call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data(), k_host.data());
   });
   return t;
 }

@@ -23,6 +23,21 @@
 
 namespace ringmm::cpu {
 
+// best[j], winner[j] ← the better of themselves and the term a ⊗ b[j·stride] at index k. A
+// separate function so that the contiguous case (stride 1) vectorises to compares and blends.
+template <class S>
+inline void update_row(element_t<S>* best, std::int32_t* winner, element_t<S> a, const element_t<S>* b, index_t stride,
+                       index_t n, index_t k) {
+  const auto index = std::int32_t(k);
+#pragma omp simd
+  for (index_t j = 0; j < n; ++j) {
+    const element_t<S> term = S::mul(a, b[j * stride]);
+    const bool wins = semiring_traits<S>::better(term, best[j]);
+    best[j] = wins ? term : best[j];
+    winner[j] = wins ? index : winner[j];
+  }
+}
+
 template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads) {
   using T = element_t<S>;
   using traits = semiring_traits<S>;
@@ -50,14 +65,8 @@ template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads) {
         const T* b_row = b + kk * p.b.rs;
         for (index_t r = 0; r < rows; ++r) {
           const T a_ik = a[(i0 + r) * p.a.rs + kk * p.a.cs];
-          T* acc = best.data() + r * n;
-          std::int32_t* idx = winner.data() + r * n;
-          for (index_t j = 0; j < n; ++j) {
-            const T term = S::mul(a_ik, b_row[j * p.b.cs]);
-            const bool wins = traits::better(term, acc[j]);
-            acc[j] = wins ? term : acc[j];
-            idx[j] = wins ? std::int32_t(p.k_offset + kk) : idx[j];
-          }
+          if (p.b.cs == 1) update_row<S>(best.data() + r * n, winner.data() + r * n, a_ik, b_row, 1, n, p.k_offset + kk);
+          else update_row<S>(best.data() + r * n, winner.data() + r * n, a_ik, b_row, p.b.cs, n, p.k_offset + kk);
         }
       }
       T* c = p.c.p + bt * p.stride_c;

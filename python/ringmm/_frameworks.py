@@ -17,9 +17,12 @@ def as_array(x, name):
     if hasattr(x, "__dlpack__"):
         return x
     try:
-        return np.asarray(x)
+        array = np.asarray(x)
     except Exception as e:
         raise TypeError(f"{name} is not an array: {type(x).__name__} ({e})") from None
+    if array.dtype == object:
+        raise TypeError(f"{name} is not an array of numbers: {type(x).__name__}")
+    return array
 
 
 class NumPy:

@@ -208,8 +208,16 @@ Operand describe(const ArrayInfo& x, const Shape& batch) {
   Operand op;
   op.data = x.data;
   const index_t n = x.shape.size();
+  // An array without elements is never read or written (and frameworks give it any strides).
+  if (std::find(x.shape.begin(), x.shape.end(), 0) != x.shape.end()) {
+    op.rows = x.rows();
+    op.cols = x.cols();
+    op.ld = std::max<index_t>(1, op.cols);
+    op.in_place = true;
+    return op;
+  }
   op.in_place = describe_matrix(x.rows(), x.cols(), x.strides[n - 2], x.strides[n - 1], op);
-  if (const std::optional<index_t> s = batch_stride(x, batch)) op.batch_stride = x.rows() && x.cols() ? *s : 0;
+  if (const std::optional<index_t> s = batch_stride(x, batch)) op.batch_stride = *s;
   else op.in_place = false;
   return op;
 }
@@ -350,6 +358,8 @@ void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::hand
       throw nb::value_error(
           (std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy").c_str());
   if (beta && !accumulate) throw nb::value_error("beta scales c: pass c as well");
+
+  if (p.members == 0) return;  // checked, and nothing to compute
 
   Context ctx;
   ctx.on_notice = [](std::string_view) {};  // the automatic backend's choice is ringmm.info()'s to report

@@ -28,6 +28,9 @@ namespace {
 
 using Shape = std::vector<index_t>;
 
+[[noreturn]] void value_error(const std::string& message) { throw nb::value_error(message.c_str()); }
+[[noreturn]] void type_error(const std::string& message) { throw nb::type_error(message.c_str()); }
+
 std::string shape_text(const Shape& shape) {
   std::string text = "(";
   for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
@@ -50,16 +53,16 @@ std::string python_name(SemiringKind kind) {
 }
 
 // Accepts the GraphBLAS name, the registry id and the CLI's spelling, with '-' or '_'.
-SemiringKind parse_semiring_name(std::string text) {
-  std::replace(text.begin(), text.end(), '-', '_');
+SemiringKind parse_semiring_name(const std::string& text) {
+  std::string name = text;
+  std::replace(name.begin(), name.end(), '-', '_');
   std::string valid;
   for (const auto& [kind, id] : semiring_ids) {
-    if (text == id || text == python_name(kind)) return kind;
+    if (name == id || name == python_name(kind)) return kind;
     valid += (valid.empty() ? "" : ", ") + python_name(kind);
   }
-  throw nb::value_error(("unknown semiring '" + text + "' (valid: " + valid +
-                         "; the command line's spellings such as max-plus work too)")
-                            .c_str());
+  value_error("unknown semiring '" + text + "' (valid: " + valid +
+              "; the command line's spellings such as max-plus work too)");
 }
 
 // The registry's element types that arrays can hold, as DLPack dtypes. i16x2 (two int16 lanes in
@@ -110,9 +113,7 @@ DType element_type(SemiringKind kind, nb::dlpack::dtype dtype) {
     if (t.dtype == dtype && is_supported(kind, t.type)) return t.type;
   std::string valid;
   for (const std::string& name : dtype_names_of(kind)) valid += (valid.empty() ? "" : ", ") + name;
-  throw nb::type_error((python_name(kind) + " does not support dtype " + dtype_name(dtype) + " (supported: " + valid +
-                        ")")
-                           .c_str());
+  type_error(python_name(kind) + " does not support dtype " + dtype_name(dtype) + " (supported: " + valid + ")");
 }
 
 // ---- arrays ----------------------------------------------------------------------------------
@@ -138,11 +139,11 @@ struct ArrayInfo {
   ArrayInfo(const char* name, const nb::ndarray<Args...>& x)
       : name(name), data(const_cast<void*>(static_cast<const void*>(x.data()))), dtype(x.dtype()) {
     const int type = x.device_type();
-    if (type == nb::device::cuda::value || type == nb::device::cuda_managed::value) place = {true, x.device_id()};
+    if (type == nb::device::cuda::value || type == nb::device::cuda_managed::value)
+      place = {true, x.device_id()};
     else if (type != nb::device::cpu::value && type != nb::device::cuda_host::value)
-      throw nb::type_error((std::string(name) + " lives on DLPack device type " + std::to_string(type) +
-                            ": ringmm reads host memory and CUDA device memory")
-                               .c_str());
+      type_error(std::string(name) + " lives on DLPack device type " + std::to_string(type) +
+                 ": ringmm reads host memory and CUDA device memory");
     for (std::size_t i = 0; i < x.ndim(); ++i) {
       shape.push_back(index_t(x.shape(i)));
       strides.push_back(x.stride(i));
@@ -162,23 +163,21 @@ struct Operand {
   index_t batch_stride = 0;
   bool in_place = false;  // false: no view describes the array; the caller passes a copy
 
-  template <class T> MatrixView<T> view() const { return {static_cast<T*>(data), rows, cols, ld, layout}; }
+  template <class T>
+  MatrixView<T> view() const {
+    return {static_cast<T*>(data), rows, cols, ld, layout};
+  }
 };
 
 // A leading dimension describes the last two dimensions when one of their strides is 1 and the
 // other steps over whole rows or columns. Strides of dimensions of size 1 never matter.
-bool describe_matrix(index_t rows, index_t cols, index_t rs, index_t cs, Operand& x) {
-  x.rows = rows;
-  x.cols = cols;
-  if (rows == 0 || cols == 0) {  // nothing is addressed
+bool describe_matrix(index_t rs, index_t cs, Operand& x) {
+  if ((x.cols == 1 || cs == 1) && (x.rows == 1 || rs >= x.cols)) {
     x.layout = Layout::row_major;
-    x.ld = std::max<index_t>(1, cols);
-  } else if ((cols == 1 || cs == 1) && (rows == 1 || rs >= cols)) {
-    x.layout = Layout::row_major;
-    x.ld = rows == 1 ? cols : rs;
-  } else if ((rows == 1 || rs == 1) && (cols == 1 || cs >= rows)) {
+    x.ld = x.rows == 1 ? x.cols : rs;
+  } else if ((x.rows == 1 || rs == 1) && (x.cols == 1 || cs >= x.rows)) {
     x.layout = Layout::col_major;
-    x.ld = cols == 1 ? rows : cs;
+    x.ld = x.cols == 1 ? x.rows : cs;
   } else {
     return false;
   }
@@ -205,20 +204,17 @@ std::optional<index_t> batch_stride(const ArrayInfo& x, const Shape& batch) {
 }
 
 Operand describe(const ArrayInfo& x, const Shape& batch) {
-  Operand op;
-  op.data = x.data;
-  const index_t n = x.shape.size();
+  Operand op{x.data, x.rows(), x.cols()};
   // An array without elements is never read or written (and frameworks give it any strides).
   if (std::find(x.shape.begin(), x.shape.end(), 0) != x.shape.end()) {
-    op.rows = x.rows();
-    op.cols = x.cols();
     op.ld = std::max<index_t>(1, op.cols);
     op.in_place = true;
     return op;
   }
-  op.in_place = describe_matrix(x.rows(), x.cols(), x.strides[n - 2], x.strides[n - 1], op);
-  if (const std::optional<index_t> s = batch_stride(x, batch)) op.batch_stride = *s;
-  else op.in_place = false;
+  const std::optional<index_t> stride = batch_stride(x, batch);
+  const std::size_t n = x.shape.size();
+  op.in_place = describe_matrix(x.strides[n - 2], x.strides[n - 1], op) && stride.has_value();
+  op.batch_stride = stride.value_or(0);
   return op;
 }
 
@@ -243,25 +239,22 @@ bool broadcasts_to(const Shape& x, const Shape& to) {
 
 void check_same_dtype(const ArrayInfo& x, const ArrayInfo& a) {
   if (x.dtype != a.dtype)
-    throw nb::type_error((std::string(x.name) + " has dtype " + dtype_name(x.dtype) + " but a has " +
-                          dtype_name(a.dtype) + " (ringmm does not convert types: convert one of them)")
-                             .c_str());
+    type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + " but a has " + dtype_name(a.dtype) +
+               " (ringmm does not convert types: convert one of them)");
 }
 
 void check_same_place(const ArrayInfo& x, const ArrayInfo& a) {
   if (!(x.place == a.place))
-    throw nb::value_error((std::string(x.name) + " is on " + x.place.text() + " but a is on " + a.place.text() +
-                           ": all arrays of a product must be on one device")
-                              .c_str());
+    value_error(std::string(x.name) + " is on " + x.place.text() + " but a is on " + a.place.text() +
+                ": all arrays of a product must be on one device");
 }
 
 Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const ArrayInfo* out, SemiringKind kind,
                bool trans_a, bool trans_b) {
   for (const ArrayInfo* x : {&a, &b})
     if (x->shape.size() < 2)
-      throw nb::value_error((std::string(x->name) + " has " + std::to_string(x->shape.size()) +
-                             " dimensions where at least 2 are needed")
-                                .c_str());
+      value_error(std::string(x->name) + " has " + std::to_string(x->shape.size()) +
+                  " dimensions where at least 2 are needed");
   Plan p;
   for (const ArrayInfo* x : {&b, c, out})
     if (x) {
@@ -274,10 +267,9 @@ Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const
   const index_t m = trans_a ? a.cols() : a.rows(), k = trans_a ? a.rows() : a.cols();
   const index_t kb = trans_b ? b.cols() : b.rows(), n = trans_b ? b.rows() : b.cols();
   if (k != kb)
-    throw nb::value_error(("inner dimensions differ: op(a) is " + std::to_string(m) + "x" + std::to_string(k) +
-                           (trans_a ? " (a transposed)" : "") + " but op(b) is " + std::to_string(kb) + "x" +
-                           std::to_string(n) + (trans_b ? " (b transposed)" : ""))
-                              .c_str());
+    value_error("inner dimensions differ: op(a) is " + std::to_string(m) + "x" + std::to_string(k) +
+                (trans_a ? " (a transposed)" : "") + " but op(b) is " + std::to_string(kb) + "x" + std::to_string(n) +
+                (trans_b ? " (b transposed)" : ""));
 
   const Shape batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
   p.batch = batch_a.size() >= batch_b.size() ? batch_a : batch_b;
@@ -285,14 +277,13 @@ Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const
     index_t& d = p.batch[p.batch.size() - i];
     const index_t da = batch_a[batch_a.size() - i], db = batch_b[batch_b.size() - i];
     if (da != db && da != 1 && db != 1)
-      throw nb::value_error(("batch dimensions " + shape_text(batch_a) + " of a and " + shape_text(batch_b) +
-                             " of b do not broadcast")
-                                .c_str());
+      value_error("batch dimensions " + shape_text(batch_a) + " of a and " + shape_text(batch_b) +
+                  " of b do not broadcast");
     d = std::max(da, db);
   }
   for (index_t d : p.batch) {
     const std::optional<index_t> members = detail::checked_mul(p.members, d);
-    if (!members) throw nb::value_error(("the batch shape " + shape_text(p.batch) + " has too many members").c_str());
+    if (!members) value_error("the batch shape " + shape_text(p.batch) + " has too many members");
     p.members = *members;
   }
   p.shape = p.batch;
@@ -300,12 +291,10 @@ Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const
   p.shape.push_back(n);
 
   if (c && !broadcasts_to(c->shape, p.shape))
-    throw nb::value_error(("c has shape " + shape_text(c->shape) + ", which does not broadcast to the result's " +
-                           shape_text(p.shape))
-                              .c_str());
+    value_error("c has shape " + shape_text(c->shape) + ", which does not broadcast to the result's " +
+                shape_text(p.shape));
   if (out && out->shape != p.shape)
-    throw nb::value_error(
-        ("out has shape " + shape_text(out->shape) + " but the result has shape " + shape_text(p.shape)).c_str());
+    value_error("out has shape " + shape_text(out->shape) + " but the result has shape " + shape_text(p.shape));
 
   p.a = describe(a, p.batch);
   p.b = describe(b, p.batch);
@@ -345,9 +334,9 @@ class DeviceGuard {
 };
 #endif
 
-void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::handle out_object, const std::string& semiring,
-          bool trans_a, bool trans_b, std::optional<double> alpha, std::optional<double> beta, bool accumulate,
-          const std::string& backend, std::uintptr_t stream) {
+void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::handle out_object,
+              const std::string& semiring, bool trans_a, bool trans_b, std::optional<double> alpha,
+              std::optional<double> beta, bool accumulate, const std::string& backend, std::uintptr_t stream) {
   nb::ndarray<> out_array;  // converted here, so that a read-only out gets its own message
   if (!nb::try_cast(out_object, out_array)) throw nb::value_error("out is not a writable array");
   const ArrayInfo a("a", a_array), b("b", b_array), out("out", out_array);
@@ -355,21 +344,18 @@ void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::hand
   const Plan p = make_plan(a, b, nullptr, &out, kind, trans_a, trans_b);
   for (const auto& [x, name] : {std::pair{&p.a, "a"}, {&p.b, "b"}, {&p.out, "out"}})
     if (!x->in_place)
-      throw nb::value_error(
-          (std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy").c_str());
+      value_error(std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy");
   if (beta && !accumulate) throw nb::value_error("beta scales c: pass c as well");
-
-  if (p.members == 0) return;  // checked, and nothing to compute
 
   Context ctx;
   ctx.on_notice = [](std::string_view) {};  // the automatic backend's choice is ringmm.info()'s to report
   ctx.backend = parse_backend(backend);
   if (a.place.gpu) {
-    if (ctx.backend == Backend::cpu)
-      throw nb::value_error(("backend 'cpu' cannot read arrays on " + a.place.text()).c_str());
+    if (ctx.backend == Backend::cpu) value_error("backend 'cpu' cannot read arrays on " + a.place.text());
     ctx.backend = Backend::cuda;
     ctx.cuda_stream = reinterpret_cast<void*>(stream);
   }
+  if (p.members == 0) return;  // checked, and nothing to compute
   try {
 #if RINGMM_PY_HAVE_CUDA
     const DeviceGuard device(a.place);
@@ -378,7 +364,9 @@ void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::hand
       using S = typename decltype(tag)::type;
       using T = element_t<S>;
       const scalar_t<S> al = alpha ? scalar_t<S>(scalar_from_double<S>(*alpha, "alpha")) : S::one();
-      const scalar_t<S> be = !accumulate ? S::zero() : beta ? scalar_t<S>(scalar_from_double<S>(*beta, "beta")) : S::one();
+      const scalar_t<S> be = !accumulate ? S::zero()
+                             : beta      ? scalar_t<S>(scalar_from_double<S>(*beta, "beta"))
+                                         : S::one();
       const nb::gil_scoped_release release;
       gemm_batched<S>(ctx, trans_a ? Op::T : Op::N, p.a.view<const T>(), p.a.batch_stride, trans_b ? Op::T : Op::N,
                       p.b.view<const T>(), p.b.batch_stride, p.out.view<T>(), p.out.batch_stride, p.members, al, be);
@@ -396,7 +384,8 @@ nb::tuple plan(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, std::op
   const std::optional<ArrayInfo> c = c_array ? std::optional<ArrayInfo>(std::in_place, "c", *c_array) : std::nullopt;
   const std::optional<ArrayInfo> out =
       out_array ? std::optional<ArrayInfo>(std::in_place, "out", *out_array) : std::nullopt;
-  const Plan p = make_plan(a, b, c ? &*c : nullptr, out ? &*out : nullptr, parse_semiring_name(semiring), trans_a, trans_b);
+  const Plan p =
+      make_plan(a, b, c ? &*c : nullptr, out ? &*out : nullptr, parse_semiring_name(semiring), trans_a, trans_b);
   nb::list copies;
   if (!p.a.in_place) copies.append("a");
   if (!p.b.in_place) copies.append("b");

@@ -28,7 +28,7 @@ failed=${failed:-0}
 
 # The Python package and its pytest suite (skipped, and said so, where its build requirements
 # cannot be installed).
-py_passed=0 py_failed=0 py_skipped=0
+py_passed=0 py_failed=0 py_skipped=0 py_reasons=""
 set +e
 python=$("$ROOT/scripts/python.sh" "$BUILD_DIR")
 py_build=$?
@@ -42,6 +42,9 @@ if [[ $py_build -eq 0 ]]; then
   count() { local n; n=$(tail -1 Testing/pytest-output.log | grep -Eo "[0-9]+ $1" | cut -d" " -f1 || true); echo "${n:-0}"; }
   py_passed=$(count passed) py_skipped=$(count skipped)
   py_failed=$(($(count failed) + $(count error)))
+  # -rs lists "SKIPPED [n] file:line: reason"; sum the counts per reason.
+  py_reasons=$(awk '/^SKIPPED \[/ { n = $2; gsub(/[][]/, "", n); sub(/^SKIPPED \[[0-9]+\] [^ ]+: /, ""); r[$0] += n }
+                    END { for (x in r) printf "%s%d %s", (k++ ? "; " : ""), r[x], x }' Testing/pytest-output.log)
   # pytest exits 5 when it ran no test: a missing suite is a failure too.
   [[ $py_status -ne 0 && $py_failed -eq 0 ]] && py_failed=1
   [[ $py_status -ne 0 ]] && status=1
@@ -53,6 +56,7 @@ else
 fi
 
 [ "$skipped" -gt 0 ] && echo "skipped because: ${reasons:-see Testing/Temporary/LastTest.log}"
+[ "$py_skipped" -gt 0 ] && echo "pytest skipped because: ${py_reasons:-see Testing/pytest-output.log}"
 echo "ctest: $passed passed, $failed failed, $skipped skipped; pytest: $py_passed passed, $py_failed failed, $py_skipped skipped"
 echo "tests: $((passed + py_passed)) passed, $((failed + py_failed)) failed, $((skipped + py_skipped)) skipped"
 exit "$status"

@@ -36,4 +36,4 @@ def info():
     return d
 
 
-__version__ = _core.info()["version"]
+__version__ = _core.__version__

@@ -448,6 +448,7 @@ PyObject* python_exception(Errc code) {
 
 NB_MODULE(_core, m) {
   m.doc() = "ringmm's extension module; use the functions of the ringmm package instead";
+  m.attr("__version__") = std::string(version());
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);

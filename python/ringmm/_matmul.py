@@ -24,11 +24,14 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     backend: "auto" (CUDA when compiled in and a device is present, else the CPU), "cpu" or "cuda".
         Arrays on a GPU run on CUDA, on the framework's current stream.
 
-    Returns an array of a's framework and device. Bad arguments raise ValueError or TypeError
-    before anything is written; ringmm's own messages call a, b and the result A, B and C.
+    Returns an array of a's framework and device. A bad argument raises ValueError or TypeError
+    naming it, before anything is written to out (the C++ library's messages, which it passes on,
+    call the operands A, B and C). The GIL is released during the product.
     """
     if not isinstance(semiring, str):
         raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be 'auto', 'cpu' or 'cuda', not {type(backend).__name__}")
     a, b = as_array(a, "a"), as_array(b, "b")
     c = None if c is None else as_array(c, "c")
     if out is not None and not hasattr(out, "__dlpack__"):

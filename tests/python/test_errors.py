@@ -65,6 +65,7 @@ def test_out_overlapping_an_operand():
 
 def test_backend():
     raises(ValueError, "backend: unknown value 'gpu' \\(valid: auto, cpu, cuda\\)", A, B, backend="gpu")
+    raises(TypeError, "backend must be 'auto', 'cpu' or 'cuda'", A, B, backend=None)
     if "cuda" not in ringmm.info()["default_backend"]:
         raises(ValueError, "cuda requested but", A, B, backend="cuda")
 

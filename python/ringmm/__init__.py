@@ -1,0 +1,39 @@
+"""ringmm: dense matrix multiplication over semirings (max-plus, min-plus, max-min, or-and, ...)
+on the CPU and on NVIDIA GPUs, for numpy, torch and cupy arrays.
+
+    >>> import numpy as np, ringmm
+    >>> a = np.array([[0, 2], [1, 0]], np.float32); b = np.array([[0, 5], [3, 0]], np.float32)
+    >>> ringmm.matmul(a, b, "max_plus")     # c[i, j] = max_k a[i, k] + b[k, j]
+    array([[5., 5.],
+           [3., 6.]], dtype=float32)
+"""
+
+from dataclasses import dataclass
+
+from . import _core
+from ._matmul import matmul
+
+__all__ = ["matmul", "semirings", "info", "Semiring"]
+
+
+@dataclass(frozen=True)
+class Semiring:
+    name: str  # the GraphBLAS name ringmm.matmul takes ("max_plus", "lor_land")
+    spelling: str  # the command line's spelling ("max-plus", "or-and"), also accepted
+    use: str  # what it is used for
+    dtypes: tuple  # the numpy dtype names it multiplies
+
+
+def semirings():
+    """The built-in semirings and the dtypes each multiplies, from ringmm's registry."""
+    return [Semiring(s["name"], s["spelling"], s["use"], tuple(s["dtypes"])) for s in _core.semirings()]
+
+
+def info():
+    """What this build of ringmm contains and runs on: version, backends, CUDA devices."""
+    d = _core.info()
+    d["backends"] = ["cpu", "cuda"] if d["cuda_compiled"] else ["cpu"]
+    return d
+
+
+__version__ = _core.__version__

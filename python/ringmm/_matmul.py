@@ -1,0 +1,83 @@
+"""ringmm.matmul: the semiring product on arrays, with numpy.matmul's shapes."""
+
+from . import _core
+from ._frameworks import as_array, framework_of
+
+
+def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=False, trans_b=False, out=None,
+           backend="auto"):
+    """Multiply over a semiring: alpha ⊗ (op(a) ⊗ op(b)) ⊕ beta ⊗ c, with op(x) = xᵀ when trans_x.
+
+    a, b: arrays of one framework (numpy, torch, cupy; jax on the host), one dtype, one device.
+        Their last two dimensions are matrices; leading dimensions broadcast as in numpy.matmul,
+        without copies where a missing or size-1 batch dimension can be read with stride 0.
+        A 1-D a is a row vector and a 1-D b a column vector; the added dimension is dropped from
+        the result. Strided and transposed views are read in place when a leading dimension
+        describes them, and copied otherwise.
+    semiring: a name of ringmm.semirings() ("max_plus", "min_plus", "plus_times", "lor_land", ...);
+        the command line's spellings ("max-plus", "or-and") work too.
+    c: added to the product (⊕) after scaling by beta (default 1̄); broadcast to the result's
+        shape. c is only read, unless it is also out (then the product accumulates into it).
+    alpha, beta: numbers (default 1̄; beta needs c). For integer max-plus/min-plus, ±inf is the
+        0̄ sentinel.
+    out: an array of the result's shape and dtype to write into; returned.
+    backend: "auto" (CUDA when compiled in and a device is present, else the CPU), "cpu" or "cuda".
+        Arrays on a GPU run on CUDA, on the framework's current stream.
+
+    Returns an array of a's framework and device. A bad argument raises ValueError or TypeError
+    naming it, before anything is written to out (the C++ library's messages, which it passes on,
+    call the operands A, B and C). The GIL is released during the product.
+    """
+    if not isinstance(semiring, str):
+        raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be 'auto', 'cpu' or 'cuda', not {type(backend).__name__}")
+    a, b = as_array(a, "a"), as_array(b, "b")
+    c = None if c is None else as_array(c, "c")
+    if out is not None and not hasattr(out, "__dlpack__"):
+        raise TypeError(f"out must be an array, not {type(out).__name__}")
+    fw = framework_of([("a", a), ("b", b), ("c", c), ("out", out)])
+    a, b = fw.prepare(a), fw.prepare(b)
+    c = None if c is None else fw.prepare(c)
+
+    for name, x, trans in (("a", a, trans_a), ("b", b, trans_b)):
+        if x.ndim == 0:
+            raise ValueError(f"{name} is a scalar: matmul needs at least one dimension")
+        if x.ndim == 1 and trans:
+            raise ValueError(f"trans_{name} needs a matrix: {name} is a vector")
+    # Vectors become matrices of one row (a) or one column (b), as in numpy.matmul.
+    row, col = a.ndim == 1, b.ndim == 1
+    a = a[None, :] if row else a
+    b = b[:, None] if col else b
+    c_full = None if c is None else _restore(c, row, col)
+    out_full = None if out is None else _restore(out, row, col)
+
+    shape, dtype, copies = _core.plan(a, b, c_full, out_full, semiring, trans_a, trans_b)
+    batch = tuple(shape[:-2])
+    if "a" in copies:
+        a = fw.broadcast_copy(a, batch + tuple(a.shape[-2:]))
+    if "b" in copies:
+        b = fw.broadcast_copy(b, batch + tuple(b.shape[-2:]))
+    # The product goes straight into out when ringmm can write it there and c is out or absent;
+    # otherwise into a new array, so that out stays untouched when the call is refused.
+    in_out = out is not None and "out" not in copies and (c is None or c is out)
+    target = out_full if in_out else fw.empty(shape, dtype)
+    if c is not None and target is not out_full:
+        fw.assign(target, c_full)
+    _core.multiply(a, b, target, semiring, trans_a, trans_b, alpha, beta, c is not None, backend, fw.stream())
+    if out is not None:
+        if target is not out_full:
+            fw.assign(out_full, target)
+        return out
+    if row and col:
+        return fw.result(target[..., 0, 0])
+    return fw.result(target[..., 0, :] if row else target[..., :, 0] if col else target)
+
+
+def _restore(x, row, col):
+    """x, shaped as the result, with the dimensions that vector operands drop put back."""
+    if row and col:
+        return x[..., None, None]
+    if x.ndim == 0:
+        return x  # broadcasts as it is
+    return x[..., None, :] if row else x[..., :, None] if col else x

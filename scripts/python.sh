@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the Python package with `pip install .` into a virtual environment and prints that
+# environment's python. Usage: scripts/python.sh [build-dir]   (run.sh and test.sh call it)
+#
+# The environment is <build-dir>/python-venv (it sees the machine's own packages, so torch, cupy
+# or jax installed there are tested too); scikit-build-core builds in <build-dir>/python, so a
+# second run rebuilds only what changed.
+#
+# The package's CUDA backend is built where nvcc is found and a GPU answers. Without a GPU it
+# could not run, and building its kernels a second time (the C++ build has them) would add ~7
+# minutes on two cores, so the package is then built for the CPU; a plain `pip install .` builds
+# CUDA wherever nvcc is found. RINGMM_PYTHON_CUDA=ON|OFF|AUTO overrides the choice.
+#
+# Exit status: 0 when installed; 2 when the build requirements cannot be had (no network and not
+# installed): callers skip the Python steps then; anything else is a failure.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${1:-${RINGMM_BUILD_DIR:-$ROOT/build}}"
+VENV="$BUILD_DIR/python-venv"
+LOG="$BUILD_DIR/python-install.log"
+log() { echo "[ringmm python] $*" >&2; }
+
+mkdir -p "$BUILD_DIR"
+if [[ ! -x "$VENV/bin/python" ]]; then
+  python3 -m venv --system-site-packages "$VENV" 2>"$LOG" || {
+    log "cannot create a virtual environment (python3 -m venv: $(tail -1 "$LOG")); on Debian: apt-get install python3-venv"
+    exit 2
+  }
+fi
+PY="$VENV/bin/python"
+
+# The build requirements of pyproject.toml and the test runner, installed once (pip's build
+# isolation would fetch them again on every build).
+REQUIREMENTS=("scikit-build-core>=0.10" "nanobind>=2.2" "numpy>=1.22" "pytest>=7")
+if ! "$PY" -c "import scikit_build_core, nanobind, numpy, pytest" 2>/dev/null; then
+  log "installing ${REQUIREMENTS[*]}"
+  "$PY" -m pip install -q --disable-pip-version-check "${REQUIREMENTS[@]}" >"$LOG" 2>&1 || {
+    log "cannot install the build requirements (no network?): $(tail -1 "$LOG")"
+    exit 2
+  }
+fi
+
+cuda="${RINGMM_PYTHON_CUDA:-}"
+if [[ -z "$cuda" ]]; then
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=AUTO; else cuda=OFF; fi
+fi
+# As setup.sh: nvcc may be installed without being on PATH.
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+log "building the package (CUDA backend: $cuda; log: $LOG)"
+if ! "$PY" -m pip install --disable-pip-version-check --no-build-isolation -v "$ROOT" \
+    -Cbuild-dir="$BUILD_DIR/python" -Ccmake.define.RINGMM_ENABLE_CUDA="$cuda" >"$LOG" 2>&1; then
+  tail -40 "$LOG" >&2
+  log "error: pip install failed (the whole log: $LOG)"
+  exit 1
+fi
+echo "$PY"

@@ -1,0 +1,121 @@
+"""A straightforward numpy reference for every semiring: broadcast the terms a[i, k] ⊗ b[k, j] to
+a (..., M, K, N) array and ⊕-reduce over K. Test data come from here too."""
+
+import numpy as np
+
+I32_INF = 2**30 - 1  # the integer max-plus / min-plus 0̄ sentinel (README: "Integers have no ∞")
+I32_FINITE = 2**28  # finite integer tropical inputs lie within ±2^28
+
+
+class Spec:
+    """A semiring as numpy computes it: ⊕ as a ufunc, ⊗ as a function, 0̄ and 1̄ per dtype."""
+
+    def __init__(self, add, mul, zero, one, low=-4, high=4):
+        self.add, self._mul, self._zero, self._one = add, mul, zero, one
+        self.low, self.high = low, high  # the range of test data
+
+    def zero(self, dtype):
+        return self._zero(np.dtype(dtype))
+
+    def one(self, dtype):
+        return self._one(np.dtype(dtype))
+
+    def mul(self, x, y, dtype):
+        return self._mul(np.asarray(x), np.asarray(y), np.dtype(dtype))
+
+
+def _inf(sign):
+    def value(dtype):
+        if dtype.kind == "f":
+            return dtype.type(sign * np.inf)
+        return np.int32(sign * I32_INF)
+    return value
+
+
+def _extreme(sign):  # max-min / min-max: ±∞, or the int32 limits
+    def value(dtype):
+        if dtype.kind == "f":
+            return dtype.type(sign * np.inf)
+        info = np.iinfo(dtype)
+        return dtype.type(info.max if sign > 0 else info.min)
+    return value
+
+
+def _tropical_mul(sign):
+    """+ with the integer sentinel absorbing: a term with 0̄ is 0̄ (and sums never wrap)."""
+    def mul(x, y, dtype):
+        if dtype.kind == "f":
+            return (x + y).astype(dtype)
+        zero = -sign * I32_INF
+        s = x.astype(np.int64) + y.astype(np.int64)
+        return np.where((x == zero) | (y == zero), zero, s).astype(dtype)
+    return mul
+
+
+def _const(v):
+    return lambda dtype: dtype.type(v)
+
+
+def _bool_of(dtype):
+    return lambda x: x.astype(bool).astype(dtype)
+
+
+SPECS = {
+    "plus_times": Spec(np.add, lambda x, y, t: (x * y).astype(t), _const(0), _const(1), -3, 3),
+    "max_plus": Spec(np.maximum, _tropical_mul(+1), _inf(-1), _const(0)),
+    "min_plus": Spec(np.minimum, _tropical_mul(-1), _inf(+1), _const(0)),
+    "max_min": Spec(np.maximum, lambda x, y, t: np.minimum(x, y).astype(t), _extreme(-1), _extreme(+1)),
+    "lor_land": Spec(np.logical_or, lambda x, y, t: np.logical_and(x, y).astype(t), _const(0), _const(1)),
+    "max_times": Spec(np.maximum, lambda x, y, t: (x * y).astype(t), _const(0), _const(1), 0, 3),
+    "min_max": Spec(np.minimum, lambda x, y, t: np.maximum(x, y).astype(t), _extreme(+1), _extreme(-1)),
+}
+
+
+def reference(semiring, a, b, c=None, alpha=None, beta=None):
+    """alpha ⊗ (a ⊗ b) ⊕ beta ⊗ c, with numpy.matmul's broadcasting (a, b at least 2-D). Float
+    plus-times is summed in float64 and rounded once, so that only ringmm's rounding differs."""
+    spec, dtype = SPECS[semiring], a.dtype
+    if semiring == "plus_times" and dtype.kind == "f" and dtype != np.float64:
+        wide = [None if x is None else np.asarray(x, np.float64) for x in (a, b, c)]
+        return reference(semiring, *wide, alpha=alpha, beta=beta).astype(dtype)
+    terms = spec.mul(a[..., :, :, None], b[..., None, :, :], dtype)
+    acc = spec.add.reduce(terms, axis=-2, initial=spec.zero(dtype)).astype(dtype)
+    if alpha is not None:
+        acc = spec.mul(alpha, acc, dtype)
+    if c is not None:
+        scaled = spec.mul(spec.one(dtype) if beta is None else beta, c, dtype)
+        acc = spec.add(acc, scaled).astype(dtype)
+    if dtype.kind in "ub":  # or-and's outputs are 0 or 1
+        acc = acc.astype(bool).astype(dtype)
+    return acc
+
+
+def random_operand(semiring, dtype, shape, rng, zeros=0.1):
+    """Random test data in the semiring's domain, with a fraction of 0̄ entries (never all zeros)."""
+    spec, dtype = SPECS[semiring], np.dtype(dtype)
+    if dtype == bool:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "u":
+        return rng.choice(np.array([0, 1, 7], dtype), size=shape)
+    if dtype.kind == "f":
+        x = rng.uniform(spec.low, spec.high, shape).astype(dtype)
+    else:
+        x = rng.integers(spec.low * 25, spec.high * 25 + 1, shape).astype(dtype)
+    if zeros:
+        x[rng.random(shape) < zeros] = spec.zero(dtype)
+    return x
+
+
+def assert_matches(semiring, got, want, k, scale=1):
+    """Exact, except float plus-times: a sum of K terms, each at most max|a|·max|b| (times
+    `scale` for alpha and c), is within K·ε of that bound times K of the exact sum (the classic
+    γ_K bound, with room for any summation order)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    if semiring == "plus_times" and got.dtype.kind == "f":
+        k = max(k, 1)
+        term = max(abs(SPECS[semiring].low), SPECS[semiring].high) ** 2
+        atol = (k + 2) * np.finfo(got.dtype).eps * k * term * scale
+        np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+    else:
+        np.testing.assert_array_equal(got, want)

@@ -304,9 +304,10 @@ TEST_F(CliTest, InfoAndDemo) {
   EXPECT_NE(r.out.find("max-plus"), std::string::npos);
   r = ringmm("demo --backend cpu --size 48");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("9 of 9 products PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10 of 10 products PASS"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("max-times   f32"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("min-max     f32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("log-plus    f32"), std::string::npos) << r.out;
   // --size is the largest dimension: k was once size + 2 for small sizes.
   r = ringmm("demo --backend cpu --size 3");
   EXPECT_EQ(r.status, 0) << r.out << r.err;

@@ -235,7 +235,8 @@ template <class S> double time_cpu_ringmm(HostOperands<S>& x, const Case& cs, co
   return 0;
 }
 
-// ringmm's blocked semiring kernel called directly (bypassing BLAS for plus-times f32/f64).
+// ringmm's blocked semiring kernel called directly (bypassing BLAS for plus-times f32/f64 and the
+// shift trick for log-plus).
 template <class S> double time_cpu_blocked(HostOperands<S>& x, const Case& cs, const Settings& st) {
   const auto p = make_case_problem<S>(x, st.product);
   return measure::median_seconds(st.reps, [&] { cpu::blocked_gemm<S>(p, cs.threads); });
@@ -376,8 +377,10 @@ class Bench {
     std::vector<std::string> cells = {std::to_string(c.threads > 0 ? c.threads : omp_get_max_threads()), ms(seconds),
                                       rate(work / seconds),
                                       c.kind == SemiringKind::plus_times ? tera(2 * work / seconds) : "-", ""};
-    // For plus-times f32/f64 the CPU backend is OpenBLAS; show the semiring kernel beside it.
-    if (c.kind == SemiringKind::plus_times && std::is_floating_point_v<T> && blas_compiled()) {
+    // For plus-times f32/f64 the CPU backend is OpenBLAS, for log-plus the shift trick (large
+    // products); show the semiring kernel (for log-plus, the streaming one) beside them.
+    const bool plus_times_blas = c.kind == SemiringKind::plus_times && std::is_floating_point_v<T> && blas_compiled();
+    if (plus_times_blas || c.kind == SemiringKind::log_plus) {
       const double blocked = time_cpu_blocked<S>(x, c, st_);
       records_.push_back(make_record(c, st_, "cpu", "blocked" + suffix, blocked));
       cells.insert(cells.end(), {ms(blocked), rate(work / blocked), ""});

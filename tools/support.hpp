@@ -52,8 +52,9 @@ struct CheckResult {
 };
 
 // Compares row-major M×N results of a gemm problem `p` (its inputs, α, β): exact semirings must
-// match bit for bit, rounded ones (semiring_traits::exact) lie within
-// tolerance(K)·(|α|·K·max_k|A_ik|·max_k|B_kj| + |β|·|C0_ij|). `c_before` is C before the call (or null).
+// match bit for bit, rounded ones (semiring_traits::exact) lie within_tolerance, with the sum's
+// magnitude (where the bound needs it) taken as |α|·K·max_k|A_ik|·max_k|B_kj| + |β|·|C0_ij|.
+// `c_before` is C before the call (or null).
 template <class S>
 CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typename S::value_type>& expected,
                             const std::vector<typename S::value_type>& actual, const typename S::value_type* c_before) {
@@ -62,7 +63,7 @@ CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typen
   result.exact = semiring_traits<S>::exact;
   std::vector<double> row_max, col_max;
   if constexpr (std::is_floating_point_v<T>) {
-    if (!result.exact) {
+    if (semiring_traits<S>::bounded_by_magnitude) {
       row_max.assign(std::size_t(p.m()), 0.0);
     col_max.assign(std::size_t(p.n()), 0.0);
     for (index_t i = 0; i < p.m(); ++i)
@@ -81,10 +82,12 @@ CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typen
       if constexpr (std::is_floating_point_v<T>) {
         ok = ok || (std::isnan(e) && std::isnan(a));  // the NaN policy: NaN where the reference has NaN
         if (!ok && !result.exact) {
-          double bound = std::fabs(double(p.alpha)) * double(p.k()) * row_max[i] * col_max[j];
-          if (c_before && p.beta != T(0)) bound += std::fabs(double(p.beta)) * std::fabs(double(c_before[at]));
-          const double tol = semiring_traits<S>::tolerance(p.k()) * bound;
-          ok = std::fabs(double(e) - double(a)) <= tol;
+          double magnitude = 0;
+          if constexpr (semiring_traits<S>::bounded_by_magnitude) {
+            magnitude = std::fabs(double(p.alpha)) * double(p.k()) * row_max[i] * col_max[j];
+            if (c_before && p.beta != T(0)) magnitude += std::fabs(double(p.beta)) * std::fabs(double(c_before[at]));
+          }
+          ok = semiring_traits<S>::within_tolerance(double(e), double(a), p.k(), magnitude);
         }
       }
       if (!ok && bad++ == 0)

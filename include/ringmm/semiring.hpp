@@ -11,16 +11,21 @@
 //                                  types map overflowed sentinels back, see the integer policy)
 //   scale(s, x)                    s ⊗ x for the α/β epilogue (never overflows for integer tropical)
 //   accumulator_type, scalar_type  the types of the running ⊕-sum and of α, β (default value_type)
-//   exact                          false when results are rounded (float plus-times); tests and
-//                                  --check then compare within semiring_traits::tolerance (default true)
+//   exact                          false when results are rounded (float plus-times, log-plus); tests
+//                                  and --check then compare within semiring_traits::within_tolerance
+//                                  (default true)
+//   absolute_tolerance, relative_tolerance
+//                                  for a rounded semiring, the bound absolute + relative·|reference|
+//                                  on a result's error (default: the forward error bound of a sum)
 //   valid_input(x), input_domain() which inputs are accepted and a phrase naming them; anything
 //                                  else is refused before any work (default: every value)
 //   bounds_sums                    true for integer rings: a product whose sums could wrap around,
 //                                  |α|·K·max|A|·max|B| + |β|·max|C| > the type's maximum, is refused
 //   register_type, to_register(x), from_register(r), update(acc, a, b)
-//                                  the hardware form kernels compute in (default: the accumulator
-//                                  and fma); i16x2 keeps its raw 32-bit word for Hopper's two-lane
-//                                  add-then-max instruction
+//                                  the hardware form kernels compute in, for operands and sums alike
+//                                  (default: elements as operands, the accumulator as sum, and fma);
+//                                  i16x2 keeps its raw 32-bit word for Hopper's two-lane add-then-max
+//                                  instruction
 //   selects                        true when ⊕ always returns one of its operands (max, min): then
 //                                  argmax products can say which term won (gemm_argmax)
 //   nan_risk(x), fma_nan_free(acc, a, b)
@@ -316,6 +321,70 @@ template <class T> struct MinMax {
   RINGMM_HD static T fma_nan_free(T acc, T a, T b) { return detail::min_into(acc, a > b ? a : b); }  static constexpr bool selects = true;
 };
 
+// The running ⊕-sum of log-plus: the value max + log(sum + comp). Keeping the largest term apart
+// makes every exponential exp(term − max) ≤ 1, so a K-term sum neither overflows nor underflows,
+// and sum stays in [1, K] once a finite term has arrived. comp holds the rounding errors of sum
+// (compensated summation): without it, terms just over one unit in the last place of sum each
+// lose up to half of it, and a K-term f32 sum can lose K·ε/2 (3·10⁻⁴ at K = 8192, measured).
+// An element x converts to the one-term sum {x, 1, 0} (0̄ to {−∞, 1, 0}), which lets every path
+// that holds finalised values (the epilogue, split-K's parts, SUMMA's panels) pass them on as sums.
+template <class T> struct LogSumExp {
+  T max;
+  T sum;
+  T comp;
+  LogSumExp() = default;
+  RINGMM_HD constexpr LogSumExp(T x) : max(x), sum(T(1)), comp(T(0)) {}
+  RINGMM_HD constexpr LogSumExp(T max_term, T scaled_sum, T error = T(0)) : max(max_term), sum(scaled_sum), comp(error) {}
+};
+
+// log-plus: (log-sum-exp, +), 0̄ = −∞, 1̄ = 0: probabilities kept as logarithms (the forward
+// algorithm). f32, f64. Inputs are finite or −∞: +∞ and NaN are refused (unlike max and min, whose
+// NaN policy ignores NaN, a log-sum-exp has no sensible answer for them). Rounded, so results are
+// compared within an absolute-plus-relative bound in the log domain (see semiring_traits).
+// The CPU backend computes large products by the shift trick over a plus-times GEMM
+// (ringmm/cpu/log_plus.hpp); every other path streams the accumulator below.
+template <class T> struct LogPlus {
+  static_assert(std::is_floating_point_v<T>, "log-plus is defined over floating-point types");
+  using value_type = T;
+  using accumulator_type = LogSumExp<T>;
+  static constexpr SemiringKind kind = SemiringKind::log_plus;
+  static constexpr bool exact = false;
+  // The accuracy the issue asks of every path, against a reference in higher precision.
+  static constexpr double absolute_tolerance = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+  static constexpr double relative_tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-14;
+
+  RINGMM_HD static constexpr T zero() { return -std::numeric_limits<T>::infinity(); }
+  RINGMM_HD static constexpr T one() { return T(0); }
+  // log(eᵃ + eᵇ) = max + log1p(e^(min − max)), with −∞ as the identity.
+  RINGMM_HD static T add(T a, T b) {
+    const T hi = a > b ? a : b, lo = a > b ? b : a;
+    if (lo == zero()) return hi;
+    return hi + std::log1p(std::exp(lo - hi));
+  }
+  RINGMM_HD static T mul(T a, T b) { return a + b; }
+  // One step of the online log-sum-exp. d is NaN only for a −∞ term meeting a −∞ maximum
+  // (nothing to add), which both comparisons skip.
+  RINGMM_HD static LogSumExp<T> fma(LogSumExp<T> acc, T a, T b) {
+    const T term = a + b, d = term - acc.max;
+    const T e = std::exp(-std::fabs(d));
+    if (d > T(0)) {  // a new maximum: the sum so far is scaled by e, the new term counts 1
+      const T scaled = acc.sum * e, product_error = std::fma(acc.sum, e, -scaled);  // exact
+      const T sum = scaled + T(1), v = sum - scaled;
+      const T add_error = (scaled - (sum - v)) + (T(1) - v);  // exact (TwoSum)
+      return {term, sum, acc.comp * e + (product_error + add_error)};
+    }
+    if (d <= T(0)) {  // e ≤ 1 ≤ sum, so the rounding error of sum + e is exact (Fast2Sum)
+      const T sum = acc.sum + e;
+      return {acc.max, sum, acc.comp + (e - (sum - acc.sum))};
+    }
+    return acc;
+  }
+  // −∞ for the empty sum, never NaN (sum + comp is positive and finite).
+  RINGMM_HD static T finalize(LogSumExp<T> acc) { return acc.max + std::log(acc.sum + acc.comp); }
+  RINGMM_HD static constexpr bool valid_input(T x) { return x < std::numeric_limits<T>::infinity(); }
+  static std::string input_domain() { return "finite values or −∞"; }
+};
+
 // ---------------------------------------------------------------------------------------------
 // semiring_traits: every backend, test and tool asks the traits, which fill in what a struct omits.
 namespace detail {
@@ -350,17 +419,27 @@ template <class S> struct accumulator_of<S, std::void_t<typename S::accumulator_
 };
 template <class S, class = void> struct scalar_of { using type = typename S::value_type; };
 template <class S> struct scalar_of<S, std::void_t<typename S::scalar_type>> { using type = typename S::scalar_type; };
+template <class S, class = void> struct has_register_form : std::false_type {};
+template <class S> struct has_register_form<S, std::void_t<typename S::register_type>> : std::true_type {};
 template <class S, class = void> struct register_of { using type = typename accumulator_of<S>::type; };
 template <class S> struct register_of<S, std::void_t<typename S::register_type>> {
   using type = typename S::register_type;
 };
+template <class S, class = void> struct has_value_tolerance : std::false_type {};
+template <class S>
+struct has_value_tolerance<S, std::void_t<decltype(S::absolute_tolerance), decltype(S::relative_tolerance)>>
+    : std::true_type {};
 }  // namespace detail
 
 template <class S> struct semiring_traits {
   using element = typename S::value_type;                      // what A, B and C hold
   using accumulator = typename detail::accumulator_of<S>::type;  // the running ⊕-sum
   using scalar = typename detail::scalar_of<S>::type;            // α and β
-  using reg = typename detail::register_of<S>::type;             // the hardware form's registers
+  using reg = typename detail::register_of<S>::type;             // the hardware form's accumulators
+  // ... and its operands: the same registers where S has a hardware form, else plain elements
+  // (an accumulator wider than an element, like log-plus's LogSumExp, is not an operand).
+  static constexpr bool register_form = detail::has_register_form<S>::value;
+  using operand = std::conditional_t<register_form, reg, element>;
 
   RINGMM_HD static accumulator initial() { return accumulator(S::zero()); }
   RINGMM_HD static accumulator fma(accumulator acc, element a, element b) {
@@ -383,18 +462,22 @@ template <class S> struct semiring_traits {
     return result;
   }
 
-  // The hardware form: kernels hold operands and sums as `reg` and call update.
-  RINGMM_HD static reg to_register(element x) {
-    if constexpr (std::is_same_v<reg, accumulator>) return reg(x);
-    else return S::to_register(x);
+  // The hardware form: kernels hold operands as `operand`, sums as `reg`, and call update.
+  RINGMM_HD static operand to_register(element x) {
+    if constexpr (register_form) return S::to_register(x);
+    else return x;
+  }
+  RINGMM_HD static reg initial_register() {
+    if constexpr (register_form) return S::to_register(S::zero());
+    else return initial();
   }
   RINGMM_HD static accumulator from_register(reg r) {
-    if constexpr (std::is_same_v<reg, accumulator>) return r;
-    else return S::from_register(r);
+    if constexpr (register_form) return S::from_register(r);
+    else return r;
   }
-  RINGMM_HD static reg update(reg acc, reg a, reg b) {
-    if constexpr (std::is_same_v<reg, accumulator>) return fma(acc, element(a), element(b));
-    else return S::update(acc, a, b);
+  RINGMM_HD static reg update(reg acc, operand a, operand b) {
+    if constexpr (register_form) return S::update(acc, a, b);
+    else return fma(acc, a, b);
   }
 
   // The NaN policy (max_of above) costs max-min and min-max a symmetric minNum/maxNum in ⊗, three
@@ -430,14 +513,27 @@ template <class S> struct semiring_traits {
     return !(S::add(y, x) == y);
   }
 
-  // Exactness: every result equals the reference's, or (rounded semirings) lies within
-  // tolerance(K) · (|α|·Σₖ|aᵢₖ||bₖⱼ| + |β|·|cᵢⱼ|), the forward error bound of a K-term sum.
+  // Exactness: every result equals the reference's, or (rounded semirings) lies within a bound of
+  // it. S's absolute_tolerance and relative_tolerance (log-plus, whose error is absolute in the log
+  // domain) bound |result − reference| by absolute + relative·|reference|; otherwise (float
+  // plus-times) the bound is tolerance(K)·magnitude, magnitude = |α|·Σₖ|aᵢₖ||bₖⱼ| + |β|·|cᵢⱼ|, the
+  // forward error bound of a K-term sum, which the caller computes when bounded_by_magnitude.
   static constexpr bool exact = [] {
     if constexpr (detail::has_exact<S>::value) return bool(S::exact);
     else return true;
   }();
+  static constexpr bool bounded_by_magnitude = !exact && !detail::has_value_tolerance<S>::value;
   static double tolerance(std::int64_t k) {
     return 2.0 * double((k > 1 ? k : 1) + 1) * double(std::numeric_limits<accumulator>::epsilon());
+  }
+  static bool within_tolerance(double reference, double result, std::int64_t k, double magnitude) {
+    if (reference == result) return true;  // infinities included
+    double bound;
+    if constexpr (detail::has_value_tolerance<S>::value)
+      bound = S::absolute_tolerance + S::relative_tolerance * std::fabs(reference);
+    else
+      bound = tolerance(k) * magnitude;
+    return std::fabs(reference - result) <= bound;
   }
 
   // The input policy (one host check, one device scan: ringmm/detail/input_check.hpp).

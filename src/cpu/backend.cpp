@@ -1,11 +1,13 @@
 // The CPU backend for the built-in semirings: OpenBLAS for plus-times f32/f64 where it is compiled
-// in, the blocked semiring kernel for everything else.
+// in, the shift trick over plus-times for log-plus products large enough to pay for it, the blocked
+// semiring kernel for everything else.
 #include <climits>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
 
 #include "ringmm/cpu/blocked.hpp"
+#include "ringmm/cpu/log_plus.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -119,6 +121,12 @@ template <class S> void cpu_run(const Context& ctx, const Problem<S>& p) {
     if (ctx.vendor_blas && try_blas(ctx, p)) return;
   }
 #endif
+  if constexpr (std::is_same_v<S, LogPlus<T>>) {
+    if (cpu::log_plus_shift_pays(p)) {
+      cpu::log_plus_shift_gemm(ctx, p);
+      return;
+    }
+  }
   cpu::blocked_gemm<S>(p, ctx.cpu_threads);
 }
 

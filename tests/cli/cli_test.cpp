@@ -148,6 +148,45 @@ TEST_F(CliTest, MinMaxIsCheckedExactAndMaxTimesRefusesNegativeInputs) {
                1, "is outside the inputs max-times f32 accepts (finite nonnegative values)");
 }
 
+// log-plus through the registry's CLI: a product with a whole −∞ row, checked against log-sum-exp
+// in long double; +∞ and NaN inputs refused with the semiring's domain and no output.
+TEST_F(CliTest, LogPlusMultipliesAndRefusesPlusInfinityAndNaN) {
+  const float ninf = -INFINITY;
+  const int m = 4, k = 5, n = 3;
+  std::vector<float> a = {-1.5f, -0.25f, ninf, -3.0f, -0.5f,  //
+                          ninf,  ninf,   ninf, ninf,  ninf,   // a row of −∞: a row of −∞ in C
+                          0.0f,  -20.0f, 7.5f, -2.0f, ninf,   //
+                          -60.0f, 40.0f, -0.75f, 1.0f, -9.0f};
+  std::vector<float> b = {-0.5f, ninf, 2.0f,  -1.0f, -40.0f, ninf, ninf, 3.0f, -0.125f,
+                          -2.5f, ninf, -7.0f, 0.0f,  1.5f,   ninf};
+  ringmm::npy::write(path("a.npy"), ringmm::DType::f32, m, k, a.data());
+  ringmm::npy::write(path("b.npy"), ringmm::DType::f32, k, n, b.data());
+  const std::string ab =
+      " --semiring log-plus --backend cpu --a " + path("a.npy") + " --b " + path("b.npy") + " --out " + path("c.npy");
+  const Outcome r = ringmm("multiply" + ab + " --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("check     PASS (within rounding bound)"), std::string::npos) << r.out;
+  const auto c = values<float>(ringmm::npy::read(path("c.npy")));
+  ASSERT_EQ(c.size(), std::size_t(m * n));
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      long double sum = 0;
+      for (int kk = 0; kk < k; ++kk) sum += std::exp((long double)a[i * k + kk] + (long double)b[kk * n + j]);
+      const long double ref = std::log(sum);  // −∞ for the empty sum
+      if (std::isinf(ref)) EXPECT_EQ(c[i * n + j], ninf) << i << "," << j;
+      else EXPECT_NEAR(c[i * n + j], double(ref), 2e-5 + 1e-6 * std::fabs(double(ref))) << i << "," << j;
+    }
+  fs::remove(path("c.npy"));
+  a[7] = INFINITY;
+  ringmm::npy::write(path("a.npy"), ringmm::DType::f32, m, k, a.data());
+  expect_error("multiply" + ab, 1, "element (1, 2) = inf is outside the inputs log-plus f32 accepts (finite values or −∞)");
+  a[7] = ninf;
+  b[4] = NAN;
+  ringmm::npy::write(path("a.npy"), ringmm::DType::f32, m, k, a.data());
+  ringmm::npy::write(path("b.npy"), ringmm::DType::f32, k, n, b.data());
+  expect_error("multiply" + ab, 1, "element (1, 1) = nan is outside the inputs log-plus f32 accepts");
+}
+
 TEST_F(CliTest, PlusTimesF32MatchesNumpyWithinRounding) {
   for (const std::string& b : {"--b " + fixture("plus_times_f32_b"), "--transb --b " + fixture("plus_times_f32_bt")}) {
     const Outcome r = ringmm("multiply --a " + fixture("plus_times_f32_a") + " " + b + " --out " + path("c.npy"));
@@ -304,9 +343,10 @@ TEST_F(CliTest, InfoAndDemo) {
   EXPECT_NE(r.out.find("max-plus"), std::string::npos);
   r = ringmm("demo --backend cpu --size 48");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("9 of 9 products PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10 of 10 products PASS"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("max-times   f32"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("min-max     f32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("log-plus    f32"), std::string::npos) << r.out;
   // --size is the largest dimension: k was once size + 2 for small sizes.
   r = ringmm("demo --backend cpu --size 3");
   EXPECT_EQ(r.status, 0) << r.out << r.err;

@@ -1,5 +1,5 @@
-// The CPU backend (OpenBLAS for plus-times f32/f64, the blocked kernel for the rest) and the
-// blocked kernel itself, for every built-in semiring and type, against cpu::reference_gemm.
+// The CPU backend (OpenBLAS for plus-times f32/f64, the shift trick for large log-plus products,
+// the blocked kernel for the rest) and the blocked kernel itself, for every built-in semiring and type, against cpu::reference_gemm.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -183,12 +183,15 @@ template <class S> void check_case(const Case& cs, Path path) {
   EXPECT_EQ(touched, 0) << "elements outside C were written";
 }
 
-template <class S> constexpr bool has_blas_path = std::is_same_v<S, PlusTimes<float>> || std::is_same_v<S, PlusTimes<double>>;
+// Pairs the backend sends past the blocked kernel: plus-times f32/f64 to BLAS, log-plus to the shift trick.
+template <class S> constexpr bool has_own_backend_path = std::is_same_v<S, PlusTimes<float>> ||
+                                                        std::is_same_v<S, PlusTimes<double>> ||
+                                                        std::is_same_v<S, LogPlus<float>> || std::is_same_v<S, LogPlus<double>>;
 
-// The backend path, and for plus-times f32/f64 (which the backend sends to BLAS) the blocked kernel too.
+// The backend path, and for the pairs the backend sends elsewhere the blocked kernel too.
 template <class S> void check_both(const Case& cs) {
   check_case<S>(cs, Path::backend);
-  if (has_blas_path<S>) check_case<S>(cs, Path::blocked);
+  if (has_own_backend_path<S>) check_case<S>(cs, Path::blocked);
 }
 
 // Every op(A) × op(B) × layout of A, B and C.

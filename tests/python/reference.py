@@ -68,14 +68,19 @@ SPECS = {
     "lor_land": Spec(np.logical_or, lambda x, y, t: np.logical_and(x, y).astype(t), _const(0), _const(1)),
     "max_times": Spec(np.maximum, lambda x, y, t: (x * y).astype(t), _const(0), _const(1), 0, 3),
     "min_max": Spec(np.minimum, lambda x, y, t: np.maximum(x, y).astype(t), _extreme(+1), _extreme(-1)),
+    "log_plus": Spec(np.logaddexp, lambda x, y, t: (x + y).astype(t), _inf(-1), _const(0)),
 }
+
+# log-plus's bound (LogPlus::absolute_tolerance, relative_tolerance): |got − want| ≤ atol + rtol·|want|.
+LOG_PLUS_TOLERANCE = {np.dtype(np.float32): (2e-5, 1e-6), np.dtype(np.float64): (1e-12, 1e-14)}
 
 
 def reference(semiring, a, b, c=None, alpha=None, beta=None):
     """alpha ⊗ (a ⊗ b) ⊕ beta ⊗ c, with numpy.matmul's broadcasting (a, b at least 2-D). Float
-    plus-times is summed in float64 and rounded once, so that only ringmm's rounding differs."""
+    plus-times and log-plus are summed in float64 and rounded once, so that only ringmm's rounding
+    differs."""
     spec, dtype = SPECS[semiring], a.dtype
-    if semiring == "plus_times" and dtype.kind == "f" and dtype != np.float64:
+    if semiring in ("plus_times", "log_plus") and dtype.kind == "f" and dtype != np.float64:
         wide = [None if x is None else np.asarray(x, np.float64) for x in (a, b, c)]
         return reference(semiring, *wide, alpha=alpha, beta=beta).astype(dtype)
     terms = spec.mul(a[..., :, :, None], b[..., None, :, :], dtype)
@@ -109,7 +114,7 @@ def random_operand(semiring, dtype, shape, rng, zeros=0.1):
 def assert_matches(semiring, got, want, k, scale=1):
     """Exact, except float plus-times: a sum of K terms, each at most max|a|·max|b| (times
     `scale` for alpha and c), is within K·ε of that bound times K of the exact sum (the classic
-    γ_K bound, with room for any summation order)."""
+    γ_K bound, with room for any summation order); and log-plus, within its own bound."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
     if semiring == "plus_times" and got.dtype.kind == "f":
@@ -117,5 +122,8 @@ def assert_matches(semiring, got, want, k, scale=1):
         term = max(abs(SPECS[semiring].low), SPECS[semiring].high) ** 2
         atol = (k + 2) * np.finfo(got.dtype).eps * k * term * scale
         np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+    elif semiring == "log_plus":
+        atol, rtol = LOG_PLUS_TOLERANCE[got.dtype]
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(got, want)

@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(kStraightforwardBlockX* kStraightforwardBlockY
   if (i >= args.c.rows || j >= args.c.cols) return;
   const T* a = args.a.p + blockIdx.z * args.stride_a + i * args.a.rs;
   const T* b = args.b.p + blockIdx.z * args.stride_b + j * args.b.cs;
-  T acc = S::zero();
+  accumulator_t<S> acc = traits::initial();
   for (index_t k = 0; k < args.a.cols; ++k) acc = traits::fma(acc, a[k * args.a.cs], b[k * args.b.rs]);
   T* out = args.c.p + blockIdx.z * args.stride_c + i * args.c.rs + j * args.c.cs;
   *out = traits::epilogue(args.alpha, acc, args.beta, out);

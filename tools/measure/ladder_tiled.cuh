@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(Tile* Tile) tiled_kernel(LadderArgs<typename S
   const T* a = args.a.p + blockIdx.z * args.stride_a;
   const T* b = args.b.p + blockIdx.z * args.stride_b;
 
-  T acc = S::zero();
+  accumulator_t<S> acc = traits::initial();
   for (index_t k0 = 0; k0 < depth; k0 += Tile) {
     a_tile[ty][tx] = (i < m && k0 + tx < depth) ? a[i * args.a.rs + (k0 + tx) * args.a.cs] : S::zero();
     b_tile[ty][tx] = (k0 + ty < depth && j < n) ? b[(k0 + ty) * args.b.rs + j * args.b.cs] : S::zero();

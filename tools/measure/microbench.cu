@@ -47,14 +47,20 @@ constexpr int kSteps = 16;        // k-steps per round (staged in shared memory 
 template <class S> struct Hw {
   using traits = semiring_traits<S>;
   using T = element_t<S>;
-  using R = typename traits::reg;  // register type
-  using Stored = T;                // shared memory holds elements, loaded through to_register
+  using R = typename traits::reg;      // accumulator registers
+  using O = typename traits::operand;  // operand registers (R in a hardware form, else elements)
+  using Stored = T;                    // shared memory holds elements, loaded through to_register
   static constexpr int lanes = std::is_same_v<T, i16x2> ? 2 : 1;
-  static __device__ __forceinline__ R update(R acc, R a, R b) { return traits::update(acc, a, b); }
+  static __device__ __forceinline__ R update(R acc, O a, O b) { return traits::update(acc, a, b); }
+  // An accumulator fed back as an operand: the same register in a hardware form, else its value.
+  static __device__ __forceinline__ O feed(R x) {
+    if constexpr (std::is_same_v<O, R>) return x;
+    else return traits::to_register(traits::finalize(traits::from_register(x)));
+  }
   static __device__ __forceinline__ R fold(R x, R y) {
     return traits::to_register(S::add(traits::finalize(traits::from_register(x)), traits::finalize(traits::from_register(y))));
   }
-  static __device__ __forceinline__ void opaque(R& x) {
+  static __device__ __forceinline__ void opaque(O& x) {
     if constexpr (S::kind == SemiringKind::or_and) asm volatile("" : "+r"(x));
   }
   static __device__ __forceinline__ T make_element(unsigned h) {
@@ -65,7 +71,7 @@ template <class S> struct Hw {
       return traits::valid_input(x) ? x : -x;
     } else return T(int(h % 2001u) - 1000);
   }
-  static __device__ __forceinline__ R make(unsigned h) { return traits::to_register(make_element(h)); }
+  static __device__ __forceinline__ O make(unsigned h) { return traits::to_register(make_element(h)); }
 };
 
 // Elements per shared-memory vector: 16 bytes, or the whole 8-byte row of u8.
@@ -74,7 +80,7 @@ template <class Stored> constexpr int vec_elems() { return 16 / int(sizeof(Store
 // Reads the 8 values thread `t` (0..15) owns in one staged row: vector q of thread t lies at
 // element (q·16 + t)·V, so a half-warp's vector loads cover consecutive addresses.
 template <class S>
-__device__ __forceinline__ void load_row(const element_t<S>* row, int t, typename semiring_traits<S>::reg (&out)[kTile]) {
+__device__ __forceinline__ void load_row(const element_t<S>* row, int t, typename semiring_traits<S>::operand (&out)[kTile]) {
   using Stored = element_t<S>;
   constexpr int v = vec_elems<Stored>();
   using Raw = std::conditional_t<v * sizeof(Stored) == 16, uint4, uint2>;
@@ -91,6 +97,7 @@ __device__ __forceinline__ void load_row(const element_t<S>* row, int t, typenam
 template <class S, Level L>
 __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsigned seed, typename Hw<S>::R* out) {
   using R = typename Hw<S>::R;
+  using O = typename Hw<S>::O;
   using Stored = typename Hw<S>::Stored;
   constexpr int staged = L == Level::reg_reg ? 1 : kSteps;
   __shared__ alignas(16) Stored a_stage[staged][kSide * kTile];
@@ -105,7 +112,8 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
     }
     __syncthreads();
   }
-  R a[kTile], b[kTile], c[kTile][kTile];
+  O a[kTile], b[kTile];
+  R c[kTile][kTile];
 #pragma unroll
   for (int i = 0; i < kTile; ++i) {
     a[i] = Hw<S>::make(seed + id * 131u + i);
@@ -127,14 +135,14 @@ __global__ void __launch_bounds__(kThreads) microbench_kernel(int rounds, unsign
       if constexpr (L == Level::reg_reg) {
 #pragma unroll
         for (int i = 0; i < kTile; ++i) {
-          a[i] = c[(i + 1) % kTile][i];
-          b[i] = c[i][(i + 1) % kTile];
+          a[i] = Hw<S>::feed(c[(i + 1) % kTile][i]);
+          b[i] = Hw<S>::feed(c[i][(i + 1) % kTile]);
           Hw<S>::opaque(a[i]);
           Hw<S>::opaque(b[i]);
         }
       } else if constexpr (L == Level::smem_one) {
 #pragma unroll
-        for (int j = 0; j < kTile; ++j) b[j] = c[j][(j + 1) % kTile];
+        for (int j = 0; j < kTile; ++j) b[j] = Hw<S>::feed(c[j][(j + 1) % kTile]);
       }
     }
   }

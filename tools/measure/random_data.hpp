@@ -2,7 +2,8 @@
 // are 0̄ (±∞ or the integer sentinel) so that products exercise it; integers stay inside the
 // accepted policy range; or-and density falls with k so that products are not all true; float
 // tropical values are multiples of 1/8, so their sums are exact, and keep to the semiring's
-// input domain (max-times: their magnitudes).
+// input domain (max-times: their magnitudes); log-plus values are log-probabilities, log u for u
+// uniform in (0, 1], the data its products are for (the adversarial cases are the tests' own).
 //
 // random_value draws from any 64-bit generator: std::mt19937_64 on the host, SplitMix64 (one per
 // element) in device code.
@@ -45,6 +46,9 @@ RINGMM_HD typename S::value_type random_value(Rng& rng, index_t k = 64, Variety 
     const double density = std::min(0.5, std::sqrt(0.7 / double(k > 1 ? k : 1)));
     if (unit() >= density) return T(0);
     return variety.any_nonzero_true ? T(1 + rng() % 3) : T(1);
+  } else if constexpr (S::kind == SemiringKind::log_plus) {
+    if (unit() < 0.05) return variety.one_among_specials && (rng() & 1) ? S::one() : S::zero();
+    return T(std::log(1.0 - unit()));
   } else if constexpr (S::kind == SemiringKind::plus_times) {
     if constexpr (std::is_floating_point_v<T>) return T(2.0 * unit() - 1.0);
     else return T(std::int64_t(rng() % 17) - 8);  // |α|·K·64 stays far below 2^31 for K < 2^24

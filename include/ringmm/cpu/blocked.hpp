@@ -93,7 +93,8 @@ template <class S> inline constexpr bool is_float_plus_times_v =
 //    slower, so the product is a multiply and an add (two roundings, inside the plus-times bound).
 template <class S, class Isa, bool NanFree> struct Update {
   using T = typename S::value_type;
-  RINGMM_CPU_INLINE static T apply(T acc, T a, T b) {
+  using Acc = accumulator_t<S>;
+  RINGMM_CPU_INLINE static Acc apply(Acc acc, T a, T b) {
     if constexpr (Isa::has_fma && is_float_tropical_v<S>) {
       const T term = std::fma(a, T(1), b);
       if constexpr (S::kind == SemiringKind::max_plus) return detail::max_into(acc, term);
@@ -119,10 +120,10 @@ template <class T> struct AlignedAllocator {
 };
 template <class T> using Buffer = std::vector<T, AlignedAllocator<T>>;
 
-template <class T> struct Workspace {
-  Buffer<T> b_panel;  // K × NC, NR-wide slivers
-  Buffer<T> a_block;  // MC × KC, MR-row micro-panels
-  Buffer<T> partial;  // accumulators parked between KC chunks: MC × NC
+template <class S> struct Workspace {
+  Buffer<element_t<S>> b_panel;      // K × NC, NR-wide slivers
+  Buffer<element_t<S>> a_block;      // MC × KC, MR-row micro-panels
+  Buffer<accumulator_t<S>> partial;  // accumulators parked between KC chunks: MC × NC
   std::vector<char> b_risk;  // per packed B sliver: it holds a value with nan_risk
 };
 
@@ -180,7 +181,7 @@ template <class T> struct TileOut {
 // acc ⊕= the KC-long products of one A micro-panel and one B sliver. A function rather than a
 // lambda so that it is inlined into, and compiled for, each instruction set's caller.
 template <class S, class Isa, int MR, int NR, bool NanFree>
-RINGMM_CPU_INLINE void accumulate(typename S::value_type (&acc)[MR][NR], index_t kc,
+RINGMM_CPU_INLINE void accumulate(accumulator_t<S> (&acc)[MR][NR], index_t kc,
                                   const typename S::value_type* __restrict ap,
                                   const typename S::value_type* __restrict bp) {
   using T = typename S::value_type;
@@ -200,14 +201,14 @@ RINGMM_CPU_INLINE void accumulate(typename S::value_type (&acc)[MR][NR], index_t
 template <class S, class Isa, int MR, int NR>
 RINGMM_CPU_INLINE void micro_kernel(index_t kc, const typename S::value_type* __restrict ap,
                                     const typename S::value_type* __restrict bp,
-                                    typename S::value_type* __restrict partial, bool first, bool last, bool nan_free,
+                                    accumulator_t<S>* __restrict partial, bool first, bool last, bool nan_free,
                                     const TileOut<typename S::value_type>& out) {
   using T = typename S::value_type;
   using traits = semiring_traits<S>;
-  T acc[MR][NR];
+  accumulator_t<S> acc[MR][NR];
   if (first) {
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) acc[i][j] = S::zero();
+      for (int j = 0; j < NR; ++j) acc[i][j] = traits::initial();
   } else {
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) acc[i][j] = partial[i * NR + j];
@@ -242,14 +243,14 @@ template <class S> struct Call {
   index_t nc;                  // columns per packed B panel
   index_t band, group;         // rows and columns per item (multiples of MR and NR)
   index_t n_bands, n_groups;   // items per batch member: n_bands × n_groups
-  std::vector<Workspace<T>>* spaces;
+  std::vector<Workspace<S>>* spaces;
   std::atomic<index_t>* next_item;
 };
 
 // One item: rows [r0, r1) × columns [c0, c1) of batch member bt.
 template <class S, class Isa>
 RINGMM_CPU_INLINE void item(const Call<S>& call, index_t bt, index_t r0, index_t r1, index_t c0, index_t c1,
-                            Workspace<typename S::value_type>& ws) {
+                            Workspace<S>& ws) {
   using T = typename S::value_type;
   using Blk = Blocking<T, Isa>;
   constexpr int MR = Blk::mr, NR = Blk::nr;
@@ -290,7 +291,7 @@ RINGMM_CPU_INLINE void item(const Call<S>& call, index_t bt, index_t r0, index_t
             const index_t row = ic + panel * MR;
             const index_t mr_valid = std::min<index_t>(MR, m - row);
             if (p.symmetric && row + mr_valid - 1 < col) continue;
-            T* partial = n_chunks == 1 ? nullptr : ws.partial.data() + (s * n_panels + panel) * (MR * NR);
+            accumulator_t<S>* partial = n_chunks == 1 ? nullptr : ws.partial.data() + (s * n_panels + panel) * (MR * NR);
             const TileOut<T> out{c + row * p.c.rs + col * p.c.cs, p.c.rs, p.c.cs, mr_valid, std::min<index_t>(NR, n - col),
                                  row, col, p.symmetric, p.alpha, p.beta};
             micro_kernel<S, Isa, MR, NR>(kc, ws.a_block.data() + panel * MR * kc, b_sliver, partial, chunk == 0,
@@ -382,7 +383,7 @@ void run_isa(const detail::Problem<S>& p, int threads,
   call.nc = std::clamp<index_t>(nc_fit, NR, std::min<index_t>(Blk::nc_max / NR * NR, call.group));
 
   const index_t n_chunks = (p.k() + Blk::kc - 1) / Blk::kc;
-  std::vector<Workspace<T>> spaces(static_cast<std::size_t>(useful));
+  std::vector<Workspace<S>> spaces(static_cast<std::size_t>(useful));
   for (auto& ws : spaces) {
     ws.b_panel.resize(std::size_t(k_all * call.nc));
     ws.a_block.resize(std::size_t(Blk::mc * std::min<index_t>(Blk::kc, k_all)));

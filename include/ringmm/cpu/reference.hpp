@@ -16,7 +16,7 @@ template <class S> void reference_gemm(const detail::Problem<S>& p) {
     for (index_t i = 0; i < p.m(); ++i) {
       for (index_t j = 0; j < p.n(); ++j) {
         if (p.symmetric && j > i) continue;
-        T acc = S::zero();
+        accumulator_t<S> acc = traits::initial();
         for (index_t k = 0; k < p.k(); ++k) acc = traits::fma(acc, a[i * p.a.rs + k * p.a.cs], b[k * p.b.rs + j * p.b.cs]);
         T* out = c + i * p.c.rs + j * p.c.cs;
         *out = traits::epilogue(p.alpha, acc, p.beta, out);

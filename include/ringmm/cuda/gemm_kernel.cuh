@@ -62,11 +62,12 @@ template <class S> struct KernelArgs {
   bool b_n_fast;    // predicate mode: B's columns are adjacent (b_cs == 1)
 };
 
-// The kernel computes in the semiring's hardware form (semiring_traits: reg, to_register,
-// update, from_register): operand fragments and accumulators are held as reg, so that i16x2
-// stays one 32-bit word for the two-lane add-then-max instruction and f32 tropical semirings
-// update with one FMNMX.
+// The kernel computes in the semiring's hardware form (semiring_traits: operand, reg,
+// to_register, update, from_register): operand fragments are held as operand and accumulators
+// as reg, so that i16x2 stays one 32-bit word for the two-lane add-then-max instruction, f32
+// tropical semirings update with one FMNMX, and log-plus sums into its {max, sum} pairs.
 template <class S> using reg_t = typename semiring_traits<S>::reg;
+template <class S> using operand_t = typename semiring_traits<S>::operand;
 
 // N contiguous elements as one aligned vector (sizeof(T)·N is a power of two up to 16 bytes).
 template <class T, int N> struct alignas(sizeof(T) * N) Vec {
@@ -76,7 +77,7 @@ template <class T, int N> struct alignas(sizeof(T) * N) Vec {
 template <class T> inline constexpr int vec16 = 16 / int(sizeof(T));  // elements per 16-byte vector
 
 // Copies N contiguous elements (aligned to the copy width) into registers with the widest loads.
-template <class S, int N> __device__ __forceinline__ void load_run(reg_t<S>* dst, const element_t<S>* src) {
+template <class S, int N> __device__ __forceinline__ void load_run(operand_t<S>* dst, const element_t<S>* src) {
   using T = element_t<S>;
   constexpr int chunk = N < vec16<T> ? N : vec16<T>;
 #pragma unroll
@@ -164,7 +165,7 @@ template <int Sub, int THREADS_AXIS> __device__ __forceinline__ int tile_offset(
 
 // The thread's fragment of one operand at k index gk: T_ elements along its axis.
 template <class S, int T_, int Sub, int THREADS_AXIS, Border B>
-__device__ __forceinline__ void load_fragment_global(reg_t<S>* frag, const element_t<S>* __restrict__ p, index_t xs,
+__device__ __forceinline__ void load_fragment_global(operand_t<S>* frag, const element_t<S>* __restrict__ p, index_t xs,
                                                      index_t ks, index_t x0, index_t gk, index_t x_end, index_t k_end,
                                                      int t) {
 #pragma unroll
@@ -182,15 +183,15 @@ __device__ __forceinline__ void load_fragment_global(reg_t<S>* frag, const eleme
 }
 
 template <class S, int T_, int Sub, int THREADS_AXIS>
-__device__ __forceinline__ void load_fragment_shared(reg_t<S>* frag, const element_t<S>* s_row, int t) {
+__device__ __forceinline__ void load_fragment_shared(operand_t<S>* frag, const element_t<S>* s_row, int t) {
 #pragma unroll
   for (int g = 0; g < T_ / Sub; ++g)
     load_run<S, Sub>(frag + g * Sub, s_row + tile_offset<Sub, THREADS_AXIS>(g * Sub, t));
 }
 
-// Elements of 8 bytes or more need twice the accumulator registers: one block per SM is asked for.
+// Accumulators of 8 bytes or more need twice the registers: one block per SM is asked for.
 template <class S, class Cfg>
-inline constexpr int min_blocks_for = sizeof(element_t<S>) >= 8 ? 1 : Cfg::min_blocks;
+inline constexpr int min_blocks_for = sizeof(reg_t<S>) >= 8 ? 1 : Cfg::min_blocks;
 
 template <class S, class Cfg, Border B>
 __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>)) gemm_kernel(const KernelArgs<S> args) {
@@ -225,7 +226,7 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>)) gemm_k
   const int tx = tid % threads_n, ty = tid / threads_n;
 
   R acc[TM][TN];
-  const R zero = traits::to_register(S::zero());  // the hardware form of initial()
+  const R zero = traits::initial_register();
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -256,7 +257,7 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>)) gemm_k
     if (more) fetch(kt + 1);  // global loads in flight while this k-tile is consumed
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
-      R fa[TM], fb[TN];
+      operand_t<S> fa[TM], fb[TN];
       const index_t gk = kt * BK + kk;
       if constexpr (a_shared)
         load_fragment_shared<S, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);

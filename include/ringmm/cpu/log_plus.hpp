@@ -1,0 +1,191 @@
+// log-plus products on the CPU by the shift trick, with the streaming kernel where it fails.
+//
+//   C_ij = log Σ_k exp(a_ik + b_kj) = r_i + c_j + log S_ij,   S_ij = Σ_k exp(a_ik − r_i)·exp(b_kj − c_j)
+//
+// with r_i the maximum of row i of op(A) and c_j that of column j of op(B). Both factors are at
+// most 1, so S = A'·B' is one plus-times GEMM (OpenBLAS, or ringmm's kernel) over exponentials
+// computed once per element of A and B: M·K + K·N + M·N transcendental functions instead of the
+// streaming kernel's M·N·K.
+//
+// The factors and the GEMM are f64 for f32 inputs too. An f32 GEMM's sums lose up to ε/2 per term
+// where many terms sit near one unit in the last place of the sum (one dominant term and
+// thousands e^16 below it): measured 1.6·10⁻⁵ through OpenBLAS's SGEMM and 4·10⁻⁴ through ringmm's
+// own kernel at K = 8192, against log-plus's f32 bound of 2·10⁻⁵. In f64 the f32 results keep
+// only the roundings of the last step, r_i + c_j + log S_ij (measured 5·10⁻⁸ there). For f64
+// inputs that loss is K·ε/2 at worst (2.7·10⁻¹³ at K = 8192 through ringmm's kernel, which sums
+// along all of K; OpenBLAS restarts every few hundred k): within the f64 bound up to K ≈ 30 000.
+//
+// The trick fails where an entry's largest term lies far below r_i + c_j: r_i and c_j sit at
+// different k, and no k brings both near their maxima. S_ij is then small, and the shifted
+// exponents carry rounding errors of ε·(their size): the weighted mean of those sizes is at most
+// ln K − ln S_ij, so an entry loses about ε·(ln K − ln S_ij) in absolute accuracy; past the
+// exponent range, terms underflow and S_ij loses all its digits (or is 0 where the true sum is
+// not). Every entry with S_ij below threshold(K) is recomputed exactly by the streaming
+// accumulator (LogPlus::fma), so the trick's own error stays within ε·(ln K + 14), ε of f64.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include <omp.h>
+
+#include "ringmm/context.hpp"
+#include "ringmm/cpu/blocked.hpp"
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::cpu {
+
+namespace log_plus_detail {
+
+// The type of the factors, the GEMM and S.
+using Sum = double;
+
+// Factors below exp(−flush_gap) are flushed to 0, so that every product of two factors is a
+// normal number: subnormals carry fewer digits and slow x86 GEMMs down manyfold. 354 in f64.
+inline Sum flush_gap() { return std::floor(-std::log(std::numeric_limits<Sum>::min()) / 2); }
+
+// The smallest S_ij the trick keeps. The flushed terms sum to less than K·exp(−flush_gap), at most
+// ε·S_ij above the second bound; the first keeps ln(1/S_ij) ≤ 14 in the error above.
+inline Sum threshold(index_t k) {
+  return std::max(0x1p-20, Sum(k) * std::exp(-flush_gap()) / std::numeric_limits<Sum>::epsilon());
+}
+
+// Bytes of workspace a chunk of batch members may take (at least one member is always taken).
+constexpr std::size_t chunk_bytes = std::size_t(256) << 20;
+
+// Threads worth waking for `work` exponentials (or logarithms, or streaming updates): about 2^15
+// each, 100 µs. Waking the team for less cost more than it saved, and on a loaded machine OpenMP's
+// spinning threads then stole the cores from OpenBLAS's (a 64³ product measured 40 ms, not 60 µs).
+inline int team_for(double work, int threads) { return int(std::clamp(work / 32768.0, 1.0, double(threads))); }
+
+// For every member b and row i of x (R×C, members `stride` apart): shift[b·R + i] = the row's
+// maximum, out[(b·R + i)·C + c] = exp(x_ic − shift), 0 below exp(−flush) and for rows of −∞.
+template <class T>
+void shift_rows(const detail::Strided<const T>& x, index_t stride, index_t members, Sum* out, T* shift, int threads) {
+  const Sum flush = flush_gap();
+  const index_t rows = x.rows, cols = x.cols;
+#pragma omp parallel for num_threads(team_for(double(members * rows * cols), threads)) schedule(static)
+  for (index_t line = 0; line < members * rows; ++line) {
+    const T* src = x.p + (line / rows) * stride + (line % rows) * x.rs;
+    Sum* dst = out + line * cols;
+    T m = LogPlus<T>::zero();
+    for (index_t c = 0; c < cols; ++c) m = std::max(m, src[c * x.cs]);
+    shift[line] = m;
+    for (index_t c = 0; c < cols; ++c) {
+      const Sum d = Sum(src[c * x.cs]) - Sum(m);  // NaN for a row of −∞: the comparison writes 0
+      dst[c] = d >= -flush ? std::exp(d) : Sum(0);
+    }
+  }
+}
+
+// How one entry is finished: from the GEMM's sum, as 0̄ (its row or column is all −∞, so every
+// term is), or by the streaming kernel.
+enum class Entry { shifted, zero, recompute };
+
+template <class T> Entry classify(T r, T c, Sum sum, Sum threshold) {
+  if (r == LogPlus<T>::zero() || c == LogPlus<T>::zero()) return Entry::zero;
+  return sum >= threshold ? Entry::shifted : Entry::recompute;
+}
+
+}  // namespace log_plus_detail
+
+// What one call did, for tests and measurements.
+struct ShiftStats {
+  index_t recomputed = 0;  // entries the streaming accumulator recomputed
+};
+
+// Whether the shift trick pays on this shape: it spends M·K + K·N + M·N exponentials and
+// logarithms (and a GEMM, whose multiply-adds cost far less) where the streaming kernel spends
+// M·N·K updates of about three exponentials each (10 ns on Zen 4: on one thread the trick measured
+// 2.5× faster at 2³, 5× at 8³, 19× at 64³). Below 512 updates both take a few microseconds, and
+// the streaming kernel, whose sums are exact to rounding, is kept.
+template <class T> bool log_plus_shift_pays(const detail::Problem<LogPlus<T>>& p) {
+  const double m = double(p.m()), n = double(p.n()), k = double(p.k());
+  return m * n * k >= 512 && 2 * m * n * k >= m * k + k * n + m * n;
+}
+
+// C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for every member by the shift trick (header comment), on
+// ctx.cpu_threads threads, the GEMM through the CPU backend's plus-times (vendor BLAS per ctx).
+// Honours the whole detail::Problem contract.
+template <class T> ShiftStats log_plus_shift_gemm(const Context& ctx, const detail::Problem<LogPlus<T>>& p) {
+  using S = LogPlus<T>;
+  using traits = semiring_traits<S>;
+  using namespace log_plus_detail;
+  ShiftStats stats;
+  const index_t m = p.m(), n = p.n(), k = p.k();
+  if (m == 0 || n == 0 || p.batch == 0) return stats;
+  const int threads = ctx.cpu_threads > 0 ? ctx.cpu_threads : omp_get_max_threads();
+  // Aᵀ·A (B is A transposed, member for member): B's factors are A's, transposed.
+  const bool b_is_a = p.symmetric && p.a.p == p.b.p && p.a.rs == p.b.cs && p.a.cs == p.b.rs && p.stride_a == p.stride_b;
+  const Sum tau = threshold(k);
+
+  const std::size_t per_member = std::size_t(m * k + (b_is_a ? 0 : k * n) + m * n) * sizeof(Sum);
+  const index_t chunk = std::clamp<index_t>(index_t(chunk_bytes / per_member), 1, p.batch);
+  std::vector<Sum> ea(std::size_t(chunk * m * k)), eb(b_is_a ? 0 : std::size_t(chunk * k * n)), sum(std::size_t(chunk * m * n));
+  std::vector<T> row_shift(std::size_t(chunk * m)), col_shift(b_is_a ? 0 : std::size_t(chunk * n));
+
+  for (index_t b0 = 0; b0 < p.batch; b0 += chunk) {
+    const index_t members = std::min(chunk, p.batch - b0);
+    const detail::Strided<const T> a{p.a.p + b0 * p.stride_a, m, k, p.a.rs, p.a.cs};
+    // Columns of op(B) are the rows of op(B)ᵀ: eb holds them as an N×K row-major matrix per member.
+    const detail::Strided<const T> bt{p.b.p + b0 * p.stride_b, n, k, p.b.cs, p.b.rs};
+    shift_rows(a, p.stride_a, members, ea.data(), row_shift.data(), threads);
+    if (!b_is_a) shift_rows(bt, p.stride_b, members, eb.data(), col_shift.data(), threads);
+    const Sum* b_factors = b_is_a ? ea.data() : eb.data();
+    const T* c_shifts = b_is_a ? row_shift.data() : col_shift.data();
+
+    detail::Problem<PlusTimes<Sum>> product{{ea.data(), m, k, k, 1},
+                                            {b_factors, k, n, 1, k},
+                                            {sum.data(), m, n, n, 1},
+                                            Sum(1),
+                                            Sum(0),
+                                            members,
+                                            m * k,
+                                            n * k,
+                                            m * n,
+                                            p.symmetric};
+    detail::cpu_run<PlusTimes<Sum>>(ctx, product);
+
+    for (index_t bt_i = 0; bt_i < members; ++bt_i) {
+      const index_t member = b0 + bt_i;
+      const T* r = row_shift.data() + bt_i * m;
+      const T* c = c_shifts + bt_i * n;
+      const Sum* s = sum.data() + bt_i * m * n;
+      T* out = p.c.p + member * p.stride_c;
+      auto cols_of = [&](index_t i) { return p.symmetric ? i + 1 : n; };  // Aᵀ·A: the lower triangle
+
+      const detail::Strided<const T> am{p.a.p + member * p.stride_a, m, k, p.a.rs, p.a.cs};
+      const detail::Strided<const T> bm{p.b.p + member * p.stride_b, k, n, p.b.rs, p.b.cs};
+      // Counted first (compares only), as the work they add decides the team. Recomputing entry by
+      // entry measured as fast as the blocked streaming kernel on a whole member even with every
+      // entry flagged: both spend their time in exp.
+      index_t recompute = 0;
+      for (index_t i = 0; i < m; ++i)
+        for (index_t j = 0; j < cols_of(i); ++j) recompute += classify(r[i], c[j], s[i * n + j], tau) == Entry::recompute;
+      // Rows handed out a few at a time: the entries recomputed (K updates each) may crowd in some.
+#pragma omp parallel for num_threads(team_for(double(m * n + recompute * k), threads)) schedule(dynamic, 4)
+      for (index_t i = 0; i < m; ++i)
+        for (index_t j = 0; j < cols_of(i); ++j) {
+          accumulator_t<S> acc = traits::initial();
+          switch (classify(r[i], c[j], s[i * n + j], tau)) {
+            case Entry::shifted: acc = {r[i] + c[j], T(s[i * n + j])}; break;
+            case Entry::zero: break;
+            case Entry::recompute:
+              for (index_t kk = 0; kk < k; ++kk) acc = traits::fma(acc, am(i, kk), bm(kk, j));
+              break;
+          }
+          T* cij = out + i * p.c.rs + j * p.c.cs;
+          *cij = traits::epilogue(p.alpha, acc, p.beta, cij);
+        }
+      stats.recomputed += recompute;
+      if (p.symmetric) blocked_detail::mirror_lower(p.c, out, 0, 1);
+    }
+  }
+  return stats;
+}
+
+}  // namespace ringmm::cpu

@@ -244,7 +244,7 @@ template <class S> double time_cpu_blocked(HostOperands<S>& x, const Case& cs, c
 
 // "ringmm" for the heuristic's choice; a forced configuration or border policy is named.
 std::string kernel_label(const Context& ctx) {
-  if (!ctx.names_cuda_kernels()) return "ringmm";
+  if (!ctx.names_cuda_kernels()) return ctx.allow_tf32 ? "ringmm tf32" : "ringmm";
   return "ringmm " + (ctx.cuda_config.empty() ? std::string("auto") : ctx.cuda_config) + " " +
          std::string(to_string(ctx.border));
 }
@@ -441,11 +441,15 @@ class Bench {
       cells.push_back("-");
     }
     cells.push_back("");
-    if (plus_times && (c.type == DType::f32 || c.type == DType::f64)) {
+    // Plus-times, and log-plus (whose target is a share of pedantic SGEMM's rate), beside cuBLAS's
+    // plus-times of the same shape and precision, recorded once per shape as plus-times.
+    const bool log_plus = c.kind == SemiringKind::log_plus;
+    if ((plus_times || log_plus) && (c.type == DType::f32 || c.type == DType::f64)) {
+      const Case baseline{SemiringKind::plus_times, c.type, c.shape, c.threads};
       const measure::Timing cub = measure::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
-      Record b = make_record(c, st_, "cublas", cublas_kernel_name(c.type, st_.product), cub.kernel_seconds);
+      Record b = make_record(baseline, st_, "cublas", cublas_kernel_name(c.type, st_.product), cub.kernel_seconds);
       if (cub.with_transfers_seconds > 0) b.seconds_with_transfers = cub.with_transfers_seconds;
-      records_.push_back(b);
+      if (recorded_baselines_.insert(b.kernel + shape_text(c.shape)).second) records_.push_back(b);
       cells.insert(cells.end(), {tera(2 * work / cub.kernel_seconds), ratio(cub.kernel_seconds / t.kernel_seconds), ""});
     } else {
       cells.insert(cells.end(), {"-", "-", ""});
@@ -528,13 +532,14 @@ std::vector<int> parse_threads(const std::string& text) {
 int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
-                           {"border", true}, {"threads", true}, {"ladder", false}, {"tune", false}});
+                           {"border", true}, {"threads", true}, {"ladder", false}, {"tune", false},
+                           {"tf32", false}});
   const bool ladder = opt.flag("ladder"), tune = opt.flag("tune");
   // Options that mean nothing in a mode are usage mistakes rather than silently ignored.
   if (ladder && tune) throw UsageError("--tune", "does not apply to --ladder");
   const std::string mode = ladder ? "--ladder" : "--tune";
   if (ladder || tune)
-    for (const char* name : {"product", "batch", "threads", "config", "border"})
+    for (const char* name : {"product", "batch", "threads", "config", "border", "tf32"})
       if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to " + mode);
   if (tune)
     for (const char* name : {"semiring", "type", "ceilings"})
@@ -547,6 +552,7 @@ int bench_command(const Args& args) {
   if (ladder && st.ctx.backend == Backend::cpu) throw UsageError("--backend", "--ladder runs on the GPU");
   st.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
   st.ctx.cuda_config = opt.get_or("config", "");
+  st.ctx.allow_tf32 = opt.flag("tf32");
   st.product = parse_product(opt.get_or("product", "gemm"));
   st.batch = opt.integer_or("batch", st.product == Product::batched ? 8 : 1, 1, 1 << 20);
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
@@ -569,7 +575,7 @@ int bench_command(const Args& args) {
     throw Error(Errc::backend_unavailable, "--ladder", "the ladder kernels need a GPU; the run uses the CPU backend");
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
-  for (const char* cuda_only : {"config", "border"})
+  for (const char* cuda_only : {"config", "border", "tf32"})
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");

@@ -75,7 +75,8 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
 Times ringmm on random data (warm-up, then the median of --reps runs) and prints one row per
 case as it finishes, beside its baselines: on the CPU, OpenBLAS sgemm/dgemm of the same shape
 and, for plus-times f32/f64, ringmm's blocked kernel; on CUDA, cuBLAS for plus-times and the
-register-register microbenchmark ceiling for every semiring and type. plus-times f32/f64 run
+register-register microbenchmark ceiling for every semiring and type (cuBLAS of the same
+precision for log-plus too, whose target is a share of it). plus-times f32/f64 run
 through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is timed beside them.
 
   --backend B       auto (default), cpu, cuda
@@ -96,6 +97,8 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --ceilings        also report every microbenchmark level (reg-reg, smem-one, smem-both); CUDA only
   --config NAME     force one CUDA kernel configuration (default: heuristic; a wrong name lists them)
   --border P        auto (default), pad, predicate (CUDA border handling)
+  --tf32            log-plus f32 on CUDA: the shift trick's GEMM on TF32 tensor cores
+                    (about 10^-3 absolute error; README "log-plus"); kernel name "ringmm tf32"
 
   --ladder          the teaching ladder of GPU kernels instead: straightforward, tiled8,
                     tiled16, tiled32, then ringmm's engine (never the cuBLAS route), each beside

@@ -24,6 +24,9 @@ struct Context {
   // CPU, cuBLAS on CUDA (whose DGEMM uses Hopper's FP64 tensor cores, 4× ringmm's kernel). false
   // runs ringmm's own kernels; so does a CUDA call that names cuda_config or a border policy.
   bool vendor_blas = true;
+  // log-plus f32 on CUDA: run the shift trick's GEMM on TF32 tensor cores (f32 factors, 10-bit
+  // mantissas) instead of in f64 (README, "log-plus": the measured accuracy). Off by default.
+  bool allow_tf32 = false;
   // Receives one-line notices such as "no CUDA device; using the CPU backend". Null: stderr.
   std::function<void(std::string_view)> on_notice;
 

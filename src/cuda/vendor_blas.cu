@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -111,7 +112,7 @@ cublasStatus_t syrk(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t t
 
 }  // namespace
 
-template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cudaStream_t stream) {
+template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cudaStream_t stream, bool tf32) {
   if (p.k() == 0 || !fits_int(p.m()) || !fits_int(p.n()) || !fits_int(p.k()) || !fits_int(p.batch)) return false;
   // cuBLAS writes a column-major C; a row-major C is the column-major Cᵀ = Bᵀ·Aᵀ.
   const bool swapped = p.c.rs != 1;
@@ -125,6 +126,9 @@ template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cuda
 
   const cublasHandle_t handle = handle_for_current_device();
   cublas_check(cublas().set_stream(handle, stream), "cublasSetStream");
+  // The handle is shared per thread, so the mode is set on every call (a host-side field).
+  const cublasMath_t math = (tf32 && std::is_same_v<T, float>) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH;
+  cublas_check(cublas().set_math_mode(handle, math), "cublasSetMathMode");
   const int m = int(c.rows), n = int(c.cols), k = int(a.cols);
   if (p.symmetric) {
     // ringmm's triangle is the caller's i ≥ j: the upper one of the transposed view.
@@ -148,7 +152,7 @@ template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cuda
   return true;
 }
 
-template bool vendor_gemm<float>(const detail::Problem<PlusTimes<float>>&, cudaStream_t);
-template bool vendor_gemm<double>(const detail::Problem<PlusTimes<double>>&, cudaStream_t);
+template bool vendor_gemm<float>(const detail::Problem<PlusTimes<float>>&, cudaStream_t, bool);
+template bool vendor_gemm<double>(const detail::Problem<PlusTimes<double>>&, cudaStream_t, bool);
 
 }  // namespace ringmm::cuda_detail

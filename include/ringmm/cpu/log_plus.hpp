@@ -34,6 +34,7 @@
 
 #include "ringmm/context.hpp"
 #include "ringmm/cpu/blocked.hpp"
+#include "ringmm/detail/log_plus_shift.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -44,15 +45,8 @@ namespace log_plus_detail {
 // The type of the factors, the GEMM and S.
 using Sum = double;
 
-// Factors below exp(−flush_gap) are flushed to 0, so that every product of two factors is a
-// normal number: subnormals carry fewer digits and slow x86 GEMMs down manyfold. 354 in f64.
-inline Sum flush_gap() { return std::floor(-std::log(std::numeric_limits<Sum>::min()) / 2); }
-
-// The smallest S_ij the trick keeps. The flushed terms sum to less than K·exp(−flush_gap), at most
-// ε·S_ij above the second bound; the first keeps ln(1/S_ij) ≤ 14 in the error above.
-inline Sum threshold(index_t k) {
-  return std::max(0x1p-20, Sum(k) * std::exp(-flush_gap()) / std::numeric_limits<Sum>::epsilon());
-}
+inline Sum flush_gap() { return detail::shift_flush_gap<Sum>(); }
+inline Sum threshold(index_t k) { return detail::shift_threshold<Sum>(k); }
 
 // Bytes of workspace a chunk of batch members may take (at least one member is always taken).
 constexpr std::size_t chunk_bytes = std::size_t(256) << 20;
@@ -82,14 +76,8 @@ void shift_rows(const detail::Strided<const T>& x, index_t stride, index_t membe
   }
 }
 
-// How one entry is finished: from the GEMM's sum, as 0̄ (its row or column is all −∞, so every
-// term is), or by the streaming kernel.
-enum class Entry { shifted, zero, recompute };
-
-template <class T> Entry classify(T r, T c, Sum sum, Sum threshold) {
-  if (r == LogPlus<T>::zero() || c == LogPlus<T>::zero()) return Entry::zero;
-  return sum >= threshold ? Entry::shifted : Entry::recompute;
-}
+using Entry = detail::ShiftedEntry;
+template <class T> Entry classify(T r, T c, Sum sum, Sum threshold) { return detail::classify_shifted(r, c, sum, threshold); }
 
 }  // namespace log_plus_detail
 
@@ -98,15 +86,7 @@ struct ShiftStats {
   index_t recomputed = 0;  // entries the streaming accumulator recomputed
 };
 
-// Whether the shift trick pays on this shape: it spends M·K + K·N + M·N exponentials and
-// logarithms (and a GEMM, whose multiply-adds cost far less) where the streaming kernel spends
-// M·N·K updates of about three exponentials each (10 ns on Zen 4: on one thread the trick measured
-// 2.5× faster at 2³, 5× at 8³, 19× at 64³). Below 512 updates both take a few microseconds, and
-// the streaming kernel, whose sums are exact to rounding, is kept.
-template <class T> bool log_plus_shift_pays(const detail::Problem<LogPlus<T>>& p) {
-  const double m = double(p.m()), n = double(p.n()), k = double(p.k());
-  return m * n * k >= 512 && 2 * m * n * k >= m * k + k * n + m * n;
-}
+template <class T> bool log_plus_shift_pays(const detail::Problem<LogPlus<T>>& p) { return detail::log_plus_shift_pays(p); }
 
 // C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for every member by the shift trick (header comment), on
 // ctx.cpu_threads threads, the GEMM through the CPU backend's plus-times (vendor BLAS per ctx).

@@ -9,7 +9,8 @@ namespace ringmm::cuda_detail {
 
 // Runs the product, whose operands are all device views, through cuBLAS on `stream` and returns
 // true; returns false, having done nothing, when cuBLAS cannot take it (K = 0, sizes past int, a
-// layout with no unit stride), and the engine's kernels run it instead.
-template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cudaStream_t stream);
+// layout with no unit stride), and the engine's kernels run it instead. Pedantic math unless
+// `tf32` (f32 only: Hopper's TF32 tensor cores, 10-bit mantissas; the log-plus opt-in).
+template <class T> bool vendor_gemm(const detail::Problem<PlusTimes<T>>& p, cudaStream_t stream, bool tf32 = false);
 
 }  // namespace ringmm::cuda_detail

@@ -1,106 +1,187 @@
 // The CUDA argmax product (gemm_argmax on Backend::cuda): C and K* with the CPU kernel's rules
 // (ringmm/cpu/argmax.hpp: ties to the smallest k, −1 for 0̄, β ⊗ C keeps its incoming index).
 //
-// A kernel of its own rather than a mode of gemm_kernel: each update is a compare and two selects
-// (value and index) instead of one FMNMX, and the index doubles the accumulator registers, so the
-// plain kernel's tiles and pipeline do not carry over. Block tile 64×64, k-tiles of 16 staged in
-// shared memory with bounds checks (0̄ past the edges), 4×4 entries per thread; every block walks
-// k upwards, so the first strictly better term wins and no split of K can change an index.
+// Two kernels, so that the K loop keeps the plain product's one-instruction update:
+//   max    the plain kernel's loop (tile-multiple packed operands, double-buffered shared memory,
+//          the semiring's hardware form) over block tiles of 128×64, with 8×4 entries per thread.
+//          At the end of every k-tile of 16, an entry whose running ⊕-sum rose records that
+//          tile: three instructions per entry per tile, against two per update in the loop. Ties
+//          never raise the sum, so the recorded tile holds the first winning term.
+//   locate one thread per entry rescans its recorded tile (16 terms, from k-contiguous copies of
+//          A and B, so each run is four 16-byte loads) for the first term equal to the sum, then
+//          applies the epilogue to C and K*.
+// A per-update index (a compare and two selects beside each update) measured 0.23–0.28 × the
+// plain rate; the performance log has the history.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ringmm/context.hpp"
 #include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/configs.hpp"
 #include "ringmm/cuda/device.hpp"
+#include "ringmm/cuda/gemm_kernel.cuh"
+#include "ringmm/cuda/heuristics.hpp"
 #include "ringmm/cuda/staging.cuh"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm::cuda_detail {
 
-inline constexpr int argmax_bm = 64, argmax_bn = 64, argmax_bk = 16, argmax_tm = 4, argmax_tn = 4;
-inline constexpr int argmax_threads = (argmax_bm / argmax_tm) * (argmax_bn / argmax_tn);
+// The max kernel's tile: BM×BN entries per block, TM×TN per thread (two 4-element runs along m,
+// one along n), k-tiles of BK.
+struct ArgmaxTile {
+  static constexpr int BM = 128, BN = 64, BK = 16, TM = 8, TN = 4, Sub = 4;
+  static constexpr int threads_m = BM / TM, threads_n = BN / TN, threads = threads_m * threads_n;
+};
 
-template <class S> struct ArgmaxArgs {
+template <class S> struct ArgmaxMaxArgs {
   using T = element_t<S>;
-  detail::Strided<const T> a, b;
-  detail::Strided<T> c;
-  detail::Strided<std::int32_t> k_star;
-  index_t stride_a, stride_b, stride_c, stride_k;
-  scalar_t<S> alpha, beta;
-  index_t k_offset;
+  const T* a;  // packed: A(i, k) at a[k·mp + i] (+ member·stride_a)
+  const T* b;  // packed: B(k, j) at b[k·np + j] (+ member·stride_b)
+  T* sum;      // the ⊕-sum of entry (i, j) at sum[i·np + j] (+ member·mp·np)
+  std::int32_t* tile;  // the k-tile where it last rose, same layout; −1 if it never did
+  index_t mp, np, kp, stride_a, stride_b;
   int tiles_n;
 };
 
-template <class S> __global__ void __launch_bounds__(argmax_threads) argmax_kernel(const ArgmaxArgs<S> args) {
-  using T = element_t<S>;
-  using traits = semiring_traits<S>;
-  constexpr int BM = argmax_bm, BN = argmax_bn, BK = argmax_bk, TM = argmax_tm, TN = argmax_tn;
-  constexpr int threads_n = BN / TN;
-  __shared__ T a_s[BK][BM + 1];
-  __shared__ T b_s[BK][BN + 1];
-  const index_t m = args.c.rows, n = args.c.cols, k = args.a.cols;
-  const index_t i0 = index_t(blockIdx.x / unsigned(args.tiles_n)) * BM, j0 = index_t(blockIdx.x % unsigned(args.tiles_n)) * BN;
-  const T* a = args.a.p + index_t(blockIdx.z) * args.stride_a;
-  const T* b = args.b.p + index_t(blockIdx.z) * args.stride_b;
-  const int tid = int(threadIdx.x), tx = tid % threads_n, ty = tid / threads_n;
+// Two blocks per SM where the registers allow (4-byte elements: 96 for the entries' state).
+template <class S> inline constexpr int argmax_min_blocks = sizeof(element_t<S>) >= 8 ? 1 : 2;
 
-  T best[TM][TN];
-  std::int32_t winner[TM][TN];
+template <class S>
+__global__ void __launch_bounds__(ArgmaxTile::threads, argmax_min_blocks<S>) argmax_max_kernel(const ArgmaxMaxArgs<S> args) {
+  using T = element_t<S>;
+  using R = reg_t<S>;
+  using traits = semiring_traits<S>;
+  using Cfg = ArgmaxTile;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN, Sub = Cfg::Sub;
+  using StageA = PanelStage<S, BM, BK, Cfg::threads, Border::pad>;
+  using StageB = PanelStage<S, BN, BK, Cfg::threads, Border::pad>;
+  __shared__ alignas(16) T a_s[2 * BK * StageA::LD];
+  __shared__ alignas(16) T b_s[2 * BK * StageB::LD];
+
+  const index_t i0 = index_t(blockIdx.x / unsigned(args.tiles_n)) * BM, j0 = index_t(blockIdx.x % unsigned(args.tiles_n)) * BN;
+  const index_t member = blockIdx.z;
+  const T* __restrict__ a = args.a + member * args.stride_a;
+  const T* __restrict__ b = args.b + member * args.stride_b;
+  const int tid = int(threadIdx.x), tx = tid % Cfg::threads_n, ty = tid / Cfg::threads_n;
+
+  R acc[TM][TN];
+  T last[TM][TN];  // the sum at the end of the previous k-tile
+  std::int32_t rose[TM][TN];
+  const R zero = traits::initial_register();
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) best[i][j] = S::zero(), winner[i][j] = -1;
+    for (int j = 0; j < TN; ++j) acc[i][j] = zero, last[i][j] = S::zero(), rose[i][j] = -1;
 
-  for (index_t k0 = 0; k0 < k; k0 += BK) {
-    for (int e = tid; e < BM * BK; e += argmax_threads) {  // consecutive threads along m
-      const int x = e % BM, kk = e / BM;
-      const index_t gi = i0 + x, gk = k0 + kk;
-      a_s[kk][x] = (gi < m && gk < k) ? a[gi * args.a.rs + gk * args.a.cs] : S::zero();
-    }
-    for (int e = tid; e < BN * BK; e += argmax_threads) {  // consecutive threads along n
-      const int x = e % BN, kk = e / BN;
-      const index_t gj = j0 + x, gk = k0 + kk;
-      b_s[kk][x] = (gj < n && gk < k) ? b[gk * args.b.rs + gj * args.b.cs] : S::zero();
-    }
+  StageA stage_a;
+  StageB stage_b;
+  stage_a.start(a, args.mp, i0, tid);
+  stage_b.start(b, args.np, j0, tid);
+  const index_t k_tiles = args.kp / BK;
+  auto fetch = [&] {
+    stage_a.load(a, 1, args.mp, i0, 0, 0, 0, true, tid);
+    stage_b.load(b, 1, args.np, j0, 0, 0, 0, true, tid);
+  };
+  auto deposit = [&](int buf) {
+    stage_a.store(a_s + buf * BK * StageA::LD, true, tid);
+    stage_b.store(b_s + buf * BK * StageB::LD, true, tid);
+  };
+  if (k_tiles > 0) {
+    fetch();
+    deposit(0);
     __syncthreads();
+  }
+  for (index_t kt = 0; kt < k_tiles; ++kt) {
+    const int cur = int(kt & 1);
+    const bool more = kt + 1 < k_tiles;
+    if (more) fetch();
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
-      T fa[TM], fb[TN];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) fa[i] = a_s[kk][ty + i * (BM / TM)];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) fb[j] = b_s[kk][tx + j * threads_n];
-      const std::int32_t here = std::int32_t(args.k_offset + k0 + kk);
+      operand_t<S> fa[TM], fb[TN];
+      load_fragment_shared<S, TM, Sub, Cfg::threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
+      load_fragment_shared<S, TN, Sub, Cfg::threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) {
-          const T term = S::mul(fa[i], fb[j]);
-          const bool wins = traits::better(term, best[i][j]);
-          best[i][j] = wins ? term : best[i][j];
-          winner[i][j] = wins ? here : winner[i][j];
-        }
+        for (int j = 0; j < TN; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
     }
+    // The sum only rises (or stays): a rise means this tile holds a better term than all before.
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const T now = traits::finalize(traits::from_register(acc[i][j]));
+        rose[i][j] = traits::better(now, last[i][j]) ? std::int32_t(kt) : rose[i][j];
+        last[i][j] = now;
+      }
+    if (more) deposit(cur ^ 1);
     __syncthreads();
   }
 
-  T* c = args.c.p + index_t(blockIdx.z) * args.stride_c;
-  std::int32_t* ks = args.k_star.p + index_t(blockIdx.z) * args.stride_k;
-  const bool reads_c = !(args.beta == scalar_t<S>(S::zero()));
+  T* sum = args.sum + member * args.mp * args.np;
+  std::int32_t* tile = args.tile + member * args.mp * args.np;
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const index_t gi = i0 + ty + i * (BM / TM), gj = j0 + tx + j * threads_n;
-      if (gi >= m || gj >= n) continue;
-      T* c_ij = c + gi * args.c.rs + gj * args.c.cs;
-      std::int32_t* k_ij = ks + gi * args.k_star.rs + gj * args.k_star.cs;
-      T result = traits::scale(args.alpha, traits::finalize(best[i][j]));
-      std::int32_t index = result == S::zero() ? -1 : winner[i][j];
+      const index_t at = (i0 + tile_offset<Sub, Cfg::threads_m>(i, ty)) * args.np + j0 + tile_offset<Sub, Cfg::threads_n>(j, tx);
+      sum[at] = last[i][j];
+      tile[at] = rose[i][j];
+    }
+}
+
+template <class S> struct ArgmaxLocateArgs {
+  using T = element_t<S>;
+  const T* a_runs;  // A(i, k) at a_runs[i·kp + k] (+ member·stride_a), 0̄ for k ≥ K
+  const T* b_runs;  // B(k, j) at b_runs[j·kp + k] (+ member·stride_b)
+  const T* sum;
+  const std::int32_t* tile;
+  detail::Strided<T> c;
+  detail::Strided<std::int32_t> k_star;
+  index_t stride_c, stride_k, stride_a, stride_b, mp, np, kp, batch;
+  scalar_t<S> alpha, beta;
+  index_t k_offset;
+};
+
+constexpr int argmax_locate_threads = 256;
+
+template <class S> __global__ void __launch_bounds__(argmax_locate_threads) argmax_locate_kernel(const ArgmaxLocateArgs<S> args) {
+  using T = element_t<S>;
+  using traits = semiring_traits<S>;
+  constexpr int BK = ArgmaxTile::BK, V = vec16<T>;
+  const index_t j = index_t(blockIdx.x) * argmax_locate_threads + threadIdx.x;
+  if (j >= args.c.cols) return;
+  const bool reads_c = !(args.beta == scalar_t<S>(S::zero()));
+  for (index_t member = blockIdx.z; member < args.batch; member += gridDim.z)
+    for (index_t i = blockIdx.y; i < args.c.rows; i += gridDim.y) {
+      const index_t at = member * args.mp * args.np + i * args.np + j;
+      const T value = args.sum[at];
+      std::int32_t winner = -1;
+      if (!(value == S::zero())) {
+        const index_t k0 = index_t(args.tile[at]) * BK;
+        const T* a_run = args.a_runs + member * args.stride_a + i * args.kp + k0;
+        const T* b_run = args.b_runs + member * args.stride_b + j * args.kp + k0;
+#pragma unroll
+        for (int v = 0; v < BK / V; ++v) {
+          const Vec<T, V> x = reinterpret_cast<const Vec<T, V>*>(a_run)[v], y = reinterpret_cast<const Vec<T, V>*>(b_run)[v];
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            // The term as the max kernel formed it (the hardware form), so equality is exact.
+            const T term = traits::finalize(traits::from_register(
+                traits::update(traits::initial_register(), traits::to_register(x.v[e]), traits::to_register(y.v[e]))));
+            if (winner < 0 && term == value) winner = std::int32_t(k0 + v * V + e);
+          }
+        }
+      }
+      T* c_ij = args.c.p + member * args.stride_c + i * args.c.rs + j * args.c.cs;
+      std::int32_t* k_ij = args.k_star.p + member * args.stride_k + i * args.k_star.rs + j * args.k_star.cs;
+      T result = traits::scale(args.alpha, value);
+      std::int32_t index = result == S::zero() ? -1 : std::int32_t(winner + args.k_offset);
       if (reads_c) {
         const T incoming = traits::scale(args.beta, *c_ij);
         if (!traits::better(result, incoming)) index = *k_ij;
@@ -111,8 +192,48 @@ template <class S> __global__ void __launch_bounds__(argmax_threads) argmax_kern
     }
 }
 
-// The driver: stage A, B, C and K* (host operands copied in, K* read only when β ≠ 0̄), launch
-// over the tiles and batch (grid z in slices of 65535), copy host outputs back.
+// Both kernels over device views: packs the operands for each (tile-multiple, and k-contiguous),
+// then runs max and locate over the batch.
+template <class S>
+void argmax_product(const detail::Problem<S>& d, detail::Strided<std::int32_t> k_star, index_t stride_k, cudaStream_t stream) {
+  using T = element_t<S>;
+  using Cfg = ArgmaxTile;
+  const index_t m = d.m(), n = d.n(), k = d.k(), batch = d.batch;
+  if (m == 0 || n == 0 || batch == 0) return;
+  const index_t mp = round_up(m, Cfg::BM), np = round_up(n, Cfg::BN), kp = round_up(std::max<index_t>(k, 1), Cfg::BK);
+  const index_t members_a = d.stride_a == 0 ? 1 : batch, members_b = d.stride_b == 0 ? 1 : batch;
+  // Tile-multiple k-major copies for the max kernel, k-contiguous runs for locate (0̄ past K).
+  DeviceBuffer<T> a_pack(std::size_t(mp * kp * members_a), stream), b_pack(std::size_t(np * kp * members_b), stream);
+  DeviceBuffer<T> a_runs(std::size_t(m * kp * members_a), stream), b_runs(std::size_t(n * kp * members_b), stream);
+  const detail::Strided<const T> at{d.a.p, k, m, d.a.cs, d.a.rs}, bt{d.b.p, n, k, d.b.cs, d.b.rs};
+  pack(a_pack.get(), mp, mp, kp, mp * kp, d.a, d.stride_a, members_a, S::zero(), stream);
+  pack(b_pack.get(), np, np, kp, np * kp, bt, d.stride_b, members_b, S::zero(), stream);
+  pack(a_runs.get(), kp, kp, m, m * kp, at, d.stride_a, members_a, S::zero(), stream);
+  pack(b_runs.get(), kp, kp, n, n * kp, d.b, d.stride_b, members_b, S::zero(), stream);
+  DeviceBuffer<T> sum(std::size_t(mp * np * batch), stream);
+  DeviceBuffer<std::int32_t> tile(std::size_t(mp * np * batch), stream);
+
+  ArgmaxMaxArgs<S> mx{a_pack.get(), b_pack.get(), sum.get(), tile.get(), mp, np, kp,
+                      members_a == 1 ? 0 : mp * kp, members_b == 1 ? 0 : np * kp, int(np / Cfg::BN)};
+  constexpr index_t max_z = 65535;
+  for (index_t b0 = 0; b0 < batch; b0 += max_z) {
+    ArgmaxMaxArgs<S> part = mx;
+    part.a += b0 * mx.stride_a, part.b += b0 * mx.stride_b, part.sum += b0 * mp * np, part.tile += b0 * mp * np;
+    const unsigned z = unsigned(std::min(max_z, batch - b0));
+    argmax_max_kernel<S><<<dim3(unsigned((mp / Cfg::BM) * (np / Cfg::BN)), 1, z), Cfg::threads, 0, stream>>>(part);
+    check_launch("argmax_max_kernel");
+  }
+  ArgmaxLocateArgs<S> loc{a_runs.get(), b_runs.get(), sum.get(), tile.get(), d.c, k_star, d.stride_c, stride_k,
+                          members_a == 1 ? 0 : m * kp, members_b == 1 ? 0 : n * kp, mp, np, kp, batch,
+                          d.alpha, d.beta, d.k_offset};
+  const dim3 grid(unsigned((n + argmax_locate_threads - 1) / argmax_locate_threads), unsigned(std::min<index_t>(m, 65535)),
+                  unsigned(std::min<index_t>(batch, 65535)));
+  argmax_locate_kernel<S><<<grid, argmax_locate_threads, 0, stream>>>(loc);
+  check_launch("argmax_locate_kernel");
+}
+
+// The driver: stage A, B, C and K* (host operands copied in, K* read only when β ≠ 0̄), run the
+// product, copy host outputs back.
 template <class S> void run_argmax(const Context& ctx, const detail::Problem<S>& p, Residence device) {
   using T = element_t<S>;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
@@ -137,20 +258,7 @@ template <class S> void run_argmax(const Context& ctx, const detail::Problem<S>&
     ks.view = {ks.storage.get(), p.m(), p.n(), up.view.rs, up.view.cs};
     ks.stride = up.stride;
   }
-  ArgmaxArgs<S> args{};
-  args.a = s.a.view, args.b = s.b.view, args.c = s.c.view, args.k_star = ks.view;
-  args.stride_a = s.a.stride, args.stride_b = s.b.stride, args.stride_c = s.c.stride, args.stride_k = ks.stride;
-  args.alpha = p.alpha, args.beta = p.beta, args.k_offset = p.k_offset;
-  const index_t tiles_m = (p.m() + argmax_bm - 1) / argmax_bm, tiles_n = (p.n() + argmax_bn - 1) / argmax_bn;
-  args.tiles_n = int(tiles_n);
-  constexpr index_t max_z = 65535;
-  for (index_t b0 = 0; b0 < p.batch; b0 += max_z) {
-    const unsigned z = unsigned(std::min(max_z, p.batch - b0));
-    argmax_kernel<S><<<dim3(unsigned(tiles_m * tiles_n), 1, z), argmax_threads, 0, stream>>>(args);
-    check_launch("argmax_kernel");
-    args.a.p += max_z * args.stride_a, args.b.p += max_z * args.stride_b;
-    args.c.p += max_z * args.stride_c, args.k_star.p += max_z * args.stride_k;
-  }
+  argmax_product<S>(s.on_device(p), ks.view, ks.stride, stream);
   if (!device.c) download(p.c, p.stride_c, s.c.view, s.c.stride, p.batch, stream);
   if (!k_on_device) download(p.k_star, p.stride_k, ks.view, ks.stride, p.batch, stream);
   if (!device.all() || !k_on_device) cuda_check(cudaStreamSynchronize(stream), "gemm_argmax (cudaStreamSynchronize)");

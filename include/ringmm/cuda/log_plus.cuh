@@ -82,18 +82,36 @@ __global__ void __launch_bounds__(threads) row_max_kernel(detail::Strided<const 
   }
 }
 
+// A launch over the elements of `members` R×C matrices stored compactly: x along the lines
+// (adjacent in memory), y over the lines and z over the members (each looping past 65535); no
+// divisions per element.
+struct Sweep {
+  index_t lines, len;  // lines of len adjacent elements per member
+  __device__ index_t line0() const { return blockIdx.y; }
+  __device__ index_t line_step() const { return gridDim.y; }
+  __device__ index_t member0() const { return blockIdx.z; }
+  __device__ index_t member_step() const { return gridDim.z; }
+  __device__ index_t at() const { return index_t(blockIdx.x) * threads + threadIdx.x; }
+};
+inline dim3 sweep_grid(index_t lines, index_t len, index_t members) {
+  return dim3(unsigned((len + threads - 1) / threads), unsigned(std::clamp<index_t>(lines, 1, 65535)),
+              unsigned(std::clamp<index_t>(members, 1, 65535)));
+}
+
 // out = exp(x − shift of its row), 0 below exp(−flush) and for rows of −∞, compact per member:
 // row-major when row_major_out, else column-major (the orientation of x, so reads run along memory).
 template <class T, class Sum>
 __global__ void __launch_bounds__(threads) factors_kernel(detail::Strided<const T> x, index_t stride, index_t members,
                                                           const T* shift, bool row_major_out, Sum flush, Sum* out) {
-  const index_t per = x.rows * x.cols, total = members * per;
-  for (index_t e = index_t(blockIdx.x) * threads + threadIdx.x; e < total; e += index_t(gridDim.x) * threads) {
-    const index_t member = e / per, w = e % per;
-    const index_t r = row_major_out ? w / x.cols : w % x.rows, c = row_major_out ? w % x.cols : w / x.rows;
-    const Sum d = Sum(x.p[member * stride + r * x.rs + c * x.cs]) - Sum(shift[member * x.rows + r]);
-    out[e] = d >= -flush ? exp(d) : Sum(0);  // NaN for a row of −∞: the comparison writes 0
-  }
+  const Sweep w{row_major_out ? x.rows : x.cols, row_major_out ? x.cols : x.rows};
+  const index_t at = w.at();
+  if (at >= w.len) return;
+  for (index_t member = w.member0(); member < members; member += w.member_step())
+    for (index_t line = w.line0(); line < w.lines; line += w.line_step()) {
+      const index_t r = row_major_out ? line : at, c = row_major_out ? at : line;
+      const Sum d = Sum(x.p[member * stride + r * x.rs + c * x.cs]) - Sum(shift[member * x.rows + r]);
+      out[(member * w.lines + line) * w.len + at] = d >= -flush ? exp(d) : Sum(0);  // NaN for a row of −∞: 0
+    }
 }
 
 // The shift trick's operands and results for one chunk of members.
@@ -120,24 +138,28 @@ template <class T, class Sum> __device__ EntryIndex entry_of(const Chunk<T, Sum>
 template <class T, class Sum>
 __global__ void __launch_bounds__(threads) finish_kernel(Chunk<T, Sum> ch, Sum threshold, unsigned long long* marked) {
   using S = LogPlus<T>;
-  const index_t total = ch.members * ch.c.rows * ch.c.cols;
+  const index_t m = ch.c.rows, n = ch.c.cols;
+  const Sweep w{ch.sum_row_major ? m : n, ch.sum_row_major ? n : m};
+  const index_t at = w.at();
   unsigned long long count = 0;
-  for (index_t e = index_t(blockIdx.x) * threads + threadIdx.x; e < total; e += index_t(gridDim.x) * threads) {
-    const EntryIndex x = entry_of(ch, e);
-    const T r = ch.row_shift[x.member * ch.row_shift_stride + x.i], c = ch.col_shift[x.member * ch.col_shift_stride + x.j];
-    const Sum s = ch.sum[e];
-    LogSumExp<T> acc = semiring_traits<S>::initial();
-    switch (detail::classify_shifted(r, c, s, threshold)) {
-      case detail::ShiftedEntry::shifted: acc = LogSumExp<T>(T(Sum(r) + Sum(c) + log(s))); break;  // one rounding
-      case detail::ShiftedEntry::zero: break;
-      case detail::ShiftedEntry::recompute:
-        ch.sum[e] = Sum(-1);
-        ++count;
-        continue;
-    }
-    T* cij = ch.c.p + x.member * ch.stride_c + x.i * ch.c.rs + x.j * ch.c.cs;
-    *cij = semiring_traits<S>::epilogue(ch.alpha, acc, ch.beta, cij);
-  }
+  if (at < w.len)
+    for (index_t member = w.member0(); member < ch.members; member += w.member_step())
+      for (index_t line = w.line0(); line < w.lines; line += w.line_step()) {
+        const index_t i = ch.sum_row_major ? line : at, j = ch.sum_row_major ? at : line;
+        const T r = ch.row_shift[member * ch.row_shift_stride + i], c = ch.col_shift[member * ch.col_shift_stride + j];
+        Sum* sum = ch.sum + (member * w.lines + line) * w.len + at;
+        LogSumExp<T> acc = semiring_traits<S>::initial();
+        switch (detail::classify_shifted(r, c, *sum, threshold)) {
+          case detail::ShiftedEntry::shifted: acc = LogSumExp<T>(T(Sum(r) + Sum(c) + log(*sum))); break;  // one rounding
+          case detail::ShiftedEntry::zero: break;
+          case detail::ShiftedEntry::recompute:
+            *sum = Sum(-1);
+            ++count;
+            continue;
+        }
+        T* cij = ch.c.p + member * ch.stride_c + i * ch.c.rs + j * ch.c.cs;
+        *cij = semiring_traits<S>::epilogue(ch.alpha, acc, ch.beta, cij);
+      }
   if (count) atomicAdd(marked, count);
 }
 
@@ -183,8 +205,9 @@ detail::Strided<const Sum> shift_rows(const detail::Strided<const T>& x, index_t
   const index_t lines = members * x.rows;
   row_max_kernel<T><<<grid_for(lines * 32), threads, 0, stream>>>(x, stride, members, rows_adjacent, shift);
   check_launch("log-plus row_max_kernel");
-  factors_kernel<T, Sum><<<grid_for(lines * x.cols), threads, 0, stream>>>(x, stride, members, shift, rows_adjacent,
-                                                                          detail::shift_flush_gap<Sum>(), out);
+  const dim3 grid = rows_adjacent ? sweep_grid(x.rows, x.cols, members) : sweep_grid(x.cols, x.rows, members);
+  factors_kernel<T, Sum><<<grid, threads, 0, stream>>>(x, stride, members, shift, rows_adjacent,
+                                                       detail::shift_flush_gap<Sum>(), out);
   check_launch("log-plus factors_kernel");
   if (rows_adjacent) return {out, x.rows, x.cols, x.cols, 1};
   return {out, x.rows, x.cols, 1, x.rows};
@@ -243,7 +266,8 @@ template <class T, class Sum> void shift_gemm(const Context& ctx, const detail::
                      row_shift.get(), col_shift.get(), a_shared ? 0 : m, b_shared ? 0 : n, sum.get(), sum_row_major,
                      d.alpha, d.beta};
     cuda_check(cudaMemsetAsync(marked.get(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
-    finish_kernel<T, Sum><<<grid_for(members * m * n), threads, 0, stream>>>(ch, threshold, marked.get());
+    const dim3 grid = sum_row_major ? sweep_grid(m, n, members) : sweep_grid(n, m, members);
+    finish_kernel<T, Sum><<<grid, threads, 0, stream>>>(ch, threshold, marked.get());
     check_launch("log-plus finish_kernel");
     repair_kernel<T, Sum><<<repair_blocks, threads, 0, stream>>>(ch, marked.get());
     check_launch("log-plus repair_kernel");

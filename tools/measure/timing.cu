@@ -47,10 +47,32 @@ template <class S> OperandSets<S> operand_sets(const Shapes& s, cudaStream_t str
   return OperandSets<S>(s.a_count(), s.b_count(), s.c_count(), s.k, rotation_sets(set_bytes), stream);
 }
 
-template <class T> std::vector<T> download(const T* device, std::size_t count) {
-  std::vector<T> host(count);
-  if (count) cuda_check(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
-  return host;
+// Host operands of the with-transfers timings, in pageable or pinned memory (HostMemory).
+template <class T> class HostBuffer {
+ public:
+  HostBuffer(std::size_t count, HostMemory memory) : count_(count) {
+    if (memory == HostMemory::pageable) pageable_.resize(count);
+    else if (count) cuda_check(cudaMallocHost(reinterpret_cast<void**>(&pinned_), count * sizeof(T)), "cudaMallocHost");
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() {
+    if (pinned_) cudaFreeHost(pinned_);
+  }
+  T* data() { return pinned_ ? pinned_ : pageable_.data(); }
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+
+ private:
+  std::size_t count_;
+  std::vector<T> pageable_;
+  T* pinned_ = nullptr;
+};
+
+// Fills `host` with as many elements from `device`.
+template <class T> void download(const T* device, HostBuffer<T>& host) {
+  if (!host.empty())
+    cuda_check(cudaMemcpy(host.data(), device, host.size() * sizeof(T), cudaMemcpyDeviceToHost), "download");
 }
 
 // ---- ringmm --------------------------------------------------------------------------------------
@@ -79,7 +101,8 @@ void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typ
     gemm<S>(ctx, Op::N, av, Op::N, bv, cv);
 }
 
-template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps) {
+template <class S>
+Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps, HostMemory memory) {
   using T = typename S::value_type;
   Context ctx = ctx_in;
   ctx.backend = Backend::cuda;
@@ -89,14 +112,15 @@ template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product produ
   // The index matrix of argmax products, on the device and on the host.
   const std::size_t k_count = product == Product::argmax ? s.c_count() : 0;
   const DeviceBuffer<std::int32_t> k_device(k_count, stream);
-  std::vector<std::int32_t> k_host(k_count);
+  HostBuffer<std::int32_t> k_host(k_count, memory);
   Timing t;
   t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int i = r % sets.sets();
     call_ringmm<S>(ctx, product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
   });
-  const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
-  std::vector<T> c(s.c_count());
+  HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
+  download(sets.a[0].get(), a);
+  download(sets.b[0].get(), b);
   t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
     call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data(), k_host.data());
   });
@@ -154,7 +178,7 @@ template <class T> void call_cublas(cublasHandle_t h, Product product, const Sha
   }
 }
 
-template <class T> Timing time_cublas_typed(Product product, const Shapes& s, int reps) {
+template <class T> Timing time_cublas_typed(Product product, const Shapes& s, int reps, HostMemory memory) {
   using S = PlusTimes<T>;
   const cudaStream_t stream = nullptr;
   CublasHandle handle;
@@ -167,8 +191,9 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
     call_cublas<T>(handle.get(), product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
   });
   // With transfers, as a cuBLAS user with host buffers does it: upload, multiply, download.
-  const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
-  std::vector<T> c(s.c_count());
+  HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
+  download(sets.a[0].get(), a);
+  download(sets.b[0].get(), b);
   const DeviceBuffer<T> da(s.a_count(), stream), db(s.b_count(), stream), dc(s.c_count(), stream);
   t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
     cuda_check(cudaMemcpy(da.get(), a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), "upload A");
@@ -182,17 +207,18 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
 }  // namespace
 
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps) {
+                   index_t batch, int reps, HostMemory host) {
   const Shapes s = shapes_of(product, m, n, k, batch);
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
   if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
   require_device();
   return visit_semiring(kind, type, [&](auto tag) {
-    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps);
+    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host);
   });
 }
 
-Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps) {
+Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps,
+                   HostMemory host) {
   const Shapes s = shapes_of(product, m, n, k, batch);
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
   if (type != DType::f32 && type != DType::f64)
@@ -201,7 +227,8 @@ Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k,
   if (std::max({m, n, k, batch}) > 2147483647)
     throw Error(Errc::unsupported, "m", "cuBLAS takes 32-bit dimensions");
   require_device();
-  return type == DType::f32 ? time_cublas_typed<float>(product, s, reps) : time_cublas_typed<double>(product, s, reps);
+  return type == DType::f32 ? time_cublas_typed<float>(product, s, reps, host)
+                            : time_cublas_typed<double>(product, s, reps, host);
 }
 
 std::vector<std::string> describe_devices() {

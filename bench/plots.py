@@ -499,6 +499,12 @@ def config_name_parts(kernel):
     return block, thread, pattern, case
 
 
+def area(tile):
+    """Elements of a tile named "128x64"."""
+    rows, cols = tile.split("x")
+    return int(rows) * int(cols)
+
+
 def seed004(records, img):
     lines, verdicts, shorts = [], [], []
     # Ceilings: the newest microbenchmark run.
@@ -542,8 +548,8 @@ def seed004(records, img):
             block, thread, pattern, case = config_name_parts(cname)
             if sh == at and case == "00":
                 cells[(block, thread)] = (rate(r), pattern)
-        blocks = sorted({b for b, _ in cells}, key=lambda b: -eval(b.replace("x", "*")))
-        threads = sorted({t for _, t in cells}, key=lambda t: -eval(t.replace("x", "*")))
+        blocks = sorted({b for b, _ in cells}, key=lambda b: -area(b))
+        threads = sorted({t for _, t in cells}, key=lambda t: -area(t))
         fig, ax = plt.subplots(figsize=(5.5, 4))
         grid = [[cells.get((b, t), (float("nan"), ""))[0] for t in threads] for b in blocks]
         im = ax.imshow(grid, cmap="viridis")
@@ -600,7 +606,7 @@ def seed004(records, img):
             shorts.append(f"placements: {'agrees' if top == '00' else 'disagrees'}")
     else:
         lines.append(missing("configurations (patterns, placements, tiles)"))
-    lines += ["**A transposed: not measured** — `ringmm bench` times op(A) = N only.", ""]
+    lines += seed004_transpose(records, img, verdicts, shorts)
 
     # Ninst: batches of 1024³ against one large product (i32 max-plus).
     h = Records(r for r in records if on_h100(r) and r["suite"] == "bench")
@@ -665,8 +671,45 @@ def seed004(records, img):
         verdicts.append(f"rate: ringmm's i32 max-plus reaches {rate(r):.1f} × 10¹² updates/s at {n}³, "
                         f"{rate(r) / (hi / 2e3):.1f}× the seed's best — newer hardware and Hopper's fused add-then-max")
         shorts.append(f"rate: {rate(r) / (hi / 2e3):.1f}× the seed's best")
-    shorts += ["transpose: not measured"]
     return lines, "; ".join(verdicts) or "not measured", "; ".join(shorts)
+
+
+def seed004_transpose(records, img, verdicts, shorts):
+    """With and without the A transpose: `ringmm bench --transpose-a` (kernel "ringmm transA") against
+    the plain run of the same shape."""
+    h = Records(r for r in records if on_h100(r) and r["suite"] == "bench")
+    trans = h.where(backend="cuda", product="gemm", semiring="max-plus", kernel="ringmm transA")
+    if not trans:
+        shorts.append("transpose: not measured yet")
+        return [missing("op(A) = T (`ringmm bench --transpose-a`)"), ""]
+    plain = h.where(backend="cuda", product="gemm", semiring="max-plus", kernel="ringmm")
+    t_best = trans.latest(lambda r: (r["type"], shape(r)))
+    n_best = plain.latest(lambda r: (r["type"], shape(r)))
+    keys = sorted(k for k in t_best if k in n_best)
+    if not keys:
+        shorts.append("transpose: no plain run of the same shapes")
+        return [missing("plain runs of the transposed shapes"), ""]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    labels = [f"{t}\n{'×'.join(map(str, sh))}" for t, sh in keys]
+    x = range(len(keys))
+    ax.bar([i - 0.2 for i in x], [rate(n_best[k]) for k in keys], 0.4, label="A as stored (op N)")
+    ax.bar([i + 0.2 for i in x], [rate(t_best[k]) for k in keys], 0.4, label="A transposed (op T)")
+    ax.set_xticks(list(x), labels, fontsize=8)
+    ax.set_ylabel("10¹² updates/s")
+    ax.set_title("Seed 004 on the H100: max-plus with and without the A transpose")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    name = save(fig, img, "seed004-transpose.png")
+    ratios = [rate(t_best[k]) / rate(n_best[k]) for k in keys]
+    rows = [[t, "×".join(map(str, sh)), fmt(rate(n_best[(t, sh)])), fmt(rate(t_best[(t, sh)])), f"{q:.2f}"]
+            for (t, sh), q in zip(keys, ratios)]
+    hurts = max(ratios) < 0.9
+    verdicts.append(f"transpose: op(A) = T runs at {min(ratios):.2f}–{max(ratios):.2f} of op N — "
+                    f"**{'agrees' if hurts else 'disagrees'}** (the seed: transposing A hurts significantly)")
+    shorts.append(f"transpose: {'agrees' if hurts else 'disagrees'}")
+    return [image(name, "with and without the A transpose"), "",
+            f"Records: {sources(Records(list(t_best.values()) + [n_best[k] for k in keys]))}.", "",
+            table(["type", "shape", "op N 10¹²/s", "op T 10¹²/s", "T / N"], rows), ""]
 
 
 # ---- the README's headline -----------------------------------------------------------------------------
@@ -724,20 +767,27 @@ CLAIMS = {
 }
 
 WHY = {
-    "000": "On Hopper the bounds checks of the predicated path sit outside the inner loop (whole k-tiles are "
-           "loaded with one check per tile edge), and padding costs an extra copy of A and B; which wins depends on "
-           "how much of the product the ragged edge is. The GTX 680 had no such cheap predication.",
-    "001": "The ladder's tiled kernels are bound by shared-memory traffic (one load per update) on every GPU, so tiling "
-           "wins over one-thread-per-output everywhere; the gap to ringmm and cuBLAS is register tiling, which the "
-           "seed did not try.",
-    "002": "The H100 multiplies orders of magnitude faster than PCIe moves operands, so host-to-host time is dominated by "
-           "copies; pinned memory raises the copy rate, only overlap would hide it. SUMMA on two GPUs over NVLink "
-           "is compute-bound, and ring's point-to-point sends overlap better than broadcasts.",
-    "003": "The seed's C2075 had slow FP64 GEMM in cuBLAS; the H100's cuBLAS uses FP64 tensor cores, which no SIMT "
-           "kernel matches, and cublasDsyrk already exploits the symmetry.",
-    "004": "Hopper issues the fused add-then-max (VIADDMNMX) and has far more SMs; shared-memory bandwidth per update "
-           "is no longer the limit with a register tile, so placements that skip shared memory lose coalescing "
-           "without gaining bandwidth.",
+    "000": "Padding lets the kernel load 16-byte vectors with no bounds checks; predication reads the caller's "
+           "strided views with scalar loads, bounds and 64-bit address arithmetic, and the 128×128 predicated "
+           "kernel spills registers (docs/perf/cuda-engine.md). Padding's price is a copy of A and B, which is "
+           "large against a product whose wA = hB is small, as in the seed's 32 and 64; the automatic policy pads "
+           "only where the copies cost under a tenth of the product.",
+    "001": "The ladder's tiled kernels do one shared-memory load per update, so shared-memory bandwidth and "
+           "occupancy (a 32×32 tile is a 1024-thread block) decide between the tile sizes on any GPU; small sizes "
+           "do not fill the H100's 132 SMs. The gap from the ladder to ringmm and cuBLAS is register tiling "
+           "(several outputs per thread), which the seed did not try.",
+    "002": "The H100 multiplies far faster than PCIe moves operands, so host-to-host time is mostly copies; pinned "
+           "memory raises the copy rate, only overlapping copies with the product would hide them. SUMMA over two "
+           "NVLink-connected GPUs is compute-bound (see the efficiencies), so broadcast and ring differ by a few "
+           "per cent; the seed's CPU cluster was bound by communication.",
+    "003": "The seed's Tesla C2075 ran cuBLAS's DGEMM on SIMT units; the H100's cuBLAS runs FP64 on tensor cores, "
+           "which a SIMT kernel cannot match, and cublasDsyrk exploits the symmetry as well. ringmm sends plus-times "
+           "f64 to cuBLAS by default, so its users get cuBLAS's time; the own-kernel line is what the engine does "
+           "for the semirings cuBLAS lacks.",
+    "004": "Hopper has the fused add-then-max instruction (VIADDMNMX) and many more SMs, and with an 8×8 or 4×4 "
+           "register tile shared-memory bandwidth is no longer the limit; placements that skip shared memory lose "
+           "coalescing and gain nothing. In pad mode the engine copies A into a k-major tile buffer whatever its "
+           "layout, so op(A) = T changes only that copy, not the kernel.",
 }
 
 

@@ -132,6 +132,7 @@ struct Settings {
   bool ceilings;
   bool serial;                // --ladder --serial: also the naive loop on one CPU thread
   measure::HostMemory host;   // where the with-transfers timings keep their host operands
+  Op op_a;                    // --transpose-a: ringmm reads A as the transpose of a K×M matrix
   bool named_threads;  // --threads given: CPU kernel names carry " t<threads>"
   std::string suite, device, date;
 };
@@ -437,9 +438,9 @@ class Bench {
     const Shape& s = c.shape;
     const index_t batch = st_.product == Product::batched ? st_.batch : 1;
     const measure::Timing t =
-        measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host);
+        measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a);
     const double work = updates(c, st_);
-    Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx), t.kernel_seconds);
+    Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx) + transpose_suffix(), t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
     records_.push_back(r);
     const bool plus_times = c.kind == SemiringKind::plus_times;
@@ -452,8 +453,8 @@ class Bench {
       Context own = st_.ctx;
       own.vendor_blas = false;
       const measure::Timing e =
-          measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host);
-      Record r_engine = make_record(c, st_, "cuda", "engine", e.kernel_seconds);
+          measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a);
+      Record r_engine = make_record(c, st_, "cuda", "engine" + transpose_suffix(), e.kernel_seconds);
       if (e.with_transfers_seconds > 0) r_engine.seconds_with_transfers = e.with_transfers_seconds;
       records_.push_back(r_engine);
       cells.push_back(rate(work / e.kernel_seconds));
@@ -480,6 +481,9 @@ class Bench {
     else cells.insert(cells.end(), {"-", "-"});
     return cells;
   }
+
+  // ringmm's records of a --transpose-a run say so; cuBLAS beside them still multiplies A as stored.
+  std::string transpose_suffix() const { return st_.op_a == Op::T ? " transA" : ""; }
 
   // The microbenchmark ceilings of a semiring/type, measured once per run and recorded.
   std::optional<double> reg_reg_ceiling(SemiringKind kind, DType type) {
@@ -554,13 +558,14 @@ int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
                            {"border", true}, {"threads", true}, {"ladder", false}, {"tune", false},
-                           {"tf32", false}, {"serial", false}, {"host-memory", true}});
+                           {"tf32", false}, {"serial", false}, {"host-memory", true}, {"transpose-a", false}});
   const bool ladder = opt.flag("ladder"), tune = opt.flag("tune");
   // Options that mean nothing in a mode are usage mistakes rather than silently ignored.
   if (ladder && tune) throw UsageError("--tune", "does not apply to --ladder");
   const std::string mode = ladder ? "--ladder" : "--tune";
   if (ladder || tune)
-    for (const char* name : {"product", "batch", "threads", "config", "border", "tf32", "host-memory"})
+    for (const char* name :
+         {"product", "batch", "threads", "config", "border", "tf32", "host-memory", "transpose-a"})
       if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to " + mode);
   if (tune)
     for (const char* name : {"semiring", "type", "ceilings"})
@@ -585,6 +590,9 @@ int bench_command(const Args& args) {
   if (host_memory != "pageable" && host_memory != "pinned")
     throw UsageError("--host-memory", "unknown value '" + host_memory + "' (valid: pageable, pinned)");
   st.host = host_memory == "pinned" ? measure::HostMemory::pinned : measure::HostMemory::pageable;
+  st.op_a = opt.flag("transpose-a") ? Op::T : Op::N;
+  if (opt.flag("transpose-a") && st.product == Product::syrk)
+    throw UsageError("--transpose-a", "syrk computes A^T A of its one operand");
   const std::vector<int> threads = opt.has("threads") ? parse_threads(*opt.get("threads")) : std::vector<int>{0};
   st.named_threads = opt.has("threads");
   const auto pairs = ladder ? selected_pairs(opt, "plus-times,max-plus", "f32") : selected_pairs(opt);
@@ -608,6 +616,8 @@ int bench_command(const Args& args) {
                   "chooses CUDA kernels; the run uses the CPU backend");
   if (opt.has("host-memory") && !gpu)
     throw Error(Errc::backend_unavailable, "--host-memory", "times CUDA transfers; the run uses the CPU backend");
+  if (opt.flag("transpose-a") && !gpu)
+    throw Error(Errc::backend_unavailable, "--transpose-a", "applies to the CUDA backend; the run uses the CPU backend");
   if (opt.has("threads") && gpu)
     throw Error(Errc::backend_unavailable, "--threads", "chooses CPU threads; the run uses the CUDA backend");
   const char* default_shapes = tune ? "1024" : ladder ? "1024,4096" : gpu ? "4096,8192,4097" : "256,512";

@@ -101,6 +101,8 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     (about 10^-3 absolute error; README "log-plus"); kernel name "ringmm tf32"
   --host-memory M   pageable (default) or pinned: where the host operands of ms+xfer live;
                     pinned runs name every kernel "<name> pinned-host"; CUDA only
+  --transpose-a     ringmm reads A as the transpose of a KxM matrix (op(A) = T; kernel names end
+                    in " transA"; cuBLAS beside it still reads A as MxK); CUDA only, not syrk
 
   --ladder          the teaching ladder of GPU kernels instead: straightforward, tiled8,
                     tiled16, tiled32, then ringmm's engine (never the cuBLAS route), each beside

@@ -6,7 +6,7 @@
 # Records go to $OUT (or /tmp/seeds) as seeds-<gpu>-<date>-<experiment>.json, the names bench/plots.py
 # looks for once they are copied into bench/results/ (it reads only seeds-h100-* files).
 # Estimated device time (H100, from the recorded runs' kernel and transfer times, plus about 3 s of
-# start-up and ceilings per command): about 3.5 minutes in all; each command is capped at 120 s.
+# start-up and ceilings per command): about 4 minutes in all; each command is capped at 120 s.
 set -uo pipefail
 tool=${1:?usage: seeds_runs.sh <ringmm executable>}
 out=${OUT:-/tmp/seeds}
@@ -66,6 +66,8 @@ for batch in 1 2 5 10 20; do
   run ninst-$batch bench --backend cuda --product batched --batch $batch --semiring max-plus --type i32,f32 --shapes 1024
 done
 run large bench --backend cuda --semiring max-plus --type i32,f32 --shapes 4096,8192,10240
+# ... and A read transposed, against the plain runs above (~10 s).
+run transpose bench --backend cuda --transpose-a --semiring max-plus --type i32,f32 --shapes 1024,4096,10240
 
 echo "== summary"
 printf '%s\n' "${timings[@]}"

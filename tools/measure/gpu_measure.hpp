@@ -43,9 +43,9 @@ struct Timing {
 // ringmm's own kernels for kind/type on random data, through the public API with ctx (its backend
 // forced to cuda): an m×n×k product (times `batch` for Product::batched; for Product::syrk,
 // C = Aᵀ·A with A k×n, so m = n). with_transfers_seconds passes host buffers (in `host` memory) to
-// the same call.
+// the same call. op_a = Op::T reads A as the transpose of a k×m row-major matrix (not for syrk).
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps, HostMemory host = HostMemory::pageable);
+                   index_t batch, int reps, HostMemory host = HostMemory::pageable, Op op_a = Op::N);
 
 // cuBLAS in pedantic FP32 (no tensor cores) or FP64: gemm, strided batched gemm, or syrk.
 // Other types throw Errc::unsupported. with_transfers_seconds: upload A and B from `host` memory,

@@ -12,7 +12,8 @@ namespace {
 }  // namespace
 
 std::vector<Ceiling> microbench(SemiringKind, DType) { no_cuda(); }
-Timing time_ringmm(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int, HostMemory) {
+Timing time_ringmm(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int, HostMemory,
+                   Op) {
   no_cuda();
 }
 Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int, HostMemory) { no_cuda(); }

@@ -77,10 +77,13 @@ template <class T> void download(const T* device, HostBuffer<T>& host) {
 
 // ---- ringmm --------------------------------------------------------------------------------------
 template <class S>
-void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typename S::value_type* a,
+void call_ringmm(const Context& ctx, Product product, Op op_a, const Shapes& s, const typename S::value_type* a,
                  const typename S::value_type* b, typename S::value_type* c, std::int32_t* k_star) {
   using T = typename S::value_type;
-  const MatrixView<const T> av{a, s.a_rows, s.a_cols, s.a_cols, Layout::row_major};
+  // op(A) = T: the same elements read as the transpose of a k×m row-major A.
+  const MatrixView<const T> av = op_a == Op::N
+                                     ? MatrixView<const T>{a, s.a_rows, s.a_cols, s.a_cols, Layout::row_major}
+                                     : MatrixView<const T>{a, s.a_cols, s.a_rows, s.a_rows, Layout::row_major};
   const MatrixView<T> cv{c, s.c_rows, s.c_cols, s.c_cols, Layout::row_major};
   if (product == Product::syrk) {
     syrk<S>(ctx, Op::N, av, cv);
@@ -89,20 +92,21 @@ void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typ
   const MatrixView<const T> bv{b, s.b_rows, s.b_cols, s.b_cols, Layout::row_major};
   if (product == Product::argmax) {
     if constexpr (semiring_traits<S>::selects)
-      gemm_argmax<S>(ctx, Op::N, av, Op::N, bv, cv, MatrixView<std::int32_t>{k_star, s.c_rows, s.c_cols, s.c_cols, Layout::row_major});
+      gemm_argmax<S>(ctx, op_a, av, Op::N, bv, cv, MatrixView<std::int32_t>{k_star, s.c_rows, s.c_cols, s.c_cols, Layout::row_major});
     else
       throw Error(Errc::unsupported, "product", "argmax products need a semiring whose ⊕ selects one term");
     return;
   }
   if (product == Product::batched)
-    gemm_batched<S>(ctx, Op::N, av, s.a_rows * s.a_cols, Op::N, bv, s.b_rows * s.b_cols, cv, s.c_rows * s.c_cols,
+    gemm_batched<S>(ctx, op_a, av, s.a_rows * s.a_cols, Op::N, bv, s.b_rows * s.b_cols, cv, s.c_rows * s.c_cols,
                     s.batch);
   else
-    gemm<S>(ctx, Op::N, av, Op::N, bv, cv);
+    gemm<S>(ctx, op_a, av, Op::N, bv, cv);
 }
 
 template <class S>
-Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps, HostMemory memory) {
+Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps, HostMemory memory,
+                         Op op_a) {
   using T = typename S::value_type;
   Context ctx = ctx_in;
   ctx.backend = Backend::cuda;
@@ -116,13 +120,13 @@ Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s
   Timing t;
   t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int i = r % sets.sets();
-    call_ringmm<S>(ctx, product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
+    call_ringmm<S>(ctx, product, op_a, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
   });
   HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
   download(sets.a[0].get(), a);
   download(sets.b[0].get(), b);
   t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
-    call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data(), k_host.data());
+    call_ringmm<S>(ctx, product, op_a, s, a.data(), b.data(), c.data(), k_host.data());
   });
   return t;
 }
@@ -207,13 +211,15 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
 }  // namespace
 
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps, HostMemory host) {
+                   index_t batch, int reps, HostMemory host, Op op_a) {
   const Shapes s = shapes_of(product, m, n, k, batch);
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
+  if (product == Product::syrk && op_a != Op::N)
+    throw Error(Errc::invalid_argument, "op_a", "syrk computes AᵀA of its one operand; A is not transposed");
   if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
   require_device();
   return visit_semiring(kind, type, [&](auto tag) {
-    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host);
+    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host, op_a);
   });
 }
 

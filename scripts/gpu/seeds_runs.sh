@@ -65,7 +65,7 @@ run ladder-f64 bench --ladder --semiring plus-times --type f64 --shapes 1024,204
 for batch in 1 2 5 10 20; do
   run ninst-$batch bench --backend cuda --product batched --batch $batch --semiring max-plus --type i32,f32 --shapes 1024
 done
-run large bench --backend cuda --semiring max-plus --type i32,f32 --shapes 4096,8192,10240
+run large bench --backend cuda --semiring max-plus --type i32,f32 --shapes 1024,4096,8192,10240
 # ... and A read transposed, against the plain runs above (~10 s).
 run transpose bench --backend cuda --transpose-a --semiring max-plus --type i32,f32 --shapes 1024,4096,10240
 

@@ -17,7 +17,7 @@
 #   ladder    ringmm microbench and ringmm bench --ladder
 #   sweep     every configuration × border (rebuilds with RINGMM_CUDA_ALL_CONFIGS=ON)
 #   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
-#   seeds     scripts/gpu/seeds_runs.sh: the seeds' experiments docs/seeds.md lacks (about 4 min);
+#   seeds     scripts/gpu/seeds_runs.sh: the seeds' experiments docs/seeds.md lacks (about 5 min);
 #             copy $res/seeds/seeds-h100-*.json into bench/results and run bench/make_docs.sh
 # Everything lands in $OUT/device-<tag>.tar.gz (after every step, so a run cut off keeps what it
 # did); the summary is printed last and also saved as $OUT/summary-<tag>.txt.

@@ -6,7 +6,7 @@
 # Records go to $OUT (or /tmp/seeds) as seeds-<gpu>-<date>-<experiment>.json, the names bench/plots.py
 # looks for once they are copied into bench/results/ (it reads only seeds-h100-* files).
 # Estimated device time (H100, from the recorded runs' kernel and transfer times, plus about 3 s of
-# start-up and ceilings per command): about 4 minutes in all; each command is capped at 120 s.
+# start-up and ceilings per command): about 5 minutes in all; each command is capped at 120 s.
 set -uo pipefail
 tool=${1:?usage: seeds_runs.sh <ringmm executable>}
 out=${OUT:-/tmp/seeds}
@@ -30,6 +30,9 @@ run() {  # run <experiment> <ringmm arguments...>: one command, its record file 
 
 # Seed 004: the ceilings of every semiring and type (~15 s).
 run microbench microbench
+# The README's headline: every semiring and type at 4096³ beside its ceilings and cuBLAS, in one run
+# (~45 s: about 20 pairs, each timed on device buffers and host-to-host).
+run all-4096 bench --backend cuda --semiring all --type all --shapes 4096 --ceilings
 
 # Seed 000: each border policy on the seed's wA = hB = 32 and 64, then 128, 1000 and 4097, with
 # hA = wB from 1000 to 4097 (none a multiple of 128) and rectangular shapes, for f32 max-plus,

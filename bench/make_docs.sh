@@ -2,6 +2,12 @@
 # Regenerates every generated table in docs/ from the records in bench/results/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# The seeds' figures need matplotlib; check before anything is rewritten, so that a run never leaves
+# docs/seeds.md out of step with the tables.
+if ! python3 -c "import matplotlib" 2> /dev/null; then
+  echo "bench/make_docs.sh: matplotlib is missing (pip install matplotlib): bench/plots.py draws docs/img/*.png" >&2
+  exit 1
+fi
 python3 bench/report.py
 python3 bench/targets.py bench/results/bench-h100-2026-11-23-f-{all-4096-4097,targets-8192,batched,syrk,published-shapes}.json --out docs/perf/cuda-targets.md > /dev/null
 python3 bench/summa_table.py bench/results/summa-h100-2026-11-23.json bench/results/summa-h200x2-2026-11-23.json \
@@ -41,4 +47,6 @@ r=bench/results/nan-policy-h100-2026-11-23
     echo; cat /tmp/nan-policy-$run.md
   done
 } > docs/perf/nan-policy.md
+# The seeds' experiments: docs/seeds.md and its figures, and the README's headline figure.
+python3 bench/plots.py
 echo "wrote docs/perf/cuda-targets.md, docs/perf/summa-scaling.md, docs/perf/registry-compare.md, docs/perf/nan-policy.md"

@@ -1,9 +1,11 @@
 // ringmm bench: times ringmm's products on random data and prints each beside its baselines —
 // OpenBLAS and ringmm's blocked kernel on the CPU; cuBLAS and the microbenchmark ceiling on CUDA.
-// Two other modes: --ladder (the seed-001 kernel ladder on the GPU) and --tune (the CPU kernel's
-// tuning sweep). The measurements themselves live in ringmm_measure (tools/measure).
+// Two other modes: --ladder (the seed-001 kernel ladder on the GPU, with --serial its sequential
+// CPU baseline) and --tune (the CPU kernel's tuning sweep). The measurements themselves live in
+// ringmm_measure (tools/measure).
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -20,6 +22,7 @@
 #include "measure/random_data.hpp"
 #include "measure/records.hpp"
 #include "measure/timer.hpp"
+#include "ringmm/cpu/reference.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
 
@@ -127,6 +130,9 @@ struct Settings {
   index_t batch;
   int reps;
   bool ceilings;
+  bool serial;                // --ladder --serial: also the naive loop on one CPU thread
+  measure::HostMemory host;   // where the with-transfers timings keep their host operands
+  Op op_a;                    // --transpose-a: ringmm reads A as the transpose of a K×M matrix
   bool named_threads;  // --threads given: CPU kernel names carry " t<threads>"
   std::string suite, device, date;
 };
@@ -152,7 +158,8 @@ Record make_record(const Case& c, const Settings& s, std::string backend, std::s
   r.suite = s.suite;
   r.device = s.device;
   r.backend = std::move(backend);
-  r.kernel = std::move(kernel);
+  // Pinned host memory changes ms+xfer only, but every record of such a run says so.
+  r.kernel = std::move(kernel) + (s.host == measure::HostMemory::pinned ? " pinned-host" : "");
   r.semiring = std::string(to_string(c.kind));
   r.type = std::string(to_string(c.type));
   r.product = std::string(product_name(s.product));
@@ -329,6 +336,7 @@ class Bench {
           const measure::Timing t = time();
           Record r = make_record(c, st_, backend, kernel, t.kernel_seconds);
           if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
+          if (backend == "cpu") r.device = cpu_model();
           records_.push_back(r);
           if (backend == "cublas") cublas_rate = *r.updates_per_s;
           print_row(columns_, {label, r.semiring, r.type, shape_text(s), kernel, ms(t.kernel_seconds),
@@ -346,6 +354,7 @@ class Bench {
         ++failures;
         report_failure(label + " ceiling", c, e);
       }
+      if (st_.serial) row("cpu", "serial", [&] { return measure::Timing{serial_seconds(c), 0}; });
       if (c.kind == SemiringKind::plus_times && (c.type == DType::f32 || c.type == DType::f64))
         row("cublas", cublas_kernel_name(c.type, Product::gemm),
             [&] { return measure::time_cublas(c.type, Product::gemm, s.m, s.n, s.k, 1, st_.reps); });
@@ -362,6 +371,17 @@ class Bench {
   const std::vector<Record>& records() const { return records_; }
 
  private:
+  // Seed 001's sequential baseline: the naive triple loop (cpu::reference_gemm) on one thread,
+  // median of at most three runs after a warm-up, since one 1024³ run takes seconds.
+  double serial_seconds(const Case& c) {
+    return visit_semiring(c.kind, c.type, [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      HostOperands<S> x(c.shape, Product::gemm, 1);
+      const auto p = make_case_problem<S>(x, Product::gemm);
+      return measure::median_seconds(std::min(st_.reps, 3), [&] { cpu::reference_gemm<S>(p); });
+    });
+  }
+
   void report_failure(const std::string& label, const Case& c, const Error& e) {
     std::cout << label << " " << to_string(c.kind) << " " << to_string(c.type) << " " << shape_text(c.shape)
               << ": error: " << e.what() << std::endl;
@@ -418,9 +438,9 @@ class Bench {
     const Shape& s = c.shape;
     const index_t batch = st_.product == Product::batched ? st_.batch : 1;
     const measure::Timing t =
-        measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+        measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a);
     const double work = updates(c, st_);
-    Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx), t.kernel_seconds);
+    Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx) + transpose_suffix(), t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
     records_.push_back(r);
     const bool plus_times = c.kind == SemiringKind::plus_times;
@@ -432,8 +452,9 @@ class Bench {
     if (vendor) {
       Context own = st_.ctx;
       own.vendor_blas = false;
-      const measure::Timing e = measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
-      Record r_engine = make_record(c, st_, "cuda", "engine", e.kernel_seconds);
+      const measure::Timing e =
+          measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a);
+      Record r_engine = make_record(c, st_, "cuda", "engine" + transpose_suffix(), e.kernel_seconds);
       if (e.with_transfers_seconds > 0) r_engine.seconds_with_transfers = e.with_transfers_seconds;
       records_.push_back(r_engine);
       cells.push_back(rate(work / e.kernel_seconds));
@@ -446,7 +467,8 @@ class Bench {
     const bool log_plus = c.kind == SemiringKind::log_plus;
     if ((plus_times || log_plus) && (c.type == DType::f32 || c.type == DType::f64)) {
       const Case baseline{SemiringKind::plus_times, c.type, c.shape, c.threads};
-      const measure::Timing cub = measure::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps);
+      const measure::Timing cub =
+          measure::time_cublas(c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host);
       Record b = make_record(baseline, st_, "cublas", cublas_kernel_name(c.type, st_.product), cub.kernel_seconds);
       if (cub.with_transfers_seconds > 0) b.seconds_with_transfers = cub.with_transfers_seconds;
       if (recorded_baselines_.insert(b.kernel + shape_text(c.shape)).second) records_.push_back(b);
@@ -459,6 +481,9 @@ class Bench {
     else cells.insert(cells.end(), {"-", "-"});
     return cells;
   }
+
+  // ringmm's records of a --transpose-a run say so; cuBLAS beside them still multiplies A as stored.
+  std::string transpose_suffix() const { return st_.op_a == Op::T ? " transA" : ""; }
 
   // The microbenchmark ceilings of a semiring/type, measured once per run and recorded.
   std::optional<double> reg_reg_ceiling(SemiringKind kind, DType type) {
@@ -533,17 +558,19 @@ int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
                            {"border", true}, {"threads", true}, {"ladder", false}, {"tune", false},
-                           {"tf32", false}});
+                           {"tf32", false}, {"serial", false}, {"host-memory", true}, {"transpose-a", false}});
   const bool ladder = opt.flag("ladder"), tune = opt.flag("tune");
   // Options that mean nothing in a mode are usage mistakes rather than silently ignored.
   if (ladder && tune) throw UsageError("--tune", "does not apply to --ladder");
   const std::string mode = ladder ? "--ladder" : "--tune";
   if (ladder || tune)
-    for (const char* name : {"product", "batch", "threads", "config", "border", "tf32"})
+    for (const char* name :
+         {"product", "batch", "threads", "config", "border", "tf32", "host-memory", "transpose-a"})
       if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to " + mode);
   if (tune)
     for (const char* name : {"semiring", "type", "ceilings"})
       if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to --tune");
+  if (opt.flag("serial") && !ladder) throw UsageError("--serial", "applies to --ladder only");
 
   Settings st;
   st.suite = ladder ? "ladder" : "bench";
@@ -558,6 +585,14 @@ int bench_command(const Args& args) {
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
   st.reps = int(opt.integer_or("reps", 10, 1, 100000));
   st.ceilings = opt.flag("ceilings");
+  st.serial = opt.flag("serial");
+  const std::string host_memory = opt.get_or("host-memory", "pageable");
+  if (host_memory != "pageable" && host_memory != "pinned")
+    throw UsageError("--host-memory", "unknown value '" + host_memory + "' (valid: pageable, pinned)");
+  st.host = host_memory == "pinned" ? measure::HostMemory::pinned : measure::HostMemory::pageable;
+  st.op_a = opt.flag("transpose-a") ? Op::T : Op::N;
+  if (opt.flag("transpose-a") && st.product == Product::syrk)
+    throw UsageError("--transpose-a", "syrk computes A^T A of its one operand");
   const std::vector<int> threads = opt.has("threads") ? parse_threads(*opt.get("threads")) : std::vector<int>{0};
   st.named_threads = opt.has("threads");
   const auto pairs = ladder ? selected_pairs(opt, "plus-times,max-plus", "f32") : selected_pairs(opt);
@@ -579,6 +614,10 @@ int bench_command(const Args& args) {
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");
+  if (opt.has("host-memory") && !gpu)
+    throw Error(Errc::backend_unavailable, "--host-memory", "times CUDA transfers; the run uses the CPU backend");
+  if (opt.flag("transpose-a") && !gpu)
+    throw Error(Errc::backend_unavailable, "--transpose-a", "applies to the CUDA backend; the run uses the CPU backend");
   if (opt.has("threads") && gpu)
     throw Error(Errc::backend_unavailable, "--threads", "chooses CPU threads; the run uses the CUDA backend");
   const char* default_shapes = tune ? "1024" : ladder ? "1024,4096" : gpu ? "4096,8192,4097" : "256,512";

@@ -69,7 +69,7 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
 )"},
     {"bench", bench_command, "time products and compare with baselines and ceilings",
      R"(usage: ringmm bench [options]
-       ringmm bench --ladder [--semiring LIST] [--type LIST] [--shapes LIST] [--reps N] [--out FILE]
+       ringmm bench --ladder [--serial] [--semiring LIST] [--type LIST] [--shapes LIST] [--reps N] [--out FILE]
        ringmm bench --tune [--shapes LIST] [--reps N] [--out FILE]
 
 Times ringmm on random data (warm-up, then the median of --reps runs) and prints one row per
@@ -99,12 +99,18 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --border P        auto (default), pad, predicate (CUDA border handling)
   --tf32            log-plus f32 on CUDA: the shift trick's GEMM on TF32 tensor cores
                     (about 10^-3 absolute error; README "log-plus"); kernel name "ringmm tf32"
+  --host-memory M   pageable (default) or pinned: where the host operands of ms+xfer live;
+                    pinned runs name every kernel "<name> pinned-host"; CUDA only
+  --transpose-a     ringmm reads A as the transpose of a KxM matrix (op(A) = T; kernel names end
+                    in " transA"; cuBLAS beside it still reads A as MxK); CUDA only, not syrk
 
   --ladder          the teaching ladder of GPU kernels instead: straightforward, tiled8,
                     tiled16, tiled32, then ringmm's engine (never the cuBLAS route), each beside
                     cuBLAS (plus-times f32/f64) and the reg-reg ceiling; gemm only (default:
                     --semiring plus-times,max-plus --type f32 --shapes 1024,4096); records
                     have suite "ladder"
+  --serial          with --ladder: also seed 001's sequential baseline, the naive triple loop
+                    on one CPU thread (median of at most 3 runs; kernel "serial", backend cpu)
   --tune            the CPU kernel's tuning sweep instead, on 1 thread: the micro-kernel's
                     L1-resident ceiling (max-plus f32/i32, plus-times f32), then max-plus and
                     plus-times f32 on each shape with the shipped kernel, its builds for narrower

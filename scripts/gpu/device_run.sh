@@ -17,6 +17,8 @@
 #   ladder    ringmm microbench and ringmm bench --ladder
 #   sweep     every configuration × border (rebuilds with RINGMM_CUDA_ALL_CONFIGS=ON)
 #   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
+#   seeds     scripts/gpu/seeds_runs.sh: the seeds' experiments docs/seeds.md lacks (about 5 min);
+#             copy $res/seeds/seeds-h100-*.json into bench/results and run bench/make_docs.sh
 # Everything lands in $OUT/device-<tag>.tar.gz (after every step, so a run cut off keeps what it
 # did); the summary is printed last and also saved as $OUT/summary-<tag>.txt.
 set -uo pipefail
@@ -149,8 +151,14 @@ for step in $steps; do
       note "summa rc=$?"
       sed -n '/^record file  /,$p' "$res/summa/summary.txt" 2>/dev/null | tee -a "$summary"
       ;;
+    seeds)
+      OUT=$res/seeds "$here/seeds_runs.sh" "$build/tools/ringmm" > "$res/seeds.log" 2>&1
+      note "seeds rc=$?"
+      sed -n '/^== summary/,$p' "$res/seeds.log" | tee -a "$summary"
+      grep -E '^!!|error' "$res/seeds.log" | head -10 | tee -a "$summary"
+      ;;
     *)
-      note "unknown step '$step' (steps: build tests sanitize sass bench compare ladder sweep summa)"
+      note "unknown step '$step' (steps: build tests sanitize sass bench compare ladder sweep summa seeds)"
       ;;
   esac
   tar -C "$res" -czf "$out/device-$tag.tar.gz" .

@@ -397,6 +397,12 @@ TEST_F(CliTest, BenchTuneSweepsTheCpuKernel) {
 TEST_F(CliTest, BenchLadderNeedsAGpu) {
   expect_error("bench --ladder --backend cpu", 2, "--ladder runs on the GPU", "bench");
   expect_error("bench --ladder --product syrk", 2, "--product: does not apply to --ladder", "bench");
+  expect_error("bench --serial", 2, "--serial: applies to --ladder only", "bench");
+  expect_error("bench --ladder --host-memory pinned", 2, "--host-memory: does not apply to --ladder", "bench");
+  expect_error("bench --host-memory mapped", 2, "--host-memory: unknown value 'mapped'", "bench");
+  expect_error("bench --backend cpu --host-memory pinned", 1, "times CUDA transfers", "bench");
+  expect_error("bench --product syrk --transpose-a", 2, "--transpose-a: syrk computes", "bench");
+  expect_error("bench --backend cpu --transpose-a", 1, "--transpose-a: applies to the CUDA backend", "bench");
   if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
   expect_error("bench --ladder", 1, "need a GPU", "bench");
 }

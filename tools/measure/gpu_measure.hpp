@@ -30,6 +30,10 @@ struct Ceiling {
 };
 std::vector<Ceiling> microbench(SemiringKind kind, DType type);
 
+// Where the host operands of the with-transfers timing live (seed 002): pageable memory, as a
+// std::vector holds them, or pinned memory (cudaMallocHost), which the copy engines read directly.
+enum class HostMemory { pageable, pinned };
+
 // What a GPU timing covers, median of `reps` runs after warm-up, in seconds.
 struct Timing {
   double kernel_seconds = 0;          // device buffers in place, CUDA events around the call
@@ -38,13 +42,16 @@ struct Timing {
 
 // ringmm's own kernels for kind/type on random data, through the public API with ctx (its backend
 // forced to cuda): an m×n×k product (times `batch` for Product::batched; for Product::syrk,
-// C = Aᵀ·A with A k×n, so m = n). with_transfers_seconds passes host buffers to the same call.
+// C = Aᵀ·A with A k×n, so m = n). with_transfers_seconds passes host buffers (in `host` memory) to
+// the same call. op_a = Op::T reads A as the transpose of a k×m row-major matrix (not for syrk).
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps);
+                   index_t batch, int reps, HostMemory host = HostMemory::pageable, Op op_a = Op::N);
 
 // cuBLAS in pedantic FP32 (no tensor cores) or FP64: gemm, strided batched gemm, or syrk.
-// Other types throw Errc::unsupported. with_transfers_seconds: upload A and B, multiply, download C.
-Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps);
+// Other types throw Errc::unsupported. with_transfers_seconds: upload A and B from `host` memory,
+// multiply, download C.
+Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps,
+                   HostMemory host = HostMemory::pageable);
 
 // A one-line description of each visible device (name, SMs, memory, L2, compute capability);
 // empty when there is none.

@@ -12,8 +12,11 @@ namespace {
 }  // namespace
 
 std::vector<Ceiling> microbench(SemiringKind, DType) { no_cuda(); }
-Timing time_ringmm(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int) { no_cuda(); }
-Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int) { no_cuda(); }
+Timing time_ringmm(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int, HostMemory,
+                   Op) {
+  no_cuda();
+}
+Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int, HostMemory) { no_cuda(); }
 std::vector<std::string> describe_devices() { return {}; }
 std::vector<std::string> ladder_kernels() { return {"straightforward", "tiled8", "tiled16", "tiled32"}; }
 Timing time_ladder(SemiringKind, DType, const std::string&, index_t, index_t, index_t, int) { no_cuda(); }

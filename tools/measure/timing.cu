@@ -47,18 +47,43 @@ template <class S> OperandSets<S> operand_sets(const Shapes& s, cudaStream_t str
   return OperandSets<S>(s.a_count(), s.b_count(), s.c_count(), s.k, rotation_sets(set_bytes), stream);
 }
 
-template <class T> std::vector<T> download(const T* device, std::size_t count) {
-  std::vector<T> host(count);
-  if (count) cuda_check(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
-  return host;
+// Host operands of the with-transfers timings, in pageable or pinned memory (HostMemory).
+template <class T> class HostBuffer {
+ public:
+  HostBuffer(std::size_t count, HostMemory memory) : count_(count) {
+    if (memory == HostMemory::pageable) pageable_.resize(count);
+    else if (count) cuda_check(cudaMallocHost(reinterpret_cast<void**>(&pinned_), count * sizeof(T)), "cudaMallocHost");
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() {
+    if (pinned_) cudaFreeHost(pinned_);
+  }
+  T* data() { return pinned_ ? pinned_ : pageable_.data(); }
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+
+ private:
+  std::size_t count_;
+  std::vector<T> pageable_;
+  T* pinned_ = nullptr;
+};
+
+// Fills `host` with as many elements from `device`.
+template <class T> void download(const T* device, HostBuffer<T>& host) {
+  if (!host.empty())
+    cuda_check(cudaMemcpy(host.data(), device, host.size() * sizeof(T), cudaMemcpyDeviceToHost), "download");
 }
 
 // ---- ringmm --------------------------------------------------------------------------------------
 template <class S>
-void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typename S::value_type* a,
+void call_ringmm(const Context& ctx, Product product, Op op_a, const Shapes& s, const typename S::value_type* a,
                  const typename S::value_type* b, typename S::value_type* c, std::int32_t* k_star) {
   using T = typename S::value_type;
-  const MatrixView<const T> av{a, s.a_rows, s.a_cols, s.a_cols, Layout::row_major};
+  // op(A) = T: the same elements read as the transpose of a k×m row-major A.
+  const MatrixView<const T> av = op_a == Op::N
+                                     ? MatrixView<const T>{a, s.a_rows, s.a_cols, s.a_cols, Layout::row_major}
+                                     : MatrixView<const T>{a, s.a_cols, s.a_rows, s.a_rows, Layout::row_major};
   const MatrixView<T> cv{c, s.c_rows, s.c_cols, s.c_cols, Layout::row_major};
   if (product == Product::syrk) {
     syrk<S>(ctx, Op::N, av, cv);
@@ -67,19 +92,21 @@ void call_ringmm(const Context& ctx, Product product, const Shapes& s, const typ
   const MatrixView<const T> bv{b, s.b_rows, s.b_cols, s.b_cols, Layout::row_major};
   if (product == Product::argmax) {
     if constexpr (semiring_traits<S>::selects)
-      gemm_argmax<S>(ctx, Op::N, av, Op::N, bv, cv, MatrixView<std::int32_t>{k_star, s.c_rows, s.c_cols, s.c_cols, Layout::row_major});
+      gemm_argmax<S>(ctx, op_a, av, Op::N, bv, cv, MatrixView<std::int32_t>{k_star, s.c_rows, s.c_cols, s.c_cols, Layout::row_major});
     else
       throw Error(Errc::unsupported, "product", "argmax products need a semiring whose ⊕ selects one term");
     return;
   }
   if (product == Product::batched)
-    gemm_batched<S>(ctx, Op::N, av, s.a_rows * s.a_cols, Op::N, bv, s.b_rows * s.b_cols, cv, s.c_rows * s.c_cols,
+    gemm_batched<S>(ctx, op_a, av, s.a_rows * s.a_cols, Op::N, bv, s.b_rows * s.b_cols, cv, s.c_rows * s.c_cols,
                     s.batch);
   else
-    gemm<S>(ctx, Op::N, av, Op::N, bv, cv);
+    gemm<S>(ctx, op_a, av, Op::N, bv, cv);
 }
 
-template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps) {
+template <class S>
+Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps, HostMemory memory,
+                         Op op_a) {
   using T = typename S::value_type;
   Context ctx = ctx_in;
   ctx.backend = Backend::cuda;
@@ -89,16 +116,17 @@ template <class S> Timing time_ringmm_typed(const Context& ctx_in, Product produ
   // The index matrix of argmax products, on the device and on the host.
   const std::size_t k_count = product == Product::argmax ? s.c_count() : 0;
   const DeviceBuffer<std::int32_t> k_device(k_count, stream);
-  std::vector<std::int32_t> k_host(k_count);
+  HostBuffer<std::int32_t> k_host(k_count, memory);
   Timing t;
   t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int i = r % sets.sets();
-    call_ringmm<S>(ctx, product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
+    call_ringmm<S>(ctx, product, op_a, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
   });
-  const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
-  std::vector<T> c(s.c_count());
+  HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
+  download(sets.a[0].get(), a);
+  download(sets.b[0].get(), b);
   t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
-    call_ringmm<S>(ctx, product, s, a.data(), b.data(), c.data(), k_host.data());
+    call_ringmm<S>(ctx, product, op_a, s, a.data(), b.data(), c.data(), k_host.data());
   });
   return t;
 }
@@ -154,7 +182,7 @@ template <class T> void call_cublas(cublasHandle_t h, Product product, const Sha
   }
 }
 
-template <class T> Timing time_cublas_typed(Product product, const Shapes& s, int reps) {
+template <class T> Timing time_cublas_typed(Product product, const Shapes& s, int reps, HostMemory memory) {
   using S = PlusTimes<T>;
   const cudaStream_t stream = nullptr;
   CublasHandle handle;
@@ -167,8 +195,9 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
     call_cublas<T>(handle.get(), product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
   });
   // With transfers, as a cuBLAS user with host buffers does it: upload, multiply, download.
-  const std::vector<T> a = download(sets.a[0].get(), s.a_count()), b = download(sets.b[0].get(), s.b_count());
-  std::vector<T> c(s.c_count());
+  HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
+  download(sets.a[0].get(), a);
+  download(sets.b[0].get(), b);
   const DeviceBuffer<T> da(s.a_count(), stream), db(s.b_count(), stream), dc(s.c_count(), stream);
   t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
     cuda_check(cudaMemcpy(da.get(), a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), "upload A");
@@ -182,17 +211,20 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
 }  // namespace
 
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps) {
+                   index_t batch, int reps, HostMemory host, Op op_a) {
   const Shapes s = shapes_of(product, m, n, k, batch);
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
+  if (product == Product::syrk && op_a != Op::N)
+    throw Error(Errc::invalid_argument, "op_a", "syrk computes AᵀA of its one operand; A is not transposed");
   if (!is_supported(kind, type)) throw detail::unsupported_pair(kind, type);
   require_device();
   return visit_semiring(kind, type, [&](auto tag) {
-    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps);
+    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host, op_a);
   });
 }
 
-Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps) {
+Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps,
+                   HostMemory host) {
   const Shapes s = shapes_of(product, m, n, k, batch);
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
   if (type != DType::f32 && type != DType::f64)
@@ -201,7 +233,8 @@ Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k,
   if (std::max({m, n, k, batch}) > 2147483647)
     throw Error(Errc::unsupported, "m", "cuBLAS takes 32-bit dimensions");
   require_device();
-  return type == DType::f32 ? time_cublas_typed<float>(product, s, reps) : time_cublas_typed<double>(product, s, reps);
+  return type == DType::f32 ? time_cublas_typed<float>(product, s, reps, host)
+                            : time_cublas_typed<double>(product, s, reps, host);
 }
 
 std::vector<std::string> describe_devices() {

@@ -736,7 +736,8 @@ def headline(records, img):
     x = range(len(pairs))
     w = 0.2
     own = [ours(run, s, t, "gemm", 4096, 4096, 4096) for s, t in pairs]
-    cl = [ceiling(ceil, s, t) for s, t in pairs]
+    # log-plus runs the shift trick over a plus-times GEMM: its streaming ceiling does not apply.
+    cl = [None if s == "log-plus" else ceiling(ceil, s, t) for s, t in pairs]
     cub = [run.where(backend="cublas", semiring=s, type=t).latest(lambda r: 0).get(0) for s, t in pairs]
     ax.bar([i - 1.5 * w for i in x], [rate(r) if r else 0 for r in cl], w, color="lightgray", label="reg-reg ceiling")
     ax.bar([i - 0.5 * w for i in x], [rate(r) if r else 0 for r in own], w, color="tab:blue", label="ringmm (own kernel)")
@@ -746,7 +747,7 @@ def headline(records, img):
     for i, (r, c) in enumerate(zip(own, cl)):
         if r and c:
             ax.text(i - 0.5 * w, rate(r), f"{100 * rate(r) / rate(c):.0f}%", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(list(x), [f"{s}\n{t}" for s, t in pairs], fontsize=8)
+    ax.set_xticks(list(x), [f"{s}\n{t}" + ("\n(shift trick)" if s == "log-plus" else "") for s, t in pairs], fontsize=8)
     ax.set_ylabel("10¹² updates/s at 4096³")
     ax.set_title("ringmm on the H100 at 4096³ against each semiring's ceiling (label: % of ceiling)")
     ax.legend(fontsize=8)

@@ -2,6 +2,7 @@
 // multiplies by ringmm::gemm on the CPU) or the device path (summa_nccl.cpp).
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -86,18 +87,22 @@ template <class S> class HostSumma {
   static constexpr bool accumulate_apart = semiring_traits<S>::checks_inputs;
 
  public:
+  // k_star: the argmax's index matrix (gemm_argmax), null for plain products; local_backend runs
+  // the local multiplies (the CPU for plain ones, whose device path is summa_nccl.cpp).
   HostSumma(const Grid& grid, const detail::Plan& plan, const DistMatrix<T>& a, const DistMatrix<T>& b,
-            DistMatrix<T>& c, T alpha, T beta, const Options& options)
-      : grid_(grid), plan_(plan), a_(a), b_(b), c_(c), alpha_(alpha), beta_(beta), elem_(sizeof(T)) {
+            DistMatrix<T>& c, T alpha, T beta, const Options& options, DistMatrix<std::int32_t>* k_star = nullptr,
+            Backend local_backend = Backend::cpu)
+      : grid_(grid), plan_(plan), a_(a), b_(b), c_(c), k_star_(k_star), alpha_(alpha), beta_(beta), elem_(sizeof(T)) {
     ctx_ = options.context;
-    ctx_.backend = Backend::cpu;
+    ctx_.backend = local_backend;
     for (int slot = 0; slot < 2; ++slot) {
       a_panel_[slot].resize(std::size_t(std::max<index_t>(1, plan.m_local * plan.nb)));
       b_panel_[slot].resize(std::size_t(std::max<index_t>(1, plan.nb * plan.n_local)));
     }
-    if (accumulate_apart) {
+    if (apart_) {
       acc_.resize(std::size_t(std::max<index_t>(1, plan.m_local * plan.n_local)));
       part_.resize(acc_.size());
+      if (k_star_) acc_k_.resize(acc_.size()), part_k_.resize(acc_.size());
     }
   }
 
@@ -122,7 +127,7 @@ template <class S> class HostSumma {
       a_move_[slot].finish_outgoing();
       b_move_[slot].finish_outgoing();
     }
-    if (accumulate_apart) finish_epilogue();
+    if (apart_) finish_epilogue();
     stats.seconds = MPI_Wtime() - start;
     stats.steps = steps;
   }
@@ -186,14 +191,30 @@ template <class S> class HostSumma {
       const index_t rows = std::min(chunk, m - i0);
       const MatrixView<const T> a_panel{a_panel_[slot].data() + i0 * st.width, rows, st.width,
                                         std::max<index_t>(1, st.width), Layout::row_major};
-      if constexpr (accumulate_apart) {
+      if (apart_) {
         // Integer tropical: partial results can leave the accepted input range, so each step's
         // product goes to `part` and is ⊕-ed into `acc`; α and β are applied once at the end.
+        // Argmax products too, so that the winner is chosen among unscaled terms, as on one node
+        // (an α of max-min could otherwise turn a later winner into a tie).
         T* target = (s == 0 ? acc_.data() : part_.data()) + i0 * n;
-        gemm<S>(ctx_, Op::N, a_panel, Op::N, b_panel, MatrixView<T>{target, rows, n, n, Layout::row_major}, S::one(),
-                S::zero());
-        if (s > 0)
-          for (index_t e = 0; e < rows * n; ++e) acc_[std::size_t(i0 * n + e)] = S::add(acc_[std::size_t(i0 * n + e)], target[e]);
+        const MatrixView<T> out{target, rows, n, n, Layout::row_major};
+        if (k_star_) {
+          if constexpr (semiring_traits<S>::selects) {
+            std::int32_t* target_k = (s == 0 ? acc_k_.data() : part_k_.data()) + i0 * n;
+            gemm_argmax<S>(ctx_, Op::N, a_panel, Op::N, b_panel, out, MatrixView<std::int32_t>{target_k, rows, n, n, Layout::row_major},
+                           S::one(), S::zero(), s * plan_.nb);
+            // A later panel's term replaces the carried one only when strictly better.
+            if (s > 0)
+              for (index_t e = 0; e < rows * n; ++e) {
+                const std::size_t at = std::size_t(i0 * n + e);
+                if (semiring_traits<S>::better(target[e], acc_[at])) acc_[at] = target[e], acc_k_[at] = target_k[e];
+              }
+          }
+        } else {
+          gemm<S>(ctx_, Op::N, a_panel, Op::N, b_panel, out, S::one(), S::zero());
+          if (s > 0)
+            for (index_t e = 0; e < rows * n; ++e) acc_[std::size_t(i0 * n + e)] = S::add(acc_[std::size_t(i0 * n + e)], target[e]);
+        }
       } else {
         // α ⊗ (x ⊕ y) = α ⊗ x ⊕ α ⊗ y, so each step adds α ⊗ (its product); β applies at step 0.
         MatrixView<T> c_rows{&c_.local()(i0, 0), rows, n, c_.ld(), Layout::row_major};
@@ -204,10 +225,30 @@ template <class S> class HostSumma {
   }
 
   void finish_epilogue() {
+    using traits = semiring_traits<S>;
     const MatrixView<T> c = c_.local();
+    const bool reads_c = !(beta_ == S::zero());
     for (index_t i = 0; i < c.rows; ++i)
-      for (index_t j = 0; j < c.cols; ++j)
-        c(i, j) = semiring_traits<S>::epilogue(alpha_, acc_[std::size_t(i * c.cols + j)], beta_, &c(i, j));
+      for (index_t j = 0; j < c.cols; ++j) {
+        const std::size_t at = std::size_t(i * c.cols + j);
+        if (!k_star_) {
+          c(i, j) = traits::epilogue(alpha_, acc_[at], beta_, &c(i, j));
+          continue;
+        }
+        if constexpr (traits::selects) {
+          // gemm_argmax's epilogue: −1 for 0̄, and β ⊗ C keeps its index where it wins or ties.
+          std::int32_t& k = k_star_->local()(i, j);
+          T result = traits::scale(alpha_, acc_[at]);
+          std::int32_t index = result == S::zero() ? -1 : acc_k_[at];
+          if (reads_c) {
+            const T incoming = traits::scale(beta_, c(i, j));
+            if (!traits::better(result, incoming)) index = k;
+            result = S::add(result, incoming);
+          }
+          c(i, j) = result;
+          k = index;
+        }
+      }
   }
 
   static constexpr index_t chunks_per_step = 4;
@@ -216,10 +257,13 @@ template <class S> class HostSumma {
   const DistMatrix<T>& a_;
   const DistMatrix<T>& b_;
   DistMatrix<T>& c_;
+  DistMatrix<std::int32_t>* k_star_;
+  const bool apart_ = accumulate_apart || k_star_ != nullptr;
   T alpha_, beta_;
   Context ctx_;
   detail::ElementType elem_;
   std::vector<T> a_panel_[2], b_panel_[2], acc_, part_;
+  std::vector<std::int32_t> acc_k_, part_k_;  // the argmax's indexes beside acc_ and part_
   Transfer a_move_[2], b_move_[2];
 };
 
@@ -245,11 +289,16 @@ Backend agree_on_backend(const Grid& grid, Backend requested) {
 
 }  // namespace
 
+namespace {
+
+// gemm and gemm_argmax (k_star not null): one collective call.
 template <class S>
-Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
-           const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
-           typename S::value_type alpha, typename S::value_type beta, const Options& options) {
+Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
+            const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
+            DistMatrix<std::int32_t>* k_star, typename S::value_type alpha, typename S::value_type beta,
+            const Options& options) {
   using T = typename S::value_type;
+  const char* call = k_star ? "dist::gemm_argmax" : "dist::gemm";
   // 1. Agreement: every parameter, before any data moves.
   check_agreement(grid.comm(),
                   {{"semiring", detail::type_fingerprint<S>(), ringmm::detail::semiring_name<S>()},
@@ -270,14 +319,22 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
                    {"transb", std::int64_t(op_b), std::string(to_string(op_b))},
                    {"alpha", detail::scalar_bits(alpha), ringmm::detail::value_text(alpha)},
                    {"beta", detail::scalar_bits(beta), ringmm::detail::value_text(beta)},
-                   {"backend", std::int64_t(options.context.backend), std::string(to_string(options.context.backend))}},
-                  "dist::gemm");
+                   {"backend", std::int64_t(options.context.backend), std::string(to_string(options.context.backend))},
+                   {"K*.rows", k_star ? k_star->rows() : -1},
+                   {"K*.cols", k_star ? k_star->cols() : -1},
+                   {"K*.block", k_star ? k_star->block() : -1}},
+                  call);
   std::optional<Error> problem;
+  auto on_grid = [&](const auto& m) {
+    return m.grid_rows() == grid.rows() && m.grid_cols() == grid.cols() && m.grid_row() == grid.row() &&
+           m.grid_col() == grid.col();
+  };
   for (const auto* m : {&a, &b, static_cast<const DistMatrix<T>*>(&c)})
-    if (!problem && (m->grid_rows() != grid.rows() || m->grid_cols() != grid.cols() || m->grid_row() != grid.row() ||
-                     m->grid_col() != grid.col()))
+    if (!problem && !on_grid(*m))
       problem = Error(Errc::invalid_argument, m == &a ? "A" : m == &b ? "B" : "C",
                       "matrix was built for another process grid");
+  if (!problem && k_star && !on_grid(*k_star))
+    problem = Error(Errc::invalid_argument, "K*", "matrix was built for another process grid");
   throw_if_any(grid.comm(), problem);
 
   // 2. Shapes: agreed above, so every rank reaches the same verdict.
@@ -294,6 +351,15 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
     throw Error(Errc::dimension_mismatch, "B",
                 "op(A) has " + std::to_string(k) + " columns but op(B) has " + std::to_string(b_rows) +
                     " rows (inner dimensions differ)");
+  if (k_star) {
+    if (k_star->rows() != m || k_star->cols() != n)
+      throw Error(Errc::dimension_mismatch, "K*", "the index matrix is " + shape(*k_star) + " but C is " + shape(c));
+    if (k_star->block() != c.block())
+      throw Error(Errc::invalid_argument, "block", "K* must share C's block size (got " + std::to_string(k_star->block()) +
+                                                       ", " + std::to_string(c.block()) + ")");
+    if (k > std::numeric_limits<std::int32_t>::max())
+      throw Error(Errc::unsupported, "K*", "K = " + std::to_string(k) + " does not fit the int32 index matrix");
+  }
 
   // 3. Values and backend, agreed.
   check_values<S>(grid, a, b, c, alpha, beta, k);
@@ -301,10 +367,22 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
   stats.backend = agree_on_backend(grid, options.context.backend);
   stats.updates = double(m) * double(n) * double(k);
 
-  if (k == 0) {  // no panels: C ← α ⊗ 0̄ ⊕ β ⊗ C
+  if (k == 0) {  // no panels: C ← α ⊗ 0̄ ⊕ β ⊗ C; K* keeps its index where β ⊗ C wins, else −1
+    using traits = semiring_traits<S>;
     const MatrixView<T> cl = c.local();
     for (index_t i = 0; i < cl.rows; ++i)
-      for (index_t j = 0; j < cl.cols; ++j) cl(i, j) = semiring_traits<S>::epilogue(alpha, S::zero(), beta, &cl(i, j));
+      for (index_t j = 0; j < cl.cols; ++j) {
+        const T result = traits::epilogue(alpha, S::zero(), beta, &cl(i, j));
+        if constexpr (traits::selects) {
+          if (k_star) {
+            // gemm_argmax's rule: the incoming index stays where β ⊗ C wins or ties, else −1.
+            const bool keeps = !(beta == S::zero()) &&
+                               !traits::better(traits::scale(alpha, S::zero()), traits::scale(beta, cl(i, j)));
+            if (!keeps) k_star->local()(i, j) = -1;
+          }
+        }
+        cl(i, j) = result;
+      }
     return stats;
   }
 
@@ -328,7 +406,9 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
   plan.my_col = grid.col();
   plan.variant = options.variant;
 
-  if (stats.backend == Backend::cuda) {
+  if (k_star) {  // host panels; the local products on the agreed backend
+    HostSumma<S>(grid, plan, a_n, b_n, c, alpha, beta, options, k_star, stats.backend).run(stats);
+  } else if (stats.backend == Backend::cuda) {
 #if RINGMM_HAVE_NCCL
     detail::summa_device<S>(grid, plan, a_n, b_n, c, alpha, beta, options, stats);
 #endif
@@ -338,10 +418,34 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
   return stats;
 }
 
+}  // namespace
+
+template <class S>
+Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
+           const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
+           typename S::value_type alpha, typename S::value_type beta, const Options& options) {
+  return summa<S>(grid, op_a, a, op_b, b, c, nullptr, alpha, beta, options);
+}
+
+template <class S>
+Stats gemm_argmax(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
+                  const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
+                  DistMatrix<std::int32_t>& k_star, typename S::value_type alpha, typename S::value_type beta,
+                  const Options& options) {
+  if constexpr (!semiring_traits<S>::selects)
+    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+  else
+    return summa<S>(grid, op_a, a, op_b, b, c, &k_star, alpha, beta, options);
+}
+
 #define RINGMM_DIST_GEMM(S)                                                                                        \
   template Stats gemm<S>(const Grid&, Op, const DistMatrix<typename S::value_type>&, Op,                             \
                          const DistMatrix<typename S::value_type>&, DistMatrix<typename S::value_type>&,             \
-                         typename S::value_type, typename S::value_type, const Options&);
+                         typename S::value_type, typename S::value_type, const Options&);                  \
+  template Stats gemm_argmax<S>(const Grid&, Op, const DistMatrix<typename S::value_type>&, Op,                      \
+                                const DistMatrix<typename S::value_type>&, DistMatrix<typename S::value_type>&,      \
+                                DistMatrix<std::int32_t>&, typename S::value_type, typename S::value_type,           \
+                                const Options&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_GEMM(::ringmm::S)
 #include "ringmm/builtins.def"
 

@@ -84,6 +84,86 @@ TYPED_TEST(Summa, MatchesTheSingleProcessProduct) {
   }
 }
 
+// dist::gemm_argmax against the single-process gemm_argmax (CPU): values from {0, 1, 2, 3} and
+// 0̄ make ties across panels and ranks, whose smallest k must win; with β ≠ 0̄ an incoming K* is
+// carried where β ⊗ C wins.
+template <class S>
+void check_argmax_case(const dist::Grid& grid, const Case& cs, bool general_scalars, std::uint64_t seed,
+                       const dist::Options& options) {
+  using T = typename S::value_type;
+  std::mt19937_64 rng(seed);
+  auto tie_prone = [&](index_t rows, index_t cols) {
+    HostMatrix<T> x(rows, cols, Layout::row_major);
+    for (T& v : x.storage) v = rng() % 9 == 0 ? S::zero() : T(rng() % 4);
+    return x;
+  };
+  const index_t a_rows = cs.op_a == Op::N ? cs.m : cs.k, a_cols = cs.op_a == Op::N ? cs.k : cs.m;
+  const index_t b_rows = cs.op_b == Op::N ? cs.k : cs.n, b_cols = cs.op_b == Op::N ? cs.n : cs.k;
+  const HostMatrix<T> a = tie_prone(a_rows, a_cols), b = tie_prone(b_rows, b_cols);
+  HostMatrix<T> c = tie_prone(cs.m, cs.n);
+  HostMatrix<std::int32_t> k_star(cs.m, cs.n, Layout::row_major);
+  for (auto& x : k_star.storage) x = std::int32_t(rng() % 1000);
+  const T alpha = general_scalars ? T(1) : S::one();
+  const T beta = general_scalars ? T(2) : S::zero();
+
+  dist::DistMatrix<T> da(grid, a_rows, a_cols, cs.nb), db(grid, b_rows, b_cols, cs.nb), dc(grid, cs.m, cs.n, cs.nb);
+  dist::DistMatrix<std::int32_t> dk(grid, cs.m, cs.n, cs.nb);
+  dist::scatter<T>(grid, a.cview(), da, 0);
+  dist::scatter<T>(grid, b.cview(), db, 0);
+  dist::scatter<T>(grid, c.cview(), dc, 0);
+  dist::scatter<std::int32_t>(grid, k_star.cview(), dk, 0);
+  dist::gemm_argmax<S>(grid, cs.op_a, da, cs.op_b, db, dc, dk, alpha, beta, options);
+
+  HostMatrix<T> result(cs.m, cs.n, Layout::row_major);
+  HostMatrix<std::int32_t> result_k(cs.m, cs.n, Layout::row_major);
+  dist::gather<T>(grid, dc, result.view, 0);
+  dist::gather<std::int32_t>(grid, dk, result_k.view, 0);
+  if (grid.rank() != 0) return;
+  Context ctx;
+  ctx.backend = Backend::cpu;
+  gemm_argmax<S>(ctx, cs.op_a, a.cview(), cs.op_b, b.cview(), c.view, k_star.view, alpha, beta);
+  index_t bad = 0;
+  for (index_t i = 0; i < cs.m; ++i)
+    for (index_t j = 0; j < cs.n; ++j)
+      if (!(result.view(i, j) == c.view(i, j)) || result_k.view(i, j) != k_star.view(i, j))
+        if (bad++ < 3)
+          ADD_FAILURE() << "(" << i << ", " << j << "): C " << double(result.view(i, j)) << " K* " << result_k.view(i, j)
+                        << ", single process " << double(c.view(i, j)) << " K* " << k_star.view(i, j);
+  EXPECT_EQ(bad, 0);
+}
+
+template <class S> class SummaArgmax : public ::testing::Test {};
+TYPED_TEST_SUITE(SummaArgmax, SelectingSemirings, SemiringNames);
+
+TYPED_TEST(SummaArgmax, MatchesTheSingleProcessArgmaxWithTiesToTheSmallestK) {
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    for (dist::Variant variant : {dist::Variant::broadcast, dist::Variant::ring}) {
+      std::uint64_t seed = 1;
+      for (const Case& cs : cases) {
+        const bool general = seed % 2 == 0;
+        SCOPED_TRACE(grid_name(grid) + " " + std::string(dist::to_string(variant)) + " " + std::to_string(cs.m) + "x" +
+                     std::to_string(cs.n) + "x" + std::to_string(cs.k) + " nb " + std::to_string(cs.nb) +
+                     (general ? " alpha 1, beta 2" : ""));
+        check_argmax_case<TypeParam>(grid, cs, general, seed++, cpu_options(variant));
+      }
+    }
+  }
+}
+
+TEST(SummaArgmax, RefusesAnIndexMatrixOfTheWrongShape) {
+  dist::Grid grid(MPI_COMM_WORLD, 1, world_size());
+  dist::DistMatrix<float> a(grid, 8, 6, 4), b(grid, 6, 5, 4), c(grid, 8, 5, 4);
+  dist::DistMatrix<std::int32_t> k_wrong(grid, 5, 8, 4);
+  try {
+    dist::gemm_argmax<MaxPlus<float>>(grid, Op::N, a, Op::N, b, c, k_wrong, 0.0f, MaxPlus<float>::zero(),
+                                      cpu_options(dist::Variant::broadcast));
+    ADD_FAILURE() << "not refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.subject(), "K*");
+  }
+}
+
 TEST(SummaTraffic, EveryByteSentIsReceivedAndOneRankSendsNothing) {
   for (auto [pr, pc] : grid_shapes(world_size())) {
     dist::Grid grid(MPI_COMM_WORLD, pr, pc);

@@ -17,7 +17,9 @@
 
 namespace ringmm::dist {
 
-namespace {
+// Named rather than anonymous: the device path's lambdas capture these types, and a template
+// with external linkage may not hold members of an anonymous namespace (-Wsubobject-linkage).
+namespace nccl_support {
 
 void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw Error(Errc::device_error, what, cudaGetErrorString(status));
@@ -56,7 +58,8 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-}  // namespace
+}  // namespace nccl_support
+using namespace nccl_support;
 
 // The grid's device, streams and NCCL communicators, made once per grid.
 struct Grid::DeviceState {

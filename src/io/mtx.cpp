@@ -43,8 +43,9 @@ bool blank(std::string_view line) {
   return std::all_of(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c); });
 }
 
-// A whole field as a non-negative or positive integer; false when it is not one.
+// A whole field as a non-negative integer; false when it is not one.
 bool parse_index(std::string_view text, index_t& out) {
+  if (text.empty() || text[0] == '-') return false;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && end == text.data() + text.size();
 }

@@ -132,10 +132,40 @@ void host_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t l
 
 // ---- the driver --------------------------------------------------------------------------------
 
-// The steps of one round on one backend.
-template <class T> struct HostSteps {
+template <class S, class Steps>
+void blocked_floyd_warshall(const Context& gemm_ctx, const FwBuffers<element_t<S>>& b, const Steps& steps);
+
+// The diagonal block at k0 as a problem of its own, for closing a large block with blocked
+// Floyd–Warshall on sub-blocks of `sub_block` vertices; `scratch` holds the sub-problem's panels
+// (sized for kb). Its successors are global vertices already, as everything in NEXT is.
+template <class T> FwBuffers<T> diagonal_subproblem(const FwBuffers<T>& b, index_t k0, index_t kb, index_t sub_block,
+                                                    FwBuffers<T> scratch) {
+  scratch.n = kb, scratch.block = sub_block, scratch.longest = b.longest;
+  scratch.dist = b.dist + k0 * b.ld_dist + k0, scratch.ld_dist = b.ld_dist;
+  scratch.next = b.next + k0 * b.ld_next + k0, scratch.ld_next = b.ld_next;
+  return scratch;
+}
+
+// The steps of one round on the CPU. Diagonal blocks above host_phase1_max vertices are closed on
+// sub-blocks through the driver, as CUDA does (so the CPU tests cover that path too).
+constexpr index_t host_phase1_max = 64;
+template <class S> struct HostSteps {
+  using T = element_t<S>;
   int threads;
-  void phase1(const FwBuffers<T>& b, index_t k0, index_t kb) const { host_phase1(b, k0, kb); }
+  const Context* gemm_ctx;
+  void phase1(const FwBuffers<T>& b, index_t k0, index_t kb) const {
+    if (kb <= host_phase1_max) {
+      host_phase1(b, k0, kb);
+      return;
+    }
+    const std::size_t panel = std::size_t(kb * host_phase1_max);
+    std::vector<T> col(panel), row(panel);
+    std::vector<std::int32_t> next_col(panel), k_col(panel, -1), k_all(std::size_t(kb * kb), -1);
+    FwBuffers<T> scratch;
+    scratch.col = col.data(), scratch.row = row.data(), scratch.next_col = next_col.data();
+    scratch.k_col = k_col.data(), scratch.k_all = k_all.data();
+    blocked_floyd_warshall<S>(*gemm_ctx, diagonal_subproblem(b, k0, kb, host_phase1_max, scratch), *this);
+  }
   void copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too) const {
     host_copy_panels(b, k0, kb, row_too, threads);
   }
@@ -144,20 +174,6 @@ template <class T> struct HostSteps {
     host_gather(next, ld_next, k, ld_k, rows, cols, next_col, ld_col, threads);
   }
 };
-
-#if defined(RINGMM_APSP_CUDA)
-template <class T> struct CudaSteps {
-  void* stream;
-  void phase1(const FwBuffers<T>& b, index_t k0, index_t kb) const { graph::cuda_phase1(b, k0, kb, stream); }
-  void copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too) const {
-    graph::cuda_copy_panels(b, k0, kb, row_too, stream);
-  }
-  void gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
-              const std::int32_t* next_col, index_t ld_col) const {
-    graph::cuda_gather(next, ld_next, k, ld_k, rows, cols, next_col, ld_col, stream);
-  }
-};
-#endif
 
 // The rounds of blocked Floyd–Warshall (the comment at the top of this file). k_col and k_all must
 // hold −1 on entry; they do again on return.
@@ -185,6 +201,32 @@ void blocked_floyd_warshall(const Context& gemm_ctx, const FwBuffers<element_t<S
     steps.gather(b.next, b.ld_next, b.k_all, n, n, n, b.next_col, b.block);
   }
 }
+
+#if defined(RINGMM_APSP_CUDA)
+// The steps of one round on CUDA. Diagonal blocks larger than the phase-1 kernel takes are closed
+// on sub-blocks of cuda_phase1_max through the driver, with the device scratch `inner` (sized for
+// the largest block).
+template <class S> struct CudaSteps {
+  using T = element_t<S>;
+  void* stream;
+  const Context* gemm_ctx;
+  FwBuffers<T> inner;
+  void phase1(const FwBuffers<T>& b, index_t k0, index_t kb) const {
+    if (kb <= graph::cuda_phase1_max) {
+      graph::cuda_phase1(b, k0, kb, stream);
+      return;
+    }
+    blocked_floyd_warshall<S>(*gemm_ctx, diagonal_subproblem(b, k0, kb, graph::cuda_phase1_max, inner), *this);
+  }
+  void copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too) const {
+    graph::cuda_copy_panels(b, k0, kb, row_too, stream);
+  }
+  void gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
+              const std::int32_t* next_col, index_t ld_col) const {
+    graph::cuda_gather(next, ld_next, k, ld_k, rows, cols, next_col, ld_col, stream);
+  }
+};
+#endif
 
 // Vertices whose diagonal left 0: they lie on a cycle of the wrong sign.
 template <class T> void check_cycles(const std::vector<T>& diagonal, bool longest) {
@@ -219,7 +261,7 @@ template <class S> double solve_on_host(const Context& ctx, FwBuffers<element_t<
   b.col = col.data(), b.row = row.data(), b.next_col = next_col.data(), b.k_col = k_col.data(), b.k_all = k_all.data();
   Context gemm_ctx = ctx;
   gemm_ctx.backend = Backend::cpu;
-  blocked_floyd_warshall<S>(gemm_ctx, b, HostSteps<T>{threads_of(ctx)});
+  blocked_floyd_warshall<S>(gemm_ctx, b, HostSteps<S>{threads_of(ctx), &gemm_ctx});
   const double seconds = seconds_since(start);
   std::vector<T> diagonal(std::size_t(b.n));
   for (index_t v = 0; v < b.n; ++v) diagonal[v] = b.dist[v * b.ld_dist + v];
@@ -263,8 +305,20 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
   DeviceArray<std::int32_t> next_col(panel), k_col(panel), k_all(n * n);
   DeviceArray<unsigned long long> bad(1);
   b.col = col.ptr, b.row = row.ptr, b.next_col = next_col.ptr, b.k_col = k_col.ptr, b.k_all = k_all.ptr;
+  // Scratch of the sub-blocks when the block is larger than the phase-1 kernel takes.
+  const bool split = b.block > graph::cuda_phase1_max;
+  const std::size_t block = std::size_t(b.block), inner_panel = split ? block * std::size_t(graph::cuda_phase1_max) : 0;
+  DeviceArray<T> inner_col(inner_panel), inner_row(inner_panel);
+  DeviceArray<std::int32_t> inner_next_col(inner_panel), inner_k_col(inner_panel), inner_k_all(split ? block * block : 0);
+  FwBuffers<T> inner;
+  inner.col = inner_col.ptr, inner.row = inner_row.ptr, inner.next_col = inner_next_col.ptr;
+  inner.k_col = inner_k_col.ptr, inner.k_all = inner_k_all.ptr;
   cuda_check(cudaMemsetAsync(k_col.ptr, 0xff, panel * sizeof(std::int32_t), stream), "cudaMemsetAsync");  // −1
   cuda_check(cudaMemsetAsync(k_all.ptr, 0xff, n * n * sizeof(std::int32_t), stream), "cudaMemsetAsync");
+  if (split) {
+    cuda_check(cudaMemsetAsync(inner_k_col.ptr, 0xff, inner_panel * sizeof(std::int32_t), stream), "cudaMemsetAsync");
+    cuda_check(cudaMemsetAsync(inner_k_all.ptr, 0xff, block * block * sizeof(std::int32_t), stream), "cudaMemsetAsync");
+  }
   cuda_check(cudaMemsetAsync(bad.ptr, 0xff, sizeof(unsigned long long), stream), "cudaMemsetAsync");
   graph::cuda_prepare(b, bad.ptr, stream);
   unsigned long long first_bad = 0;
@@ -285,7 +339,7 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
   Context gemm_ctx = ctx;
   gemm_ctx.backend = Backend::cuda;
   gemm_ctx.cuda_stream = stream;
-  blocked_floyd_warshall<S>(gemm_ctx, b, CudaSteps<T>{stream});
+  blocked_floyd_warshall<S>(gemm_ctx, b, CudaSteps<S>{stream, &gemm_ctx, inner});
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (apsp)");
   const double seconds = seconds_since(start);
 
@@ -359,7 +413,9 @@ CycleError::CycleError(bool longest, std::vector<index_t> vertices)
     : Error(Errc::value_out_of_range, longest ? "positive cycle" : "negative cycle", cycle_message(longest, vertices)),
       vertices_(std::move(vertices)) {}
 
-index_t apsp_default_block(Backend backend) { return backend == Backend::cuda ? 256 : 128; }
+// CUDA: 512 halves the rounds of 256, and with them the phase-3 product's reads and writes of C and
+// K* (16 bytes per entry per round), for a column-panel product that stays ≈ b/n of the work.
+index_t apsp_default_block(Backend backend) { return backend == Backend::cuda ? 512 : 128; }
 
 template <class T>
 double apsp_in_place(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options) {

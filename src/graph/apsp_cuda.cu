@@ -10,6 +10,7 @@
 
 #include "fw_buffers.hpp"
 #include "ringmm/cuda/check.hpp"
+#include "ringmm/error.hpp"
 
 namespace ringmm::graph {
 
@@ -42,62 +43,70 @@ template <class T> __global__ void prepare_kernel(const FwBuffers<T> b, unsigned
   }
 }
 
-// Floyd–Warshall inside the diagonal block, one thread block: for each k the block's row k, column
-// k and the successors of column k are staged in shared memory, so that every thread reads the
-// values of step k while entries change.
+// Floyd–Warshall inside a diagonal block of at most cuda_phase1_max vertices, one thread block with
+// the block's distances and successors in shared memory (apsp.cpp splits larger blocks). In step k
+// only entries outside row k and column k change (D[k][k] = 0 when no cycle of the wrong sign
+// exists), so threads may read row k and column k while others write.
 template <class T> __global__ void phase1_kernel(const FwBuffers<T> b, index_t k0, int kb) {
   extern __shared__ unsigned char shared[];
-  T* row_k = reinterpret_cast<T*>(shared);
-  T* col_k = row_k + kb;
-  std::int32_t* via_k = reinterpret_cast<std::int32_t*>(col_k + kb);
-  T* d = b.dist + k0 * b.ld_dist + k0;
-  std::int32_t* nx = b.next + k0 * b.ld_next + k0;
+  T* d = reinterpret_cast<T*>(shared);
+  std::int32_t* nx = reinterpret_cast<std::int32_t*>(d + kb * kb);
+  T* gd = b.dist + k0 * b.ld_dist + k0;
+  std::int32_t* gn = b.next + k0 * b.ld_next + k0;
   const int cells = kb * kb;
+  for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
+    const int i = e / kb, j = e % kb;
+    d[e] = gd[i * b.ld_dist + j];
+    nx[e] = gn[i * b.ld_next + j];
+  }
   for (int k = 0; k < kb; ++k) {
-    for (int t = int(threadIdx.x); t < kb; t += int(blockDim.x)) {
-      row_k[t] = d[index_t(k) * b.ld_dist + t];
-      col_k[t] = d[index_t(t) * b.ld_dist + k];
-      via_k[t] = nx[index_t(t) * b.ld_next + k];
-    }
     __syncthreads();
     for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
-      const int i = e / kb, j = e % kb;
-      const T term = col_k[i] + row_k[j];
-      T& dij = d[index_t(i) * b.ld_dist + j];
-      if (better(term, dij, b.longest)) {
-        dij = term;
-        nx[index_t(i) * b.ld_next + j] = via_k[i];
+      const int i = e / kb, j = e - i * kb;
+      const T term = d[i * kb + k] + d[k * kb + j];
+      if (better(term, d[e], b.longest)) {
+        d[e] = term;
+        nx[e] = nx[i * kb + k];
       }
     }
-    __syncthreads();
+  }
+  __syncthreads();
+  for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
+    const int i = e / kb, j = e % kb;
+    gd[i * b.ld_dist + j] = d[e];
+    gn[i * b.ld_next + j] = nx[e];
   }
 }
 
+// Rows on the grid's y axis (strided past 65535), columns on x: no 64-bit division per element.
 template <class T> __global__ void copy_panels_kernel(const FwBuffers<T> b, index_t k0, index_t kb, bool row_too) {
-  const index_t col_cells = b.n * kb, cells = col_cells + (row_too ? kb * b.n : 0);
-  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < cells; e += index_t(gridDim.x) * blockDim.x) {
-    if (e < col_cells) {
-      const index_t i = e / kb, c = e % kb;
+  for (index_t i = blockIdx.y; i < b.n; i += gridDim.y)
+    for (index_t c = index_t(blockIdx.x) * blockDim.x + threadIdx.x; c < kb; c += index_t(gridDim.x) * blockDim.x) {
       b.col[i * b.block + c] = b.dist[i * b.ld_dist + k0 + c];
       b.next_col[i * b.block + c] = b.next[i * b.ld_next + k0 + c];
-    } else {
-      const index_t r = (e - col_cells) / b.n, j = (e - col_cells) % b.n;
-      b.row[r * b.n + j] = b.dist[(k0 + r) * b.ld_dist + j];
     }
-  }
+  if (!row_too) return;
+  for (index_t r = blockIdx.y; r < kb; r += gridDim.y)
+    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < b.n; j += index_t(gridDim.x) * blockDim.x)
+      b.row[r * b.n + j] = b.dist[(k0 + r) * b.ld_dist + j];
 }
 
 __global__ void gather_kernel(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows,
                               index_t cols, const std::int32_t* next_col, index_t ld_col) {
-  const index_t cells = rows * cols;
-  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < cells; e += index_t(gridDim.x) * blockDim.x) {
-    const index_t i = e / cols, j = e % cols;
-    std::int32_t& c = k[i * ld_k + j];
-    if (c >= 0) {  // improved this round through vertex k0 + c: its first hop is the first hop to k0 + c
-      next[i * ld_next + j] = next_col[i * ld_col + c];
-      c = -1;
+  for (index_t i = blockIdx.y; i < rows; i += gridDim.y)
+    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols; j += index_t(gridDim.x) * blockDim.x) {
+      std::int32_t& c = k[i * ld_k + j];
+      if (c >= 0) {  // improved this round through vertex k0 + c: its first hop is the first hop to k0 + c
+        next[i * ld_next + j] = next_col[i * ld_col + c];
+        c = -1;
+      }
     }
-  }
+}
+
+// A grid over rows × cols for the kernels above.
+dim3 grid_2d(index_t rows, index_t cols) {
+  return dim3(unsigned(std::min<index_t>((cols + threads_2d - 1) / threads_2d, 1 << 16)),
+              unsigned(std::clamp<index_t>(rows, 1, 65535)));
 }
 
 }  // namespace
@@ -108,21 +117,24 @@ template <class T> void cuda_prepare(const FwBuffers<T>& b, unsigned long long* 
 }
 
 template <class T> void cuda_phase1(const FwBuffers<T>& b, index_t k0, index_t kb, void* stream) {
-  const std::size_t shared = std::size_t(kb) * (2 * sizeof(T) + sizeof(std::int32_t));
+  if (kb > cuda_phase1_max) throw Error(Errc::invalid_argument, "block", "phase 1 takes at most 128 vertices");
+  const std::size_t shared = std::size_t(kb * kb) * (sizeof(T) + sizeof(std::int32_t));
+  cuda_detail::cuda_check(cudaFuncSetAttribute(phase1_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+                          "cudaFuncSetAttribute (apsp phase 1)");
   phase1_kernel<T><<<1, 1024, shared, static_cast<cudaStream_t>(stream)>>>(b, k0, int(kb));
   cuda_detail::check_launch("apsp phase1_kernel");
 }
 
 template <class T> void cuda_copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too, void* stream) {
-  const index_t cells = b.n * kb * (row_too ? 2 : 1);
-  copy_panels_kernel<T><<<blocks_for(cells), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(b, k0, kb, row_too);
+  copy_panels_kernel<T><<<grid_2d(b.n, std::max(kb, row_too ? b.n : kb)), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(
+      b, k0, kb, row_too);
   cuda_detail::check_launch("apsp copy_panels_kernel");
 }
 
 void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
                  const std::int32_t* next_col, index_t ld_col, void* stream) {
-  gather_kernel<<<blocks_for(rows * cols), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(next, ld_next, k, ld_k, rows,
-                                                                                              cols, next_col, ld_col);
+  gather_kernel<<<grid_2d(rows, cols), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(next, ld_next, k, ld_k, rows,
+                                                                                          cols, next_col, ld_col);
   cuda_detail::check_launch("apsp gather_kernel");
 }
 

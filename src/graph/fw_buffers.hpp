@@ -26,10 +26,15 @@ template <class T> struct FwBuffers {
 template <class T> inline bool improves(T term, T acc, bool longest) { return longest ? term > acc : term < acc; }
 
 #if defined(RINGMM_APSP_CUDA)
+// The largest diagonal block the CUDA phase-1 kernel closes in shared memory (distances and
+// successors: 192 KiB for f64); larger blocks are closed by blocked Floyd–Warshall on sub-blocks.
+inline constexpr index_t cuda_phase1_max = 128;
+
 // The CUDA steps, each launched on `stream` (a cudaStream_t) without synchronising.
 // prepare: +∞ → 0̄, diagonal, initial successors; the row-major position of the first NaN or
 // refused weight goes to *bad (an atomic minimum; initialise it to ~0).
 template <class T> void cuda_prepare(const FwBuffers<T>& b, unsigned long long* bad, void* stream);
+// phase 1 on the diagonal block at k0, kb ≤ cuda_phase1_max vertices.
 template <class T> void cuda_phase1(const FwBuffers<T>& b, index_t k0, index_t kb, void* stream);
 template <class T> void cuda_copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too, void* stream);
 // next[i][j0 + j] = next_col[i][k(i, j)] where k(i, j) ≥ 0, then k(i, j) = −1; rows n, `cols` columns.

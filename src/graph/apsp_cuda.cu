@@ -47,7 +47,7 @@ template <class T> __global__ void prepare_kernel(const FwBuffers<T> b, unsigned
 // the block's distances and successors in shared memory (apsp.cpp splits larger blocks). In step k
 // only entries outside row k and column k change (D[k][k] = 0 when no cycle of the wrong sign
 // exists), so threads may read row k and column k while others write.
-template <class T> __global__ void phase1_kernel(const FwBuffers<T> b, index_t k0, int kb) {
+template <class T> __global__ void __launch_bounds__(1024) phase1_kernel(const FwBuffers<T> b, index_t k0, int kb) {
   extern __shared__ unsigned char shared[];
   T* d = reinterpret_cast<T*>(shared);
   std::int32_t* nx = reinterpret_cast<std::int32_t*>(d + kb * kb);

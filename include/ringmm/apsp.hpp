@@ -60,7 +60,7 @@ template <class T> ApspResult<T> apsp(const Context& ctx, MatrixView<const T> we
 
 // In place: `dist` holds the weights on entry and the distances on return; `next` receives the
 // successors. Both square, row-major, n×n; on Backend::cuda both may be device pointers (then
-// nothing crosses to the host but the diagonal). After a CycleError their contents are unspecified.
+// nothing crosses to the host but the diagonal). After an error their contents are unspecified.
 // Returns the seconds spent solving (as ApspResult::solve_seconds).
 template <class T>
 double apsp_in_place(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options = {});

@@ -39,6 +39,16 @@ std::vector<std::string_view> fields(std::string_view line) {
   return out;
 }
 
+// Text from the file as an error message quotes it: at most 60 characters, non-printable ones as
+// '?', so that a binary or enormous line still gives one short line of error.
+std::string quoted(std::string_view text) {
+  constexpr std::size_t limit = 60;
+  std::string out = "'";
+  for (std::size_t i = 0; i < std::min(text.size(), limit); ++i)
+    out += std::isprint((unsigned char)text[i]) ? text[i] : '?';
+  return out + (text.size() > limit ? "...'" : "'");
+}
+
 bool blank(std::string_view line) {
   return std::all_of(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c); });
 }
@@ -69,23 +79,23 @@ Graph read(std::istream& in, const std::string& name) {
   if (header.empty() || lower(std::string(header[0])) != "%%matrixmarket")
     fail(name, 1, "not a Matrix Market file: the first line must start with '%%MatrixMarket'");
   if (header.size() != 5)
-    fail(name, 1, "bad header '" + line + "': expected '%%MatrixMarket matrix coordinate <field> <symmetry>'");
+    fail(name, 1, "bad header " + quoted(line) + ": expected '%%MatrixMarket matrix coordinate <field> <symmetry>'");
   const std::string object = lower(std::string(header[1])), format = lower(std::string(header[2]));
   const std::string field_text = lower(std::string(header[3])), symmetry = lower(std::string(header[4]));
-  if (object != "matrix") fail(name, 1, "bad header: object '" + object + "' is not 'matrix'");
+  if (object != "matrix") fail(name, 1, "bad header: object " + quoted(object) + " is not 'matrix'");
   if (format == "array")
     fail(name, 1, "array (dense) Matrix Market files are not supported; use coordinate format, or a .npy adjacency");
-  if (format != "coordinate") fail(name, 1, "bad header: format '" + format + "' is not 'coordinate'");
+  if (format != "coordinate") fail(name, 1, "bad header: format " + quoted(format) + " is not 'coordinate'");
   Field field;
   if (field_text == "real" || field_text == "double") field = Field::real;
   else if (field_text == "integer") field = Field::integer;
   else if (field_text == "pattern") field = Field::pattern;
   else if (field_text == "complex") fail(name, 1, "complex weights are not supported (real, integer or pattern)");
-  else fail(name, 1, "bad header: field '" + field_text + "' is not real, integer or pattern");
+  else fail(name, 1, "bad header: field " + quoted(field_text) + " is not real, integer or pattern");
   const bool symmetric = symmetry == "symmetric";
   if (symmetry == "skew-symmetric" || symmetry == "hermitian")
     fail(name, 1, symmetry + " files are not supported as graphs (general or symmetric)");
-  if (!symmetric && symmetry != "general") fail(name, 1, "bad header: symmetry '" + symmetry + "' is not general or symmetric");
+  if (!symmetric && symmetry != "general") fail(name, 1, "bad header: symmetry " + quoted(symmetry) + " is not general or symmetric");
 
   // Comments and blank lines, then the size line "rows cols entries".
   do {
@@ -94,7 +104,7 @@ Graph read(std::istream& in, const std::string& name) {
   const auto size = fields(line);
   index_t rows = 0, cols = 0, count = 0;
   if (size.size() != 3 || !parse_index(size[0], rows) || !parse_index(size[1], cols) || !parse_index(size[2], count))
-    fail(name, line_no, "bad size line '" + line + "': expected three non-negative integers 'rows cols entries'");
+    fail(name, line_no, "bad size line " + quoted(line) + ": expected three non-negative integers 'rows cols entries'");
   if (rows != cols)
     fail(name, line_no, "the matrix is " + std::to_string(rows) + "x" + std::to_string(cols) +
                             "; an adjacency matrix must be square");
@@ -116,10 +126,10 @@ Graph read(std::istream& in, const std::string& name) {
       fail(name, line_no, "more entries than the " + std::to_string(count) + " the size line announces");
     const auto parts = fields(line);
     if (parts.size() != want)
-      fail(name, line_no, "expected " + std::string(want == 2 ? "'row col'" : "'row col value'") + ", got '" + line + "'");
+      fail(name, line_no, "expected " + std::string(want == 2 ? "'row col'" : "'row col value'") + ", got " + quoted(line));
     index_t i = 0, j = 0;
     if (!parse_index(parts[0], i) || !parse_index(parts[1], j))
-      fail(name, line_no, "row and column must be integers, got '" + std::string(parts[0]) + " " + std::string(parts[1]) + "'");
+      fail(name, line_no, "row and column must be integers, got " + quoted(std::string(parts[0]) + " " + std::string(parts[1])));
     if (i < 1 || i > rows || j < 1 || j > cols)
       fail(name, line_no, "index (" + std::to_string(i) + ", " + std::to_string(j) + ") is out of range 1.." +
                               std::to_string(rows));
@@ -130,14 +140,14 @@ Graph read(std::istream& in, const std::string& name) {
         long long v = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (ec != std::errc() || end != text.data() + text.size())
-          fail(name, line_no, "'" + std::string(text) + "' is not an integer (the header says integer)");
+          fail(name, line_no, quoted(text) + " is not an integer (the header says integer)");
         w = double(v);
       } else {
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), w);
         if (ec == std::errc::result_out_of_range)
-          fail(name, line_no, "weight '" + std::string(text) + "' is out of the range of a double");
+          fail(name, line_no, "weight " + quoted(text) + " is out of the range of a double");
         if (ec != std::errc() || end != text.data() + text.size())
-          fail(name, line_no, "'" + std::string(text) + "' is not a number");
+          fail(name, line_no, quoted(text) + " is not a number");
       }
       if (std::isnan(w)) fail(name, line_no, "weight is NaN");
       if (std::isinf(w)) fail(name, line_no, "weight is infinite (leave a missing edge out instead)");

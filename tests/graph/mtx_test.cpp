@@ -90,6 +90,16 @@ TEST(Mtx, BadSizeLine) {
   expect_refused(general + "3 -3 1\n", {"bad size line"});
 }
 
+TEST(Mtx, LongOrBinaryLinesAreQuotedShortly) {
+  expect_refused(general + "3 3 1\n1 2 " + std::string(10000, 'a') + "x\n", {"...' is not a number"});
+  try {
+    parse(general + "3 3 1\n1 2 \x01\x02\n");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'??' is not a number"), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 200u);
+  }
+}
+
 TEST(Mtx, NonSquare) { expect_refused(general + "3 4 1\n1 1 1\n", {"line 2", "3x4", "must be square"}); }
 
 TEST(Mtx, WrongCounts) {

@@ -1,6 +1,7 @@
 // ringmm apsp: all-pairs shortest (or DAG longest) paths with routes, from a .mtx or .npy graph,
 // or on a random dense graph (--bench N) for timing.
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -44,6 +45,19 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// Refuses, before allocating, a graph whose dense matrices (weights, distances, successors) cannot
+// fit in this machine's memory, naming the size.
+template <class T> void check_room(index_t n, const std::string& name) {
+  const std::optional<index_t> entries = detail::checked_mul(n, n);
+  const double bytes = double(n) * double(n) * double(2 * sizeof(T) + sizeof(std::int32_t));
+  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  if (entries && (memory <= 0 || bytes <= memory)) return;
+  throw Error(Errc::out_of_memory, name,
+              std::to_string(n) + " vertices need " + detail::bytes_text(bytes) +
+                  " for the dense weights, distances and successors, more than this machine's " +
+                  detail::bytes_text(memory) + " of memory");
+}
+
 // The vertex count and weights of a graph file, as T, row-major, +inf where there is no edge.
 // A .mtx file's repeated entries keep the best weight (smallest, or largest with --longest).
 template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std::string& summary) {
@@ -69,9 +83,8 @@ template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std
     throw Error(Errc::unsupported, path, "unknown graph format: expected a .mtx (Matrix Market) or .npy file");
   const mtx::Graph g = mtx::read(path);
   n = g.vertices;
-  const auto count = detail::checked_mul(n, n);
-  if (!count) throw Error(Errc::out_of_memory, path, std::to_string(n) + " vertices do not fit a dense matrix");
-  std::vector<T> w(std::size_t(*count), none);
+  check_room<T>(n, path);
+  std::vector<T> w(std::size_t(n * n), none);
   for (const mtx::Edge& e : g.edges) {
     T& x = w[std::size_t(e.from * n + e.to)];
     const T v = T(e.weight);
@@ -116,6 +129,7 @@ template <class T> int run_apsp(ApspRequest& req) {
     weights = load_weights<T>(req, n, summary);
   } else {
     n = req.bench_vertices;
+    check_room<T>(n, "--bench");
     weights = random_weights<T>(n, req.bench_density, req.seed);
     summary = std::to_string(n) + " vertices, density " + fixed(req.bench_density, 3) + ", seed " + std::to_string(req.seed);
   }

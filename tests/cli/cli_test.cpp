@@ -501,6 +501,8 @@ TEST_F(CliTest, ApspRefusesBadGraphsAndWritesNothing) {
   const Outcome r = ringmm("apsp " + path("neg.mtx") + " --backend cpu --out " + path("c.npy"));
   EXPECT_NE(r.err.find("3 vertices lie on one (0-based): 1, 2, 3"), std::string::npos) << r.err;
   refused(path("missing.mtx"), 1, "cannot open");
+  write_text(path("huge.mtx"), "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 0\n");
+  refused(path("huge.mtx"), 1, "more than this machine's");
   refused(path("graph.txt"), 1, "expected a .mtx");
   expect_error("apsp " + path("bad.mtx"), 2, "nothing to do", "apsp");
   expect_error("apsp --out " + path("c.npy"), 2, "no graph given", "apsp");

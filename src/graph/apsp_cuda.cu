@@ -24,8 +24,6 @@ template <class T> __device__ T no_edge(bool longest) {
   return longest ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
 }
 
-template <class T> __device__ bool better(T term, T acc, bool longest) { return longest ? term > acc : term < acc; }
-
 template <class T> __global__ void prepare_kernel(const FwBuffers<T> b, unsigned long long* bad) {
   const index_t total = b.n * b.n;
   for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
@@ -37,7 +35,7 @@ template <class T> __global__ void prepare_kernel(const FwBuffers<T> b, unsigned
       continue;
     }
     if (w == std::numeric_limits<T>::infinity()) w = no_edge<T>(b.longest);
-    if (i == j && !better(w, T(0), b.longest)) w = T(0);
+    if (i == j && !improves(w, T(0), b.longest)) w = T(0);
     d = w;
     b.next[i * b.ld_next + j] = i == j ? std::int32_t(i) : (w == no_edge<T>(b.longest) ? -1 : std::int32_t(j));
   }
@@ -64,7 +62,7 @@ template <class T> __global__ void __launch_bounds__(1024) phase1_kernel(const F
     for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
       const int i = e / kb, j = e - i * kb;
       const T term = d[i * kb + k] + d[k * kb + j];
-      if (better(term, d[e], b.longest)) {
+      if (improves(term, d[e], b.longest)) {
         d[e] = term;
         nx[e] = nx[i * kb + k];
       }

@@ -22,8 +22,8 @@ template <class T> struct FwBuffers {
   std::int32_t* k_all = nullptr;      // n×n winners of the full product (−1 = kept)
 };
 
-// dist(i, j) improves on acc: strictly smaller (shortest) or larger (longest); NaN never does.
-template <class T> inline bool improves(T term, T acc, bool longest) { return longest ? term > acc : term < acc; }
+// A term improves on acc: strictly smaller (shortest) or larger (longest); NaN never does.
+template <class T> RINGMM_HD bool improves(T term, T acc, bool longest) { return longest ? term > acc : term < acc; }
 
 #if defined(RINGMM_APSP_CUDA)
 // The largest diagonal block the CUDA phase-1 kernel closes in shared memory (distances and

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of tests/fuzz with clang, ASan and UBSan, then runs each for a
 # bounded time, single-process, on the seed corpus (tests/fuzz/corpus/<target>/).
 #
-#   scripts/fuzz.sh [seconds per target, default 60] [npy|args ...]
+#   scripts/fuzz.sh [seconds per target, default 60] [npy|args|mtx ...]
 #
 # New inputs go to <build>/corpus/<target>/ (the seed corpus is only read); a finding is saved as
 # <build>/artifacts/<target>/crash-* (or leak-, oom-, timeout-) and the script exits 1. The build
@@ -14,7 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS_EACH="${1:-60}"
 [[ $# -gt 0 ]] && shift
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(npy args)
+((${#TARGETS[@]})) || TARGETS=(npy args mtx)
 BUILD_DIR="${RINGMM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 CLANG="${RINGMM_FUZZ_CXX:-clang++}"
 
@@ -26,7 +26,7 @@ unavailable() {
 }
 [[ "$SECONDS_EACH" =~ ^[0-9]+$ ]] || { log "error: seconds must be a whole number, got '$SECONDS_EACH'"; exit 2; }
 for t in "${TARGETS[@]}"; do
-  [[ -d "$ROOT/tests/fuzz/corpus/$t" ]] || { log "error: unknown target '$t' (targets: npy, args)"; exit 2; }
+  [[ -d "$ROOT/tests/fuzz/corpus/$t" ]] || { log "error: unknown target '$t' (targets: npy, args, mtx)"; exit 2; }
 done
 
 # libFuzzer ships with clang's runtime libraries (Debian: libclang-rt-<v>-dev), not with clang itself.

@@ -41,6 +41,13 @@ if ! "$PY" -c "import scikit_build_core, nanobind, numpy, pytest" 2>/dev/null; t
   }
 fi
 
+# Optional test dependencies, best effort: scipy checks `ringmm apsp` (tests/python/test_apsp_cli.py,
+# which skips without it). Bounded retries, so that a machine without network does not wait.
+if ! "$PY" -c "import scipy" 2>/dev/null; then
+  "$PY" -m pip install -q --disable-pip-version-check --retries 0 --timeout 15 scipy >"$LOG" 2>&1 ||
+    log "scipy could not be installed ($(tail -1 "$LOG")); the apsp pytest will skip"
+fi
+
 cuda="${RINGMM_PYTHON_CUDA:-}"
 if [[ -z "$cuda" ]]; then
   if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=AUTO; else cuda=OFF; fi

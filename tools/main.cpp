@@ -67,6 +67,37 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
   --own-kernels     plus-times f32/f64 on ringmm's kernels instead of OpenBLAS / cuBLAS
   --check           compare with the reference product; on a mismatch C is not written
 )"},
+    {"apsp", apsp_command, "all-pairs shortest paths with routes (blocked Floyd-Warshall)",
+     R"(usage: ringmm apsp GRAPH --out D.npy [--next NEXT.npy] [--route I J] [options]
+       ringmm apsp --bench N [--density P] [--seed S] [--reps R] [--record FILE] [options]
+
+Shortest paths between every pair of vertices of a weighted directed graph, with the successor
+matrix that spells out each path. Blocked Floyd-Warshall over min-plus (max-plus with --longest)
+whose block updates are argmax products. Vertices are numbered from 0 (also for .mtx files).
+
+  GRAPH             a Matrix Market file (.mtx: coordinate, real/integer/pattern, general or
+                    symmetric; pattern edges weigh 1; repeated entries keep the best weight) or a
+                    dense .npy adjacency (f32 or f64, square, +inf for no edge)
+  --out FILE        D.npy: distances (+inf where unreachable; -inf with --longest); D[i][i] = 0
+  --next FILE       NEXT.npy (i32): the vertex after i on a shortest i->j path, -1 where j is
+                    unreachable, NEXT[i][i] = i
+  --route I J       print the path from I to J and its length ("no path" if unreachable)
+  --longest         longest paths (exact on DAGs); refused if a positive cycle exists
+  --type T          f32 or f64 (default: the .npy file's type; f64 for .mtx; f32 for --bench)
+  --backend B       auto (default), cpu, cuda
+  --block N         vertices per Floyd-Warshall round (default 512 on CUDA, 128 on the CPU;
+                    at most 1024 on CUDA)
+  --threads N       CPU threads (default: OpenMP's)
+
+  --bench N         time a random graph of N vertices instead of reading one: edges with
+                    probability --density (default 1), weights uniform in [1, 100), --seed S
+  --reps R          solve R times and report the median (default 1)
+  --record FILE     also write the timing as a .json or .csv record (suite "apsp")
+
+A negative cycle (positive with --longest) is an error that lists the vertices on it; nothing is
+written then. Outputs are written only after a successful solve. The rate printed is n^3 over the
+solve time (distances and successors, without host<->device copies).
+)"},
     {"bench", bench_command, "time products and compare with baselines and ceilings",
      R"(usage: ringmm bench [options]
        ringmm bench --ladder [--serial] [--semiring LIST] [--type LIST] [--shapes LIST] [--reps N] [--out FILE]

@@ -10,6 +10,8 @@
 #   sanitize  compute-sanitizer memcheck and racecheck over typed tests picked by name
 #   sass      opcode counts of the gemm kernels' inner loops (FMNMX, VIADDMNMX, LOP3, ...)
 #   bench     the CUDA targets: scripts/gpu/bench_targets.sh, then bench/targets.py
+#   apsp      ringmm apsp: the CUDA APSP tests, then scripts/gpu/apsp_bench.sh (block sweep at 8192,
+#             16384 vertices)
 #   compare   builds OLD_SRC (a `git archive` .tar.gz of an earlier commit) and times it and this
 #             tree's binary back to back on the targets' shapes; bench/compare_runs.py checks them
 #             against each other and against RECORDED (default: run f of bench/results);
@@ -101,6 +103,13 @@ for step in $steps; do
       OUT=$res/bench "$here/bench_targets.sh" "$build/tools/ringmm" "$tag" > "$res/bench.log" 2>&1
       note "bench rc=$?"
       sed -n '/== targets/,$p' "$res/bench.log" | tee -a "$summary"
+      ;;
+    apsp)
+      "$build/tests/graph/cuda_apsp_test" > "$res/apsp-tests.log" 2>&1
+      note "apsp tests rc=$? ($(grep -c '^\[       OK \]' "$res/apsp-tests.log") passed)"
+      OUT=$res/apsp "$here/apsp_bench.sh" "$build/tools/ringmm" "$tag" > "$res/apsp-bench.log" 2>&1
+      note "apsp bench rc=$?"
+      grep -E '^== |^backend|^time|^rate' "$res/apsp-bench.log" | tee -a "$summary"
       ;;
     compare)
       old_src=${OLD_SRC:?compare needs OLD_SRC, a git archive .tar.gz of the earlier commit}

@@ -411,3 +411,109 @@ TEST_F(CliTest, MicrobenchNeedsAGpu) {
   if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
   expect_error("microbench --semiring max-plus --type i32", 1, "needs a GPU", "microbench");
 }
+
+// ---- ringmm apsp --------------------------------------------------------------------------------
+
+namespace {
+// 0 → 1 → 2 → 3 (length 4) beats 0 → 2 → 3 (5); the edge 3 → 1 is negative; 4 is isolated.
+const char* const small_graph =
+    "%%MatrixMarket matrix coordinate real general\n% a comment\n5 5 6\n1 2 1\n2 3 2\n1 3 4\n3 4 1\n4 2 -1\n2 4 5\n";
+
+void write_text(const std::string& file, const std::string& text) { std::ofstream(file) << text; }
+}  // namespace
+
+TEST_F(CliTest, ApspWritesDistancesAndSuccessors) {
+  write_text(path("g.mtx"), small_graph);
+  const Outcome r = ringmm("apsp " + path("g.mtx") + " --out " + path("c.npy") + " --next " + path("n.npy") + " --block 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto d = ringmm::npy::read(path("c.npy"));
+  const auto next = ringmm::npy::read(path("n.npy"));
+  EXPECT_EQ(d.dtype, ringmm::DType::f64);
+  EXPECT_EQ(next.dtype, ringmm::DType::i32);
+  const double inf = INFINITY;
+  EXPECT_EQ(values<double>(d), (std::vector<double>{0, 1, 3, 4, inf, inf, 0, 2, 3, inf, inf, 0, 0, 1, inf, inf, -1, 1, 0, inf,
+                                                    inf, inf, inf, inf, 0}));
+  EXPECT_EQ(values<std::int32_t>(next), (std::vector<std::int32_t>{0, 1, 1, 1, -1, -1, 1, 2, 2, -1, -1, 3, 2, 3, -1,
+                                                                   -1, 1, 1, 3, -1, -1, -1, -1, -1, 4}));
+  EXPECT_NE(r.out.find("updates/s"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, ApspPrintsRoutes) {
+  write_text(path("g.mtx"), small_graph);
+  Outcome r = ringmm("apsp " + path("g.mtx") + " --route 0 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("route     0 to 3: 0 -> 1 -> 2 -> 3 (length 4, 3 edges)"), std::string::npos) << r.out;
+  r = ringmm("apsp --route 3 2 " + path("g.mtx"));
+  EXPECT_NE(r.out.find("route     3 to 2: 3 -> 1 -> 2 (length 1, 2 edges)"), std::string::npos) << r.out;
+  r = ringmm("apsp " + path("g.mtx") + " --route 0 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("route     0 to 4: no path"), std::string::npos) << r.out;
+  r = ringmm("apsp " + path("g.mtx") + " --route 2 2");
+  EXPECT_NE(r.out.find("route     2 to 2: 2 (length 0, 0 edges)"), std::string::npos) << r.out;
+  expect_error("apsp " + path("g.mtx") + " --out " + path("c.npy") + " --route 0 5", 2, "vertex 5 is out of range", "apsp");
+  expect_error("apsp " + path("g.mtx") + " --route 0", 2, "needs two vertices", "apsp");
+  expect_error("apsp " + path("g.mtx") + " --route 0 x", 2, "--route", "apsp");
+}
+
+TEST_F(CliTest, ApspReadsNpyAndSymmetricMtxAndLongestPaths) {
+  const float inf = INFINITY;
+  const std::vector<float> w{inf, 2, inf, inf, inf, 3, 1, inf, inf};  // 0 → 1 → 2 → 0
+  ringmm::npy::write(path("g.npy"), ringmm::DType::f32, 3, 3, w.data());
+  Outcome r = ringmm("apsp " + path("g.npy") + " --out " + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(values<float>(ringmm::npy::read(path("c.npy"))), (std::vector<float>{0, 2, 5, 4, 0, 3, 1, 3, 0}));
+  write_text(path("s.mtx"), "%%MatrixMarket matrix coordinate integer symmetric\n3 3 2\n2 1 4\n3 2 1\n");
+  r = ringmm("apsp " + path("s.mtx") + " --route 2 0");
+  EXPECT_NE(r.out.find("2 -> 1 -> 0 (length 5, 2 edges)"), std::string::npos) << r.out << r.err;
+  write_text(path("dag.mtx"), "%%MatrixMarket matrix coordinate real general\n4 4 4\n1 2 1\n2 4 1\n1 3 1\n3 4 5\n");
+  r = ringmm("apsp " + path("dag.mtx") + " --longest --route 0 3");
+  EXPECT_NE(r.out.find("0 -> 2 -> 3 (length 6, 2 edges)"), std::string::npos) << r.out << r.err;
+  write_text(path("cyc.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1\n2 1 1\n");
+  fs::remove(path("c.npy"));
+  expect_error("apsp " + path("cyc.mtx") + " --longest --backend cpu --out " + path("c.npy"), 1, "positive cycle", "apsp");
+}
+
+TEST_F(CliTest, ApspRefusesBadGraphsAndWritesNothing) {
+  auto refused = [&](const std::string& graph, int status, const std::string& part) {
+    expect_error("apsp " + graph + " --backend cpu --out " + path("c.npy") + " --next " + path("n.npy"), status, part, "apsp");
+    EXPECT_FALSE(fs::exists(path("n.npy"))) << graph;
+  };
+  write_text(path("bad.mtx"), "%%MatrixMarket matrix coordinate real\n2 2 1\n1 2 1\n");
+  refused(path("bad.mtx"), 1, "bad header");
+  write_text(path("trunc.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1\n");
+  refused(path("trunc.mtx"), 1, "ends after 1 of the 3 entries");
+  write_text(path("nan.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 nan\n");
+  refused(path("nan.mtx"), 1, "line 3: weight is NaN");
+  write_text(path("range.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 4 2\n");
+  refused(path("range.mtx"), 1, "out of range");
+  const std::vector<float> rect(6, 1.0f);
+  ringmm::npy::write(path("rect.npy"), ringmm::DType::f32, 2, 3, rect.data());
+  refused(path("rect.npy"), 1, "2x3; it must be square");
+  std::vector<double> nan_weights(4, 1.0);
+  nan_weights[1] = NAN;
+  ringmm::npy::write(path("nan.npy"), ringmm::DType::f64, 2, 2, nan_weights.data());
+  refused(path("nan.npy"), 1, "weight (0, 1) is NaN");
+  const std::vector<std::int32_t> ints(4, 1);
+  ringmm::npy::write(path("int.npy"), ringmm::DType::i32, 2, 2, ints.data());
+  refused(path("int.npy"), 1, "f32 or f64");
+  write_text(path("neg.mtx"), "%%MatrixMarket matrix coordinate real general\n4 4 4\n1 2 1\n2 3 -2\n3 2 1\n4 4 -1\n");
+  refused(path("neg.mtx"), 1, "negative cycle");
+  const Outcome r = ringmm("apsp " + path("neg.mtx") + " --backend cpu --out " + path("c.npy"));
+  EXPECT_NE(r.err.find("3 vertices lie on one (0-based): 1, 2, 3"), std::string::npos) << r.err;
+  refused(path("missing.mtx"), 1, "cannot open");
+  write_text(path("huge.mtx"), "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 0\n");
+  refused(path("huge.mtx"), 1, "more than this machine's");
+  refused(path("graph.txt"), 1, "expected a .mtx");
+  expect_error("apsp " + path("bad.mtx"), 2, "nothing to do", "apsp");
+  expect_error("apsp --out " + path("c.npy"), 2, "no graph given", "apsp");
+  expect_error("apsp --bench 0", 2, "--bench", "apsp");
+}
+
+TEST_F(CliTest, ApspBenchWritesARecord) {
+  const Outcome r = ringmm("apsp --bench 100 --density 0.5 --backend cpu --block 32 --reps 2 --record " + path("r.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("median of 2"), std::string::npos) << r.out;
+  const std::string json = slurp(path("r.json"));
+  EXPECT_NE(json.find("\"suite\": \"apsp\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"kernel\": \"blocked-fw-argmax b=32\""), std::string::npos) << json;
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Times `ringmm apsp` on random dense graphs on the GPU: the block-size sweep at 8192 vertices,
+# then 16384 vertices (the target: distances and successors in at most 1.0 s), f32 min-plus.
+# Usage, repository root on the GPU machine:  scripts/gpu/apsp_bench.sh <ringmm executable> [tag]
+# Records go to $OUT (or /tmp/apsp-bench) as apsp-<tag>-*.json.
+set -uo pipefail
+tool=${1:?usage: apsp_bench.sh <ringmm executable> [tag]}
+tag=${2:-gpu}
+out=${OUT:-/tmp/apsp-bench}
+mkdir -p "$out"
+status=0
+run() {  # run <name> <ringmm apsp arguments...>
+  local name=$1
+  shift
+  echo "== ringmm apsp --backend cuda $*"
+  timeout 300 "$tool" apsp --backend cuda "$@" --record "$out/apsp-$tag-$name.json" || status=1
+}
+for block in 128 256 384 512 768 1024; do run "8192-b$block" --bench 8192 --block "$block" --reps 3; done
+run 16384 --bench 16384 --reps 3  # the default block, 512
+run 16384-b256 --bench 16384 --block 256 --reps 3
+exit $status

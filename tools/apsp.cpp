@@ -1,0 +1,296 @@
+// ringmm apsp: all-pairs shortest (or DAG longest) paths with routes, from a .mtx or .npy graph,
+// or on a random dense graph (--bench N) for timing.
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "measure/records.hpp"
+#include "measure/timer.hpp"
+#include "ringmm/apsp.hpp"
+#include "ringmm/mtx.hpp"
+#include "ringmm/npy.hpp"
+#include "ringmm/ringmm.hpp"
+#include "support.hpp"
+
+namespace ringmm::tools {
+
+namespace {
+
+struct ApspRequest {
+  std::optional<std::string> graph_path;  // absent with --bench
+  index_t bench_vertices = 0;
+  double bench_density = 1.0;
+  std::uint64_t seed = 1;
+  int reps = 1;
+  std::optional<std::string> out_path, next_path, record_path;
+  std::optional<std::pair<index_t, index_t>> route;
+  std::optional<DType> type;
+  std::optional<npy::Matrix> npy_graph;  // a .npy graph, read once to learn its element type
+  ApspOptions options;
+  Context ctx;
+};
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Refuses, before allocating, a graph whose dense matrices (weights, distances, successors) cannot
+// fit in this machine's memory, naming the size.
+template <class T> void check_room(index_t n, const std::string& name) {
+  const std::optional<index_t> entries = detail::checked_mul(n, n);
+  const double bytes = double(n) * double(n) * double(2 * sizeof(T) + sizeof(std::int32_t));
+  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  if (entries && (memory <= 0 || bytes <= memory)) return;
+  throw Error(Errc::out_of_memory, name,
+              std::to_string(n) + " vertices need " + detail::bytes_text(bytes) +
+                  " for the dense weights, distances and successors, more than this machine's " +
+                  detail::bytes_text(memory) + " of memory");
+}
+
+// The vertex count and weights of a graph file, as T, row-major, +inf where there is no edge.
+// A .mtx file's repeated entries keep the best weight (smallest, or largest with --longest).
+template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std::string& summary) {
+  const std::string& path = *req.graph_path;
+  const T none = std::numeric_limits<T>::infinity();
+  if (req.npy_graph) {
+    npy::Matrix m = std::move(*req.npy_graph);
+    req.npy_graph.reset();
+    if (m.rows != m.cols)
+      throw Error(Errc::dimension_mismatch, path, "the adjacency matrix is " + std::to_string(m.rows) + "x" +
+                                                      std::to_string(m.cols) + "; it must be square");
+    n = m.rows;
+    summary = std::to_string(n) + " vertices, dense " + std::string(to_string(m.dtype));
+    std::vector<T> w(std::size_t(n * n));
+    if (m.dtype == DType::f32) std::copy_n(m.view<float>().data, w.size(), w.begin());
+    else if (m.dtype == DType::f64) std::copy_n(m.view<double>().data, w.size(), w.begin());
+    else
+      throw Error(Errc::unsupported, path, "holds " + std::string(to_string(m.dtype)) +
+                                               "; an adjacency matrix is f32 or f64 with +inf for no edge");
+    return w;
+  }
+  if (!ends_with(path, ".mtx"))
+    throw Error(Errc::unsupported, path, "unknown graph format: expected a .mtx (Matrix Market) or .npy file");
+  const mtx::Graph g = mtx::read(path);
+  n = g.vertices;
+  check_room<T>(n, path);
+  std::vector<T> w(std::size_t(n * n), none);
+  for (const mtx::Edge& e : g.edges) {
+    T& x = w[std::size_t(e.from * n + e.to)];
+    const T v = T(e.weight);
+    if (x == none || (req.options.longest ? v > x : v < x)) x = v;
+  }
+  summary = std::to_string(n) + " vertices, " + std::to_string(g.edges.size()) + " edges";
+  return w;
+}
+
+// A random dense graph: each edge present with probability `density`, weights uniform in [1, 100).
+// A counter-based hash per entry, so that rows fill in parallel and the graph depends only on the seed.
+template <class T> std::vector<T> random_weights(index_t n, double density, std::uint64_t seed) {
+  std::vector<T> w(std::size_t(n) * std::size_t(n));
+  auto mix = [](std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      const std::uint64_t h = mix(seed * 0x100000001b3ull ^ std::uint64_t(i * n + j));
+      const double u = double(h >> 11) * 0x1.0p-53, v = double(mix(h) >> 11) * 0x1.0p-53;
+      w[std::size_t(i * n + j)] = u < density ? T(1 + 99 * v) : std::numeric_limits<T>::infinity();
+    }
+  return w;
+}
+
+std::string route_text(const std::vector<index_t>& path) {
+  std::string text;
+  for (std::size_t s = 0; s < path.size(); ++s) text += (s ? " -> " : "") + std::to_string(path[s]);
+  return text;
+}
+
+template <class T> int run_apsp(ApspRequest& req) {
+  index_t n = 0;
+  std::string summary;
+  const std::string name = req.graph_path ? *req.graph_path : "random graph";
+  std::vector<T> weights;
+  if (req.graph_path) {
+    weights = load_weights<T>(req, n, summary);
+  } else {
+    n = req.bench_vertices;
+    check_room<T>(n, "--bench");
+    weights = random_weights<T>(n, req.bench_density, req.seed);
+    summary = std::to_string(n) + " vertices, density " + fixed(req.bench_density, 3) + ", seed " + std::to_string(req.seed);
+  }
+  if (req.route)
+    for (const index_t v : {req.route->first, req.route->second})
+      if (v < 0 || v >= n)
+        throw UsageError("--route", "vertex " + std::to_string(v) + " is out of range: " + name + " has " +
+                                        std::to_string(n) + " vertices, numbered 0.." + std::to_string(n - 1));
+
+  const auto view = MatrixView<const T>{weights.data(), n, n, std::max<index_t>(n, 1), Layout::row_major};
+  if (!req.graph_path && n > 1024 && req.ctx.resolved_backend() == Backend::cuda) {  // warm-up: device start-up and kernel loading stay out of the timing
+    ApspOptions small = req.options;
+    small.block = std::min<index_t>(req.options.block, 1024);
+    apsp<T>(req.ctx, MatrixView<const T>{weights.data(), 1024, 1024, n, Layout::row_major}, small);
+  }
+  ApspResult<T> result;
+  std::vector<double> solve_times, total_times;
+  for (int rep = 0; rep < req.reps; ++rep) {
+    try {
+      total_times.push_back(measure::HostClock{}([&] { result = apsp<T>(req.ctx, view, req.options); }));
+    } catch (const CycleError&) {
+      throw;
+    } catch (const Error& e) {
+      if (e.subject() != "weights") throw;  // name the file the weights came from
+      throw Error(e.code(), name, std::string(e.what()).substr(e.subject().size() + 2));
+    }
+    solve_times.push_back(result.solve_seconds);
+  }
+  const double solve = measure::median(solve_times), total = measure::median(total_times);
+  const double rate = n > 0 && solve > 0 ? double(n) * double(n) * double(n) / solve : 0;
+  const char* semiring = req.options.longest ? "max-plus" : "min-plus";
+  std::cout << "graph     " << name << ": " << summary << "\n"
+            << "paths     " << (req.options.longest ? "longest" : "shortest") << " (" << semiring << " "
+            << to_string(dtype_of<T>::value) << ")\n"
+            << "backend   " << to_string(result.backend) << ", block " << result.block << "\n"
+            << "time      solve " << fixed(solve * 1e3, 3) << " ms (distances and successors"
+            << (result.backend == Backend::cuda ? ", on the device" : "") << "), total " << fixed(total * 1e3, 3) << " ms"
+            << (req.reps > 1 ? " (median of " + std::to_string(req.reps) + ")" : "") << "\n"
+            << "rate      " << (rate > 0 ? scientific(rate) + " updates/s (n^3 / solve time)" : "-") << "\n";
+
+  if (req.record_path) {
+    measure::Record r;
+    r.suite = "apsp";
+    r.device = result.backend == Backend::cuda ? gpu_name() : cpu_model();
+    r.backend = std::string(to_string(result.backend));
+    r.kernel = "blocked-fw-argmax b=" + std::to_string(result.block);
+    r.semiring = semiring;
+    r.type = std::string(to_string(dtype_of<T>::value));
+    r.product = "apsp";
+    r.m = r.n = r.k = n;
+    r.batch = 1;
+    r.seconds = solve;
+    r.seconds_with_transfers = total;
+    if (rate > 0) r.updates_per_s = rate;
+    r.date = utc_timestamp();
+    measure::write_records(*req.record_path, {r});
+    std::cout << "record    " << *req.record_path << "\n";
+  }
+
+  const DType type = dtype_of<T>::value;
+  if (req.out_path) {
+    npy::write(*req.out_path, type, n, n, result.dist.data());
+    std::cout << "wrote     " << *req.out_path << " (" << n << "x" << n << " " << to_string(type) << " distances)\n";
+  }
+  if (req.next_path) {
+    try {
+      npy::write(*req.next_path, DType::i32, n, n, result.next.data());
+    } catch (...) {
+      if (req.out_path) std::filesystem::remove(*req.out_path);  // all outputs or none
+      throw;
+    }
+    std::cout << "wrote     " << *req.next_path << " (" << n << "x" << n << " i32 successors)\n";
+  }
+  if (req.route) {
+    const auto [from, to] = *req.route;
+    const std::vector<index_t> path = ringmm::route(row_major<const std::int32_t>(result.next.data(), n, n), from, to);
+    std::cout << "route     " << from << " to " << to << ": ";
+    if (path.empty()) std::cout << "no path\n";
+    else std::cout << route_text(path) << " (length " << show_value(result.dist[std::size_t(from * n + to)]) << ", "
+                   << path.size() - 1 << (path.size() == 2 ? " edge" : " edges") << ")\n";
+  }
+  return 0;
+}
+
+// Pulls out what the option parser cannot take: the graph (the one positional argument) and
+// "--route I J" (two values).
+Args split_positionals(const Args& args, ApspRequest& req, std::initializer_list<OptionSpec> spec) {
+  Args rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--route") {
+      if (i + 2 >= args.size()) throw UsageError("--route", "needs two vertices: --route I J");
+      if (req.route) throw UsageError("--route", "given more than once");
+      const index_t max = std::numeric_limits<std::int32_t>::max();
+      req.route = {parse_integer(args[i + 1], "--route", 0, max), parse_integer(args[i + 2], "--route", 0, max)};
+      i += 2;
+      continue;
+    }
+    if (arg.compare(0, 2, "--") == 0) {
+      rest.push_back(arg);
+      const std::string name = arg.substr(2, arg.find('=') - 2);
+      const bool takes_value = std::any_of(spec.begin(), spec.end(), [&](const OptionSpec& o) { return o.name == name && o.takes_value; });
+      if (takes_value && arg.find('=') == std::string::npos && i + 1 < args.size()) rest.push_back(args[++i]);
+      continue;
+    }
+    if (req.graph_path) throw UsageError(arg, "unexpected argument (the graph is " + *req.graph_path + ")");
+    req.graph_path = arg;
+  }
+  return rest;
+}
+
+}  // namespace
+
+int apsp_command(const Args& args) {
+  const std::initializer_list<OptionSpec> spec = {{"out", true},     {"next", true},  {"longest", false}, {"backend", true},
+                                                  {"block", true},   {"type", true},  {"bench", true},    {"density", true},
+                                                  {"seed", true},    {"reps", true},  {"record", true},   {"threads", true}};
+  ApspRequest req;
+  const Options opt(split_positionals(args, req, spec), spec);
+  req.out_path = opt.get("out");
+  req.next_path = opt.get("next");
+  req.record_path = opt.get("record");
+  if (req.record_path) check_results_path(*req.record_path, "--record");
+  req.options.longest = opt.flag("longest");
+  req.options.block = opt.integer_or("block", 0, 1, 1 << 20);
+  req.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
+  req.ctx.cpu_threads = int(opt.integer_or("threads", 0, 1, 4096));
+  req.ctx.on_notice = [](std::string_view note) { std::cerr << "ringmm apsp: note: " << note << "\n"; };
+  req.reps = int(opt.integer_or("reps", 1, 1, 1000));
+  if (auto t = opt.get("type")) {
+    req.type = parse_dtype(*t, "--type");
+    if (*req.type != DType::f32 && *req.type != DType::f64) throw UsageError("--type", "apsp computes in f32 or f64");
+  }
+  if (opt.has("bench")) {
+    if (req.graph_path) throw UsageError("--bench", "generates its own graph; leave out " + *req.graph_path);
+    req.bench_vertices = opt.integer_or("bench", 0, 1, std::numeric_limits<std::int32_t>::max());
+    req.bench_density = opt.real_or("density", 1.0);
+    if (!(req.bench_density >= 0 && req.bench_density <= 1)) throw UsageError("--density", "must lie in [0, 1]");
+    req.seed = std::uint64_t(opt.integer_or("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
+  } else {
+    if (!req.graph_path) throw UsageError("GRAPH", "no graph given (ringmm apsp GRAPH.mtx|GRAPH.npy --out D.npy)");
+    if (!req.out_path && !req.next_path && !req.route)
+      throw UsageError("--out", "nothing to do: give --out, --next or --route");
+    for (const char* name : {"density", "seed"})
+      if (opt.has(name)) throw UsageError("--" + std::string(name), "applies to --bench only");
+  }
+  if (req.out_path && req.next_path && std::filesystem::absolute(*req.out_path) == std::filesystem::absolute(*req.next_path))
+    throw UsageError("--next", "is the same file as --out");
+
+  // The element type: --type, else a .npy file's own, else f32 for --bench and f64 for .mtx (exact
+  // for any weight the file can spell).
+  DType type = req.type.value_or(DType::f64);
+  if (!req.type) {
+    if (!req.graph_path) type = DType::f32;
+    else if (ends_with(*req.graph_path, ".npy")) type = DType::f32;
+  }
+  if (req.graph_path && ends_with(*req.graph_path, ".npy")) {
+    req.npy_graph = npy::read(*req.graph_path);
+    if (!req.type && req.npy_graph->dtype == DType::f64) type = DType::f64;
+  }
+  return type == DType::f32 ? run_apsp<float>(req) : run_apsp<double>(req);
+}
+
+}  // namespace ringmm::tools

@@ -98,6 +98,18 @@ inline dim3 sweep_grid(index_t lines, index_t len, index_t members) {
               unsigned(std::clamp<index_t>(members, 1, 65535)));
 }
 
+// The exponentials of the factors and the logarithms of the sums need only the inputs' accuracy
+// (it is the GEMM's long sums that need f64): for f32 inputs they are f32 functions, which halved
+// the FP64-bound passes (ncu at 4096³: 114 µs per factor pass, 170 µs to finish).
+template <class T, class Sum> __device__ __forceinline__ Sum factor_exp(Sum d) {
+  if constexpr (std::is_same_v<T, float>) return Sum(expf(float(d)));
+  else return exp(d);
+}
+template <class T, class Sum> __device__ __forceinline__ Sum sum_log(Sum s) {
+  if constexpr (std::is_same_v<T, float>) return Sum(logf(float(s)));
+  else return log(s);
+}
+
 // out = exp(x − shift of its row), 0 below exp(−flush) and for rows of −∞, compact per member:
 // row-major when row_major_out, else column-major (the orientation of x, so reads run along memory).
 template <class T, class Sum>
@@ -110,7 +122,7 @@ __global__ void __launch_bounds__(threads) factors_kernel(detail::Strided<const 
     for (index_t line = w.line0(); line < w.lines; line += w.line_step()) {
       const index_t r = row_major_out ? line : at, c = row_major_out ? at : line;
       const Sum d = Sum(x.p[member * stride + r * x.rs + c * x.cs]) - Sum(shift[member * x.rows + r]);
-      out[(member * w.lines + line) * w.len + at] = d >= -flush ? exp(d) : Sum(0);  // NaN for a row of −∞: 0
+      out[(member * w.lines + line) * w.len + at] = d >= -flush ? factor_exp<T, Sum>(d) : Sum(0);  // NaN for a row of −∞: 0
     }
 }
 
@@ -150,7 +162,7 @@ __global__ void __launch_bounds__(threads) finish_kernel(Chunk<T, Sum> ch, Sum t
         Sum* sum = ch.sum + (member * w.lines + line) * w.len + at;
         LogSumExp<T> acc = semiring_traits<S>::initial();
         switch (detail::classify_shifted(r, c, *sum, threshold)) {
-          case detail::ShiftedEntry::shifted: acc = LogSumExp<T>(T(Sum(r) + Sum(c) + log(*sum))); break;  // one rounding
+          case detail::ShiftedEntry::shifted: acc = LogSumExp<T>(T(Sum(r) + Sum(c) + sum_log<T, Sum>(*sum))); break;
           case detail::ShiftedEntry::zero: break;
           case detail::ShiftedEntry::recompute:
             *sum = Sum(-1);

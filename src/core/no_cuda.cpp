@@ -4,6 +4,7 @@
 #include "ringmm/context.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
+#include "ringmm/hmm.hpp"
 
 namespace ringmm {
 
@@ -24,6 +25,20 @@ template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p)
   template void cuda_run_argmax<S>(const Context&, const Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
 #include "ringmm/builtins.def"
+
+template <class T>
+bool hmm_viterbi_cuda(const Context&, const HmmModel<T>&, std::int32_t*, T*, std::int32_t*, bool required) {
+  if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+  return false;
+}
+template <class T> bool hmm_forward_cuda(const Context&, const HmmModel<T>&, T*, bool required) {
+  if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+  return false;
+}
+template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, bool);
+template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, bool);
+template bool hmm_forward_cuda<float>(const Context&, const HmmModel<float>&, float*, bool);
+template bool hmm_forward_cuda<double>(const Context&, const HmmModel<double>&, double*, bool);
 }  // namespace detail
 
 }  // namespace ringmm

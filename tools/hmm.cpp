@@ -92,6 +92,10 @@ int run_bench(const Options& opt, bool viterbi, const std::vector<std::string>& 
   const DType type = parse_dtype(opt.get_or("type", "f32"), "--type");
   if (type != DType::f32 && type != DType::f64) throw UsageError("--type", "HMMs take f32 or f64");
   const int reps = int(opt.integer_or("reps", 3, 1, 1000));
+  const std::string step_name = opt.get_or("step", "fused");
+  if (step_name != "fused" && step_name != "gemm-argmax") throw UsageError("--step", "'" + step_name + "' is not fused or gemm-argmax");
+  if (opt.has("step") && !viterbi) throw UsageError("--step", "goes with viterbi only");
+  const ViterbiStep step = step_name == "fused" ? ViterbiStep::fused : ViterbiStep::gemm_argmax;
   std::optional<std::string> record_path = opt.get("record");
   if (record_path) check_results_path(*record_path, "--record");
   Context ctx;
@@ -101,7 +105,7 @@ int run_bench(const Options& opt, bool viterbi, const std::vector<std::string>& 
 
   double seconds;
   if (backend == Backend::cuda) {
-    seconds = measure::time_hmm_cuda(ctx, viterbi, type, batch, states, steps, reps);
+    seconds = measure::time_hmm_cuda(ctx, viterbi, type, batch, states, steps, reps, step);
   } else {
     auto run = [&](auto zero) {
       using T = decltype(zero);
@@ -125,7 +129,9 @@ int run_bench(const Options& opt, bool viterbi, const std::vector<std::string>& 
   const double rate = updates / seconds;
   std::cout << "hmm       " << (viterbi ? "viterbi" : "forward") << " (" << to_string(type) << "), random model\n"
             << "shape     B=" << batch << " S=" << states << " T=" << steps << "\n"
-            << "backend   " << to_string(backend) << (backend == Backend::cuda ? " (device-resident model)" : "") << "\n"
+            << "backend   " << to_string(backend)
+            << (backend == Backend::cuda ? std::string(" (device-resident model") + (viterbi ? ", step " + step_name : "") + ")" : "")
+            << "\n"
             << "time      " << fixed(seconds * 1e3, 3) << " ms (median of " << reps << ")\n"
             << "rate      " << scientific(rate) << " updates/s (B*S*S*T / time"
             << (viterbi ? ", backpointers and traceback included" : "") << ")\n";
@@ -134,7 +140,7 @@ int run_bench(const Options& opt, bool viterbi, const std::vector<std::string>& 
     r.suite = "hmm";
     r.device = backend == Backend::cuda ? gpu_name() : cpu_model();
     r.backend = std::string(to_string(backend));
-    r.kernel = viterbi ? "hmm_viterbi" : "hmm_forward";
+    r.kernel = viterbi ? (backend == Backend::cuda ? "hmm_viterbi " + step_name : "hmm_viterbi") : "hmm_forward";
     r.semiring = viterbi ? "max-plus" : "log-plus";
     r.type = std::string(to_string(type));
     r.product = viterbi ? "viterbi" : "forward";
@@ -157,13 +163,13 @@ int hmm_command(const Args& args) {
   const bool viterbi = args[0] == "viterbi";
   const Options opt(Args(args.begin() + 1, args.end()),
                     {{"init", true}, {"trans", true}, {"emit", true}, {"batch", true}, {"out", true}, {"scores", true},
-                     {"type", true}, {"backend", true}, {"bench", true}, {"reps", true}, {"record", true}});
+                     {"type", true}, {"backend", true}, {"bench", true}, {"reps", true}, {"record", true}, {"step", true}});
   if (auto bench = opt.get("bench")) {
     for (const char* file_option : {"init", "trans", "emit", "out", "scores", "batch"})
       if (opt.has(file_option)) throw UsageError(std::string("--") + file_option, "does not go with --bench (a random model)");
     return run_bench(opt, viterbi, split_list(*bench, "--bench"));
   }
-  for (const char* bench_option : {"reps", "record", "type"})
+  for (const char* bench_option : {"reps", "record", "type", "step"})
     if (opt.has(bench_option)) throw UsageError(std::string("--") + bench_option, "goes with --bench only");
   HmmRequest req;
   req.viterbi = viterbi;

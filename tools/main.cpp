@@ -125,7 +125,7 @@ the GPU and prints the ceiling of each semiring and element type in 10^12 update
     {"hmm", hmm_command, "HMM Viterbi paths or forward log-likelihoods of many sequences",
      R"(usage: ringmm hmm viterbi --init PI.npy --trans A.npy --emit E.npy --batch B --out PATHS.npy [--scores SCORES.npy]
        ringmm hmm forward --init PI.npy --trans A.npy --emit E.npy --batch B --out LOGLIK.npy
-       ringmm hmm viterbi|forward --bench B,S,T [--type f32|f64] [--backend B] [--reps N] [--record FILE]
+       ringmm hmm viterbi|forward --bench B,S,T [--type f32|f64] [--backend B] [--reps N] [--record FILE] [--step K]
 
 Runs B sequences of T steps through an HMM with S states, all in the log domain (f32 or f64;
 values finite or -inf for forbidden; nan and +inf are refused). Each step is one (B x S)(S x S)
@@ -146,6 +146,8 @@ product: max-plus with backpointers for viterbi, log-plus for forward.
   --type T          f32 (default) or f64, with --bench
   --reps N          timed repetitions after one warm-up (default 3)
   --record FILE     also write the measurement as a .json or .csv record (suite "hmm")
+  --step K          viterbi on CUDA: fused (default; one kernel per step) or gemm-argmax
+                    (the library's gemm_argmax plus an emission kernel), for comparison
 
 Ties go to the smallest previous state and the smallest final state; a sequence with no path of
 finite score gets score -inf and path -1 at every step. Nothing is written when a check fails.

@@ -47,10 +47,17 @@ template <class T> struct HmmModel {
   const T* emit = nullptr;
 };
 
+// How the CUDA backend computes a Viterbi step (the CPU backend always runs gemm_argmax):
+//   fused        one kernel per step: the max-plus product with a two-instruction update, the
+//                argmax recovered per k-tile, the emission added (src/cuda/viterbi_step.cuh)
+//   gemm_argmax  the library's gemm_argmax<MaxPlus<T>> and a kernel adding the emissions
+// Both give the same paths, scores and backpointers.
+enum class ViterbiStep { fused, gemm_argmax };
+
 // Best paths and their scores.
 template <class T>
 void hmm_viterbi(const Context& ctx, const HmmModel<T>& model, std::int32_t* path, T* score,
-                 std::int32_t* backpointers = nullptr);
+                 std::int32_t* backpointers = nullptr, ViterbiStep step = ViterbiStep::fused);
 
 // Forward log-likelihoods.
 template <class T> void hmm_forward(const Context& ctx, const HmmModel<T>& model, T* loglik);
@@ -60,7 +67,7 @@ namespace detail {
 // false, having done nothing, when `required` is false and the model is in host memory.
 template <class T>
 bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& model, std::int32_t* path, T* score,
-                      std::int32_t* backpointers, bool required);
+                      std::int32_t* backpointers, ViterbiStep step, bool required);
 template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& model, T* loglik, bool required);
 // The checks of sizes and pointers every backend runs first.
 template <class T> void check_hmm_shape(const HmmModel<T>& model);

@@ -27,7 +27,7 @@ template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p)
 #include "ringmm/builtins.def"
 
 template <class T>
-bool hmm_viterbi_cuda(const Context&, const HmmModel<T>&, std::int32_t*, T*, std::int32_t*, bool required) {
+bool hmm_viterbi_cuda(const Context&, const HmmModel<T>&, std::int32_t*, T*, std::int32_t*, ViterbiStep, bool required) {
   if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
   return false;
 }
@@ -35,8 +35,8 @@ template <class T> bool hmm_forward_cuda(const Context&, const HmmModel<T>&, T*,
   if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
   return false;
 }
-template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, bool);
-template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, bool);
+template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, ViterbiStep, bool);
+template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, ViterbiStep, bool);
 template bool hmm_forward_cuda<float>(const Context&, const HmmModel<float>&, float*, bool);
 template bool hmm_forward_cuda<double>(const Context&, const HmmModel<double>&, double*, bool);
 }  // namespace detail

@@ -130,12 +130,13 @@ bool wants_cuda(const Context& ctx) { return ctx.backend != Backend::cpu && ctx.
 }  // namespace
 
 template <class T>
-void hmm_viterbi(const Context& ctx, const HmmModel<T>& model, std::int32_t* path, T* score, std::int32_t* backpointers) {
+void hmm_viterbi(const Context& ctx, const HmmModel<T>& model, std::int32_t* path, T* score, std::int32_t* backpointers,
+                 ViterbiStep step) {
   detail::check_hmm_shape(model);
   if (model.batch > 0 && !path) throw Error(Errc::null_pointer, "path", "null");
   if (model.batch > 0 && !score) throw Error(Errc::null_pointer, "score", "null");
   if (wants_cuda(ctx) &&
-      detail::hmm_viterbi_cuda(ctx, model, path, score, backpointers, ctx.backend == Backend::cuda))
+      detail::hmm_viterbi_cuda(ctx, model, path, score, backpointers, step, ctx.backend == Backend::cuda))
     return;
   check_model_values(model);
   if (model.batch == 0) return;
@@ -152,7 +153,7 @@ template <class T> void hmm_forward(const Context& ctx, const HmmModel<T>& model
 }
 
 #define RINGMM_HMM_INSTANTIATE(T)                                                                                 \
-  template void hmm_viterbi<T>(const Context&, const HmmModel<T>&, std::int32_t*, T*, std::int32_t*);          \
+  template void hmm_viterbi<T>(const Context&, const HmmModel<T>&, std::int32_t*, T*, std::int32_t*, ViterbiStep); \
   template void hmm_forward<T>(const Context&, const HmmModel<T>&, T*);                                         \
   template void detail::check_hmm_shape<T>(const HmmModel<T>&);
 RINGMM_HMM_INSTANTIATE(float)

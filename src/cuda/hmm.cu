@@ -1,7 +1,8 @@
 // hmm_viterbi and hmm_forward on the CUDA backend (ringmm/hmm.hpp), on device memory.
 //
-// Viterbi: per step one max-plus gemm_argmax (δ_{t−1} ⊗ A, its K* written straight into that
-// step's slice of the backpointers) and a kernel adding E_t; at the end one block per sequence
+// Viterbi: per step one fused kernel (viterbi_step.cuh: the max-plus product, its argmax written
+// straight into that step's slice of the backpointers, and E_t added), or on request the library's
+// gemm_argmax and a kernel adding E_t; at the end one block per sequence
 // finds the best final state and follows the backpointers. Forward: per step the shift trick of
 // the CPU's log-plus (ringmm/cpu/log_plus.hpp) on the device: rows of α shifted by their maxima
 // and exponentiated, one f64 plus-times GEMM (cuBLAS) against exp(A − column maxima) computed
@@ -20,6 +21,7 @@
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/hmm.hpp"
+#include "viterbi_step.cuh"
 
 namespace ringmm::detail {
 
@@ -103,14 +105,16 @@ template <class T> __global__ void add_emission(T* delta, const T* emit_t, index
     delta[e] += emit_t[e];
 }
 
-// One block per sequence: the best final state (the smallest s among equal maxima), its score,
-// and the path back through the backpointers (thread 0; T dependent loads).
+// One warp per sequence: the best final state (the smallest s among equal maxima), its score,
+// and the path back through the backpointers (lane 0; T dependent loads, so as many sequences as
+// possible run at once: 32 blocks of one warp fit on an SM where 8 blocks of 256 threads do).
+constexpr int finish_threads = 32;
 template <class T>
-__global__ void __launch_bounds__(block_threads)
+__global__ void __launch_bounds__(finish_threads)
     viterbi_finish(const T* delta, const std::int32_t* backpointers, index_t batch, index_t states, index_t steps,
                    std::int32_t* path, T* score) {
-  __shared__ T best_value[block_threads];
-  __shared__ index_t best_state[block_threads];
+  __shared__ T best_value[finish_threads];
+  __shared__ index_t best_state[finish_threads];
   for (index_t b = blockIdx.x; b < batch; b += gridDim.x) {
     const T* d = delta + b * states;
     T v = T(-INFINITY);
@@ -119,7 +123,7 @@ __global__ void __launch_bounds__(block_threads)
       if (d[s] > v || arg < 0) v = d[s], arg = s;  // s rises: equal values keep the first
     best_value[threadIdx.x] = v, best_state[threadIdx.x] = arg;
     __syncthreads();
-    for (int half = block_threads / 2; half > 0; half /= 2) {
+    for (int half = finish_threads / 2; half > 0; half /= 2) {
       if (int(threadIdx.x) < half) {
         const T ov = best_value[threadIdx.x + half];
         const index_t os = best_state[threadIdx.x + half];
@@ -248,12 +252,18 @@ unsigned sequence_blocks(index_t batch) { return unsigned(std::min<index_t>(batc
 
 template <class T>
 bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* path, T* score, std::int32_t* backpointers,
-                      bool required) {
+                      ViterbiStep step, bool required) {
   if (!on_device(m, {path, score, backpointers}, required)) return false;
+  const index_t b = m.batch, s = m.states, block = b * s;
+  const index_t row_tiles = (b + viterbi::tile_m - 1) / viterbi::tile_m;
+  if (step == ViterbiStep::fused && row_tiles > 65535)  // the grid's y extent
+    throw Error(Errc::unsupported, "batch",
+                "the fused Viterbi step takes at most " + std::to_string(65535 * viterbi::tile_m) +
+                    " sequences per call; split the batch or use ViterbiStep::gemm_argmax");
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   check_values_on_device(m, stream);
   if (m.batch == 0) return true;
-  const index_t b = m.batch, s = m.states, block = b * s;
+  const dim3 step_grid(unsigned((s + viterbi::tile_n - 1) / viterbi::tile_n), unsigned(row_tiles));
   DeviceBuffer<T> delta(std::size_t(block), stream), next(std::size_t(block), stream);
   DeviceBuffer<std::int32_t> own;
   if (!backpointers && m.steps > 1) {
@@ -267,14 +277,26 @@ bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* pa
   start_kernel<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.init, m.emit, b, s);
   check_launch("start_kernel");
   const MatrixView<const T> trans = row_major<const T>(m.trans, s, s);
+  DeviceBuffer<T> trans_t(step == ViterbiStep::fused && m.steps > 1 ? static_cast<std::size_t>(s * s) : 0, stream);
+  if (trans_t.get()) {
+    viterbi::transpose<T><<<blocks_for(s * s), block_threads, 0, stream>>>(m.trans, s, trans_t.get());
+    check_launch("viterbi::transpose");
+  }
   for (index_t t = 1; t < m.steps; ++t) {
-    gemm_argmax<MaxPlus<T>>(cuda, Op::N, row_major<const T>(current, b, s), Op::N, trans, row_major(following, b, s),
-                            row_major(backpointers + (t - 1) * block, b, s));
-    add_emission<T><<<blocks_for(block), block_threads, 0, stream>>>(following, m.emit + t * block, block);
-    check_launch("add_emission");
+    std::int32_t* bp_t = backpointers + (t - 1) * block;
+    if (step == ViterbiStep::fused) {
+      viterbi::step_kernel<T><<<step_grid, viterbi::threads, 0, stream>>>(current, m.trans, trans_t.get(), m.emit + t * block,
+                                                                         b, s, following, bp_t);
+      check_launch("viterbi::step_kernel");
+    } else {
+      gemm_argmax<MaxPlus<T>>(cuda, Op::N, row_major<const T>(current, b, s), Op::N, trans, row_major(following, b, s),
+                              row_major(bp_t, b, s));
+      add_emission<T><<<blocks_for(block), block_threads, 0, stream>>>(following, m.emit + t * block, block);
+      check_launch("add_emission");
+    }
     std::swap(current, following);
   }
-  viterbi_finish<T><<<sequence_blocks(b), block_threads, 0, stream>>>(current, backpointers, b, s, m.steps, path, score);
+  viterbi_finish<T><<<sequence_blocks(b), finish_threads, 0, stream>>>(current, backpointers, b, s, m.steps, path, score);
   check_launch("viterbi_finish");
   return true;
 }
@@ -312,8 +334,8 @@ template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& 
   return true;
 }
 
-template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, bool);
-template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, bool);
+template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, ViterbiStep, bool);
+template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, ViterbiStep, bool);
 template bool hmm_forward_cuda<float>(const Context&, const HmmModel<float>&, float*, bool);
 template bool hmm_forward_cuda<double>(const Context&, const HmmModel<double>&, double*, bool);
 

@@ -65,15 +65,26 @@ TYPED_TEST(CudaHmm, MatchesTheCpu) {
     DeviceCopy<T> init(m.init), trans(m.trans), emit(m.emit), d_score(score), d_ll(ll);
     DeviceCopy<std::int32_t> d_path(path);
     const HmmModel<T> device{c.b, c.s, c.t, init.ptr, trans.ptr, emit.ptr};
-    hmm_viterbi<T>(with(Backend::cuda), device, d_path.ptr, d_score.ptr);
+    const std::string what = "B=" + std::to_string(c.b) + " S=" + std::to_string(c.s) + " T=" + std::to_string(c.t);
+    // Both step kernels, and the backpointers of each step against the CPU's.
+    std::vector<std::int32_t> want_bp(static_cast<std::size_t>((c.t - 1) * c.b * c.s) + 1), bp(want_bp.size());
+    hmm_viterbi<T>(with(Backend::cpu), host, want_path.data(), want_score.data(), want_bp.data());
+    for (const ViterbiStep step : {ViterbiStep::fused, ViterbiStep::gemm_argmax}) {
+      const std::string how = what + (step == ViterbiStep::fused ? " fused" : " gemm_argmax");
+      DeviceCopy<std::int32_t> d_bp(std::vector<std::int32_t>(bp.size(), 55));
+      hmm_viterbi<T>(with(Backend::cuda), device, d_path.ptr, d_score.ptr, d_bp.ptr, step);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      d_path.to_host(path);
+      d_score.to_host(score);
+      d_bp.to_host(bp);
+      EXPECT_EQ(path, want_path) << how;
+      EXPECT_EQ(score, want_score) << how;  // max-plus sums are exact: the same bits
+      bp.back() = want_bp.back();           // one past the backpointers (T = 1 has none)
+      EXPECT_EQ(bp, want_bp) << how;
+    }
     hmm_forward<T>(with(Backend::automatic), device, d_ll.ptr);  // device memory: automatic picks CUDA
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    d_path.to_host(path);
-    d_score.to_host(score);
     d_ll.to_host(ll);
-    const std::string what = "B=" + std::to_string(c.b) + " S=" + std::to_string(c.s) + " T=" + std::to_string(c.t);
-    EXPECT_EQ(path, want_path) << what;
-    EXPECT_EQ(score, want_score) << what;  // max-plus sums are exact: the same bits
     const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-10;
     for (index_t b = 0; b < c.b; ++b) {
       if (std::isinf(double(want_ll[b]))) EXPECT_EQ(ll[b], want_ll[b]) << what;

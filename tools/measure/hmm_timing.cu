@@ -9,7 +9,7 @@ namespace ringmm::measure {
 namespace {
 
 template <class T>
-double time_typed(const Context& ctx, bool viterbi, index_t batch, index_t states, index_t steps, int reps) {
+double time_typed(const Context& ctx, bool viterbi, index_t batch, index_t states, index_t steps, int reps, ViterbiStep step) {
   require_device();
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const std::size_t block = std::size_t(batch * states);
@@ -25,16 +25,17 @@ double time_typed(const Context& ctx, bool viterbi, index_t batch, index_t state
   cuda.backend = Backend::cuda;
   const HmmModel<T> model{batch, states, steps, init.get(), trans.get(), emit.get()};
   return median_seconds(reps, EventClock(stream), [&](int) {
-    if (viterbi) hmm_viterbi<T>(cuda, model, path.get(), score.get(), backpointers.get());
+    if (viterbi) hmm_viterbi<T>(cuda, model, path.get(), score.get(), backpointers.get(), step);
     else hmm_forward<T>(cuda, model, score.get());
   });
 }
 
 }  // namespace
 
-double time_hmm_cuda(const Context& ctx, bool viterbi, DType type, index_t batch, index_t states, index_t steps, int reps) {
-  if (type == DType::f32) return time_typed<float>(ctx, viterbi, batch, states, steps, reps);
-  if (type == DType::f64) return time_typed<double>(ctx, viterbi, batch, states, steps, reps);
+double time_hmm_cuda(const Context& ctx, bool viterbi, DType type, index_t batch, index_t states, index_t steps, int reps,
+                     ViterbiStep step) {
+  if (type == DType::f32) return time_typed<float>(ctx, viterbi, batch, states, steps, reps, step);
+  if (type == DType::f64) return time_typed<double>(ctx, viterbi, batch, states, steps, reps, step);
   throw Error(Errc::unsupported, "--type", "HMMs take f32 or f64");
 }
 

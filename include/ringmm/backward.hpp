@@ -9,10 +9,12 @@
 //
 // Scope: C = A ⊗ B with α = 1̄, β = 0̄ (no accumulation, no gradients for α, β), op = N (pass a
 // transposed view's transpose yourself). Every operand is a MatrixView of either layout with any
-// leading dimension; dA and dB are overwritten (never read). f32 and f64. CPU backend only:
-// a context whose backend is cuda is refused with Errc::unsupported ("not on CUDA yet");
-// Backend::automatic runs on the CPU, so the pointers must be host memory. Arguments are
-// checked before any work; a refused call writes nothing.
+// leading dimension; dA and dB are overwritten (never read). f32 and f64. Backends: the CPU (host
+// memory) and CUDA (device memory, every operand: src/cuda/backward.cu, the same arithmetic with
+// cuBLAS for the GEMMs, queued on ctx.cuda_stream; the value check is its one host wait).
+// Backend::automatic runs on CUDA when a device is present and A is device memory, else on the
+// CPU. Both backends are deterministic (no atomics: every sum runs in a fixed order). Arguments
+// are checked before any work; a refused call writes nothing.
 #pragma once
 
 #include <omp.h>
@@ -44,10 +46,9 @@ template <class T> void expect_shape(const MatrixView<T>& v, index_t rows, index
     throw Error(Errc::dimension_mismatch, name, std::string("is ") + dims(v.rows, v.cols) + " but " + why + " needs " + dims(rows, cols));
 }
 
-inline void refuse_cuda(const Context& ctx, const char* what) {
-  if (ctx.backend == Backend::cuda)
-    throw Error(Errc::unsupported, "backend", std::string(what) + " is not on CUDA yet: use Backend::cpu (or automatic) with host memory");
-}
+// Whether a call goes to the CUDA backend: asked for, or left to the library on a machine with a
+// device (the CUDA entry points then look at the memory and decline host arrays).
+inline bool wants_cuda(const Context& ctx) { return ctx.backend != Backend::cpu && ctx.resolved_backend() == Backend::cuda; }
 
 // Outputs must overlap neither the inputs nor each other: they are written while inputs are read.
 template <class Out, class In> void refuse_overlap(const MatrixView<Out>& out, const char* out_name, const MatrixView<In>& in, const char* in_name) {
@@ -76,6 +77,18 @@ inline int team(const Context& ctx, double work) {
 
 }  // namespace backward_detail
 
+namespace detail {
+// The CUDA backend (src/cuda/backward.cu; src/core/no_cuda.cpp without CUDA), after the shape
+// checks. They return false, having done nothing, when `required` is false and A is host memory.
+template <class T>
+bool log_plus_backward_cuda(const Context& ctx, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c,
+                            MatrixView<const T> grad_c, MatrixView<T> grad_a, MatrixView<T> grad_b, bool required);
+template <class S>
+bool argmax_backward_cuda(const Context& ctx, MatrixView<const element_t<S>> a, MatrixView<const element_t<S>> b,
+                          MatrixView<const std::int32_t> k_star, MatrixView<const element_t<S>> grad_c,
+                          MatrixView<element_t<S>> grad_a, MatrixView<element_t<S>> grad_b, bool required);
+}  // namespace detail
+
 // ---------------------------------------------------------------------------------------------
 // log-plus.
 //
@@ -85,7 +98,7 @@ inline int team(const Context& ctx, double work) {
 //
 // so dA = E_A ⊙ (W·E_Bᵀ) and dB = E_B ⊙ (E_Aᵀ·W) with E_A = exp(A − r), E_B = exp(B − s) (every
 // factor ≤ 1) and W = G ⊙ F: two plus-times GEMMs (in f64 for f32 inputs too, through ringmm's
-// CPU plus-times: OpenBLAS where it is built in). Every term is ≤ c_ij, so c_ij ≤ r_i + s_j +
+// plus-times: OpenBLAS or cuBLAS where they are built in). Every term is ≤ c_ij, so c_ij ≤ r_i + s_j +
 // log K and F_ij ≥ 1/K; but F_ij has no upper bound: where no k brings both a_ik and b_kj near
 // their maxima (the case where the forward shift trick fails), F_ij is huge, the factors
 // exp(a − r)·exp(b − s) of the terms that matter underflow, and W overflows. Entries with
@@ -102,7 +115,6 @@ void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<con
   static_assert(std::is_floating_point_v<T>, "log_plus_backward takes f32 or f64");
   using namespace backward_detail;
   using Sum = double;
-  refuse_cuda(ctx, "log_plus_backward");
   detail::validate_view(a, "A");
   detail::validate_view(b, "B");
   const index_t m = a.rows, k = a.cols, n = b.cols;
@@ -117,6 +129,8 @@ void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<con
     refuse_overlap(grad_a, "dA", in, name);
     refuse_overlap(grad_b, "dB", in, name);
   }
+  if (wants_cuda(ctx) && detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda))
+    return;
   const T inf = std::numeric_limits<T>::infinity();
   auto not_log = [inf](T x) { return !(x < inf); };  // NaN or +∞
   refuse_values<T>(a, "A", "finite values or −∞", not_log);
@@ -221,7 +235,6 @@ void argmax_backward(const Context& ctx, MatrixView<const element_t<S>> a, Matri
                 "argmax_backward takes the built-in selecting semirings (max-plus, min-plus, max-min, max-times, min-max)");
   static_assert(std::is_floating_point_v<T>, "argmax_backward takes f32 or f64");
   constexpr SemiringKind kind = S::kind;
-  refuse_cuda(ctx, "argmax_backward");
   detail::validate_view(a, "A");
   detail::validate_view(b, "B");
   const index_t m = a.rows, k = a.cols, n = b.cols;
@@ -238,6 +251,13 @@ void argmax_backward(const Context& ctx, MatrixView<const element_t<S>> a, Matri
   }
   refuse_overlap(grad_a, "dA", k_star, "K*");
   refuse_overlap(grad_b, "dB", k_star, "K*");
+  if (wants_cuda(ctx)) {
+    if constexpr (is_builtin_v<S>) {
+      if (detail::argmax_backward_cuda<S>(ctx, a, b, k_star, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda)) return;
+    } else if (ctx.backend == Backend::cuda) {
+      throw Error(Errc::unsupported, "semiring", "argmax_backward runs on CUDA for the built-in pairs only");
+    }
+  }
   for (index_t i = 0; i < m; ++i)
     for (index_t j = 0; j < n; ++j)
       if (k_star(i, j) < -1 || k_star(i, j) >= k)

@@ -2,7 +2,7 @@
 //
 // Viterbi: per step one fused kernel (viterbi_step.cuh: the max-plus product, its argmax written
 // straight into that step's slice of the backpointers, and E_t added), or on request the library's
-// gemm_argmax and a kernel adding E_t; at the end one block per sequence
+// gemm_argmax and a kernel adding E_t; at the end one warp per sequence
 // finds the best final state and follows the backpointers. Forward: per step the shift trick of
 // the CPU's log-plus (ringmm/cpu/log_plus.hpp) on the device: rows of α shifted by their maxima
 // and exponentiated, one f64 plus-times GEMM (cuBLAS) against exp(A − column maxima) computed

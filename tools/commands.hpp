@@ -15,8 +15,9 @@ int bench_command(const Args& args);
 int info_command(const Args& args);
 int demo_command(const Args& args);
 int microbench_command(const Args& args);  // needs the CUDA backend
-int summa_command(const Args& args);
-int apsp_command(const Args& args);        // all-pairs shortest paths (ringmm/apsp.hpp)       // needs MPI; run under mpirun
+int summa_command(const Args& args);       // needs MPI; run under mpirun
+int apsp_command(const Args& args);        // all-pairs shortest paths (ringmm/apsp.hpp)
+int hmm_command(const Args& args);         // HMM Viterbi / forward over many sequences (ringmm/hmm.hpp)
 
 // A usage text with {semirings} and {types} replaced by the registry's lists (builtins.def).
 std::string usage_text(std::string_view usage);

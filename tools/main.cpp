@@ -162,6 +162,36 @@ the GPU and prints the ceiling of each semiring and element type in 10^12 update
                     supported pairs of the two lists run
   --out FILE        also write the records as .json or .csv
 )"},
+    {"hmm", hmm_command, "HMM Viterbi paths or forward log-likelihoods of many sequences",
+     R"(usage: ringmm hmm viterbi --init PI.npy --trans A.npy --emit E.npy --batch B --out PATHS.npy [--scores SCORES.npy]
+       ringmm hmm forward --init PI.npy --trans A.npy --emit E.npy --batch B --out LOGLIK.npy
+       ringmm hmm viterbi|forward --bench B,S,T [--type f32|f64] [--backend B] [--reps N] [--record FILE] [--step K]
+
+Runs B sequences of T steps through an HMM with S states, all in the log domain (f32 or f64;
+values finite or -inf for forbidden; nan and +inf are refused). Each step is one (B x S)(S x S)
+product: max-plus with backpointers for viterbi, log-plus for forward.
+
+  --init FILE       initial log-probabilities, shape (1, S) or (S, 1)
+  --trans FILE      transition log-probabilities, (S, S): row s, column s' = log P(s' | s)
+  --emit FILE       emission log-scores, (T*B, S), step-major: row t*B + b is step t of sequence b
+                    (numpy: E.reshape(T*B, S) for E of shape (T, B, S))
+  --batch B         sequences (default 1); T = rows of --emit / B
+  --out FILE        viterbi: the best paths, (B, T) int32; forward: the log-likelihoods, (B, 1)
+  --scores FILE     viterbi: the best paths' log-scores, (B, 1)
+  --backend B       auto (default) or cpu for files (they run on the CPU); with --bench also cuda
+
+  --bench B,S,T     time a random model instead (generated on the device for CUDA): prints the
+                    median time and B*S*S*T / time in updates/s (viterbi: backpointers and the
+                    traceback included)
+  --type T          f32 (default) or f64, with --bench
+  --reps N          timed repetitions after one warm-up (default 3)
+  --record FILE     also write the measurement as a .json or .csv record (suite "hmm")
+  --step K          viterbi on CUDA: fused (default; one kernel per step) or gemm-argmax
+                    (the library's gemm_argmax plus an emission kernel), for comparison
+
+Ties go to the smallest previous state and the smallest final state; a sequence with no path of
+finite score gets score -inf and path -1 at every step. Nothing is written when a check fails.
+)"},
     {"info", info_command, "show the build, the backends and the devices",
      R"(usage: ringmm info
 

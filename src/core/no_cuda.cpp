@@ -4,6 +4,8 @@
 #include "ringmm/context.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
+#include "ringmm/backward.hpp"
+#include "ringmm/hmm.hpp"
 
 namespace ringmm {
 
@@ -24,6 +26,54 @@ template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p)
   template void cuda_run_argmax<S>(const Context&, const Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
 #include "ringmm/builtins.def"
+
+template <class T>
+bool hmm_viterbi_cuda(const Context&, const HmmModel<T>&, std::int32_t*, T*, std::int32_t*, ViterbiStep, bool required) {
+  if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+  return false;
+}
+template <class T> bool hmm_forward_cuda(const Context&, const HmmModel<T>&, T*, bool required) {
+  if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+  return false;
+}
+template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, ViterbiStep, bool);
+template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, ViterbiStep, bool);
+template bool hmm_forward_cuda<float>(const Context&, const HmmModel<float>&, float*, bool);
+template bool hmm_forward_cuda<double>(const Context&, const HmmModel<double>&, double*, bool);
+
+template <class T>
+bool log_plus_backward_cuda(const Context&, MatrixView<const T>, MatrixView<const T>, MatrixView<const T>, MatrixView<const T>,
+                            MatrixView<T>, MatrixView<T>, bool required) {
+  if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+  return false;
+}
+template <class S>
+bool argmax_backward_cuda(const Context&, MatrixView<const element_t<S>>, MatrixView<const element_t<S>>,
+                          MatrixView<const std::int32_t>, MatrixView<const element_t<S>>, MatrixView<element_t<S>>,
+                          MatrixView<element_t<S>>, bool required) {
+  if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+  return false;
+}
+template bool log_plus_backward_cuda<float>(const Context&, MatrixView<const float>, MatrixView<const float>,
+                                            MatrixView<const float>, MatrixView<const float>, MatrixView<float>,
+                                            MatrixView<float>, bool);
+template bool log_plus_backward_cuda<double>(const Context&, MatrixView<const double>, MatrixView<const double>,
+                                             MatrixView<const double>, MatrixView<const double>, MatrixView<double>,
+                                             MatrixView<double>, bool);
+// The floating-point pairs whose ⊕ selects (argmax_backward's domain).
+#define RINGMM_ARGMAX_BACKWARD(S)                                                                                      \
+  template bool argmax_backward_cuda<S>(const Context&, MatrixView<const element_t<S>>, MatrixView<const element_t<S>>, \
+                                        MatrixView<const std::int32_t>, MatrixView<const element_t<S>>,                \
+                                        MatrixView<element_t<S>>, MatrixView<element_t<S>>, bool);
+RINGMM_ARGMAX_BACKWARD(MaxPlus<float>)
+RINGMM_ARGMAX_BACKWARD(MaxPlus<double>)
+RINGMM_ARGMAX_BACKWARD(MinPlus<float>)
+RINGMM_ARGMAX_BACKWARD(MinPlus<double>)
+RINGMM_ARGMAX_BACKWARD(MaxMin<float>)
+RINGMM_ARGMAX_BACKWARD(MaxTimes<float>)
+RINGMM_ARGMAX_BACKWARD(MaxTimes<double>)
+RINGMM_ARGMAX_BACKWARD(MinMax<float>)
+#undef RINGMM_ARGMAX_BACKWARD
 }  // namespace detail
 
 }  // namespace ringmm

@@ -517,3 +517,91 @@ TEST_F(CliTest, ApspBenchWritesARecord) {
   EXPECT_NE(json.find("\"suite\": \"apsp\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"kernel\": \"blocked-fw-argmax b=32\""), std::string::npos) << json;
 }
+
+namespace {
+
+// ---- ringmm hmm -------------------------------------------------------------------------------
+
+class HmmCliTest : public CliTest {
+ protected:
+  // A 2-state model, B = 2 sequences of T = 3 steps; state 1 → 0 forbidden.
+  void write_model(float emit_nan_at = -1) {
+    const float ninf = -INFINITY;
+    const float init[] = {std::log(0.6f), std::log(0.4f)};
+    const float trans[] = {std::log(0.7f), std::log(0.3f), ninf, 0.0f};
+    std::vector<float> emit = {-1, -2, -3, -0.5f, -1, -1, -2, -0.1f, -0.2f, -3, -1, -1};  // row t*B + b
+    if (emit_nan_at >= 0) emit[std::size_t(emit_nan_at)] = NAN;
+    ringmm::npy::write(path("init.npy"), ringmm::DType::f32, 1, 2, init);
+    ringmm::npy::write(path("trans.npy"), ringmm::DType::f32, 2, 2, trans);
+    ringmm::npy::write(path("emit.npy"), ringmm::DType::f32, 6, 2, emit.data());
+  }
+  std::string files() const {
+    return "--init '" + path("init.npy") + "' --trans '" + path("trans.npy") + "' --emit '" + path("emit.npy") + "' --batch 2";
+  }
+};
+
+TEST_F(HmmCliTest, ViterbiAndForwardWriteTheirFiles) {
+  write_model();
+  Outcome r = ringmm("hmm viterbi " + files() + " --out '" + path("paths.npy") + "' --scores '" + path("scores.npy") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto paths = ringmm::npy::read(path("paths.npy"));
+  ASSERT_EQ(paths.dtype, ringmm::DType::i32);
+  ASSERT_EQ(paths.rows, 2);
+  ASSERT_EQ(paths.cols, 3);
+  // Brute force over the 8 paths of each sequence.
+  const float ninf = -INFINITY;
+  const float init[] = {std::log(0.6f), std::log(0.4f)}, trans[] = {std::log(0.7f), std::log(0.3f), ninf, 0.0f};
+  const float emit[] = {-1, -2, -3, -0.5f, -1, -1, -2, -0.1f, -0.2f, -3, -1, -1};
+  const auto got = values<std::int32_t>(paths);
+  const auto scores = values<float>(ringmm::npy::read(path("scores.npy")));
+  for (int b = 0; b < 2; ++b) {
+    float best = ninf;
+    int best_code = -1;
+    for (int code = 0; code < 8; ++code) {
+      const int s0 = code >> 2 & 1, s1 = code >> 1 & 1, s2 = code & 1;
+      const float v = init[s0] + emit[b * 2 + s0] + trans[s0 * 2 + s1] + emit[(2 + b) * 2 + s1] + trans[s1 * 2 + s2] +
+                      emit[(4 + b) * 2 + s2];
+      if (v > best) best = v, best_code = code;
+    }
+    EXPECT_EQ(got[std::size_t(b * 3)], best_code >> 2 & 1);
+    EXPECT_EQ(got[std::size_t(b * 3 + 1)], best_code >> 1 & 1);
+    EXPECT_EQ(got[std::size_t(b * 3 + 2)], best_code & 1);
+    EXPECT_NEAR(scores[std::size_t(b)], best, 1e-5);
+  }
+  r = ringmm("hmm forward " + files() + " --out '" + path("loglik.npy") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ringmm::npy::read(path("loglik.npy")).rows, 2);
+}
+
+TEST_F(HmmCliTest, BadInputsWriteNothing) {
+  write_model(5);
+  const std::string out = " --out '" + path("c.npy") + "'";
+  expect_error("hmm viterbi " + files() + out, 1, "nan", "hmm");
+  write_model();
+  std::string batch_of_4 = files();
+  batch_of_4.replace(batch_of_4.find("--batch 2"), 9, "--batch 4");
+  expect_error("hmm viterbi " + batch_of_4 + out, 1, "multiple of --batch 4", "hmm");
+  expect_error("hmm forward --init '" + path("init.npy") + "' --trans '" + path("emit.npy") + "' --emit '" + path("emit.npy") +
+                   "' --batch 2" + out,
+               1, "S x S", "hmm");
+  expect_error("hmm viterbi --init '" + path("trans.npy") + "' --trans '" + path("trans.npy") + "' --emit '" + path("emit.npy") +
+                   "' --batch 2" + out,
+               1, "initial", "hmm");
+  expect_error("hmm forward " + files() + " --batch 4" + out, 2, "more than once", "hmm");
+  expect_error("hmm backward " + files() + out, 2, "'backward'", "hmm");
+  expect_error("hmm viterbi --bench 2,3" , 2, "B,S,T", "hmm");
+  expect_error("hmm viterbi --bench 2,3,4 --out '" + path("c.npy") + "'", 2, "--out", "hmm");
+  // The scores file is not left behind when the paths cannot be written.
+  const Outcome r = ringmm("hmm viterbi " + files() + " --scores '" + path("s.npy") + "' --out '" + path("no/such/dir/p.npy") + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_FALSE(fs::exists(path("s.npy")));
+}
+
+TEST_F(HmmCliTest, BenchRunsOnTheCpuAndWritesARecord) {
+  const Outcome r = ringmm("hmm viterbi --bench 4,8,5 --backend cpu --reps 1 --record '" + path("r.json") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("updates/s"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(path("r.json")).find("\"suite\": \"hmm\""), std::string::npos);
+}
+
+}  // namespace

@@ -1,5 +1,6 @@
 // Built when the CUDA backend is not compiled in: the GPU measurements say so.
 #include "measure/gpu_measure.hpp"
+#include "measure/hmm_timing.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -20,6 +21,7 @@ Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int, Host
 std::vector<std::string> describe_devices() { return {}; }
 std::vector<std::string> ladder_kernels() { return {"straightforward", "tiled8", "tiled16", "tiled32"}; }
 Timing time_ladder(SemiringKind, DType, const std::string&, index_t, index_t, index_t, int) { no_cuda(); }
+double time_hmm_cuda(const Context&, bool, DType, index_t, index_t, index_t, int, ViterbiStep) { no_cuda(); }
 template <class S> void ladder_gemm(const std::string&, const detail::Problem<S>&) { no_cuda(); }
 
 #define RINGMM_INSTANTIATE_LADDER(S) \

@@ -1,0 +1,360 @@
+// log_plus_backward and argmax_backward on the CUDA backend (ringmm/backward.hpp), on device
+// memory: the CPU's arithmetic, with the two plus-times GEMMs of log-plus on cuBLAS (f64), and
+// small kernels for the shifts, the weights and the sums. No atomics: each gradient element is
+// summed by one thread in a fixed order, so results do not vary from run to run.
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "ringmm/backward.hpp"
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/device.hpp"
+
+namespace ringmm::detail {
+
+namespace {
+
+using cuda_detail::check_launch;
+using cuda_detail::cuda_check;
+using cuda_detail::DeviceBuffer;
+using Sum = double;
+
+constexpr int block_threads = 256;
+constexpr Sum flush = 354;                   // factors below exp(−354) are 0 (as on the CPU)
+constexpr Sum max_log_f = 13.862943611198906;  // 20·ln 2: larger F_ij are summed directly
+
+unsigned blocks_for(index_t n) {
+  return unsigned(std::min<index_t>((n + block_threads - 1) / block_threads, 16 * index_t(cuda_detail::multiprocessor_count())));
+}
+unsigned lines_for(index_t n) { return unsigned(std::min<index_t>(n, 65535)); }
+
+template <class T> Strided<const T> strided(MatrixView<const T> v) { return apply_op(Op::N, v); }
+template <class T> Strided<T> strided(MatrixView<T> v) { return apply_op(Op::N, v); }
+
+// ---- value checks (the one host wait) -------------------------------------------------------
+
+// first_bad ← the smallest row-major position of an element `bad` finds.
+template <class T, class Bad> __global__ void scan_kernel(Strided<const T> x, Bad bad, unsigned long long* first_bad) {
+  const index_t n = x.rows * x.cols;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
+    if (bad(x(e / x.cols, e % x.cols))) atomicMin(first_bad, (unsigned long long)e);
+}
+
+struct NotLog {  // NaN or +∞
+  template <class T> __device__ bool operator()(T x) const { return !(x < T(INFINITY)); }
+};
+struct NotFinite {
+  template <class T> __device__ bool operator()(T x) const { return !isfinite(x); }
+};
+struct OutsideIndexes {  // K* entries outside [−1, K)
+  index_t k;
+  __device__ bool operator()(std::int32_t x) const { return x < -1 || x >= k; }
+};
+
+// Scans every (view, name, domain, test) and refuses the first that fails, naming the element.
+struct Scan {
+  const char* name;
+  const char* domain;
+};
+template <class... Checks> void check_on_device(cudaStream_t stream, const Checks&... checks) {
+  constexpr int count = sizeof...(Checks);
+  DeviceBuffer<unsigned long long> slots(count, stream);
+  cuda_check(cudaMemsetAsync(slots.get(), 0xff, count * sizeof(unsigned long long), stream), "cudaMemsetAsync");
+  int at = 0;
+  auto launch = [&](const auto& item) {
+    const auto& [view, bad, what] = item;
+    const index_t n = view.rows * view.cols;
+    if (n > 0) {
+      scan_kernel<<<blocks_for(n), block_threads, 0, stream>>>(view, bad, slots.get() + at);
+      check_launch("scan_kernel");
+    }
+    ++at;
+  };
+  (launch(checks), ...);
+  unsigned long long found[count];
+  cuda_check(cudaMemcpyAsync(found, slots.get(), sizeof found, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  cuda_check(cudaStreamSynchronize(stream), "value check (cudaStreamSynchronize)");
+  at = 0;
+  auto report = [&](const auto& item) {
+    const auto& [view, bad, what] = item;
+    const unsigned long long e = found[at++];
+    if (e == ULLONG_MAX) return;
+    const index_t i = index_t(e) / view.cols, j = index_t(e) % view.cols;
+    using V = std::remove_const_t<std::remove_reference_t<decltype(*view.p)>>;
+    V value{};
+    cuda_check(cudaMemcpy(&value, view.p + i * view.rs + j * view.cs, sizeof(V), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    throw Error(Errc::value_out_of_range, what.name,
+                "element (" + std::to_string(i) + ", " + std::to_string(j) + ") is " + std::to_string(double(value)) + "; " +
+                    what.name + " must hold " + what.domain);
+  };
+  (report(checks), ...);
+}
+template <class T, class Bad> struct Check {
+  Strided<const T> view;
+  Bad bad;
+  Scan what;
+};
+template <class T, class Bad> Check<T, Bad> check(MatrixView<const T> v, Bad bad, const char* name, const char* domain) {
+  return {strided(v), bad, {name, domain}};
+}
+
+// Device memory or not: A decides (an empty A, with no data, goes by `required`); every other
+// operand must agree.
+bool on_device(std::initializer_list<std::pair<const void*, const char*>> operands, bool required) {
+  const auto& [a, a_name] = *operands.begin();
+  const bool device = a ? cuda_detail::is_device_pointer(a) : required;
+  if (!device && required)
+    throw Error(Errc::invalid_argument, a_name, "is host memory; the CUDA backend takes device memory (or use Backend::cpu)");
+  for (const auto& [p, name] : operands)
+    if (p && cuda_detail::is_device_pointer(p) != device)
+      throw Error(Errc::invalid_argument, name,
+                  std::string(device ? "is host memory but " : "is device memory but ") + a_name + " is " +
+                      (device ? "device" : "host") + " memory: every operand must live in the same place");
+  return device;
+}
+
+// ---- log-plus -------------------------------------------------------------------------------
+
+__device__ Sum factor(Sum d) { return d >= -flush ? exp(d) : Sum(0); }  // NaN (−∞ − −∞) → 0
+
+// One block per row i of A: row_max[i], ea[i·K + k] = exp(a_ik − row_max[i]).
+template <class T> __global__ void __launch_bounds__(block_threads) shift_rows(Strided<const T> a, T* row_max, Sum* ea) {
+  __shared__ T top[block_threads];
+  for (index_t i = blockIdx.x; i < a.rows; i += gridDim.x) {
+    T v = T(-INFINITY);
+    for (index_t k = threadIdx.x; k < a.cols; k += blockDim.x) v = fmax(v, a(i, k));
+    top[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = block_threads / 2; half > 0; half /= 2) {
+      if (int(threadIdx.x) < half) top[threadIdx.x] = fmax(top[threadIdx.x], top[threadIdx.x + half]);
+      __syncthreads();
+    }
+    const T r = top[0];
+    if (threadIdx.x == 0) row_max[i] = r;
+    for (index_t k = threadIdx.x; k < a.cols; k += blockDim.x) ea[i * a.cols + k] = factor(Sum(a(i, k)) - Sum(r));
+    __syncthreads();
+  }
+}
+
+// One thread per column j of B: col_max[j], eb[k·N + j] = exp(b_kj − col_max[j]).
+template <class T> __global__ void shift_columns(Strided<const T> b, T* col_max, Sum* eb) {
+  for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < b.cols; j += index_t(gridDim.x) * blockDim.x) {
+    T top = T(-INFINITY);
+    for (index_t k = 0; k < b.rows; ++k) top = fmax(top, b(k, j));
+    col_max[j] = top;
+    for (index_t k = 0; k < b.rows; ++k) eb[k * b.cols + j] = factor(Sum(b(k, j)) - Sum(top));
+  }
+}
+
+// W = G ⊙ F, 0 where there are no terms; direct[i·N + j] = 1 where F is too large for W, and then
+// row_direct[i] = col_direct[j] = 1 (so that the finishing kernels skip the lines without any).
+template <class T>
+__global__ void weights(Strided<const T> c, Strided<const T> g, const T* row_max, const T* col_max, Sum* w,
+                        unsigned char* direct, int* row_direct, int* col_direct) {
+  const index_t n = c.rows * c.cols;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x) {
+    const index_t i = e / c.cols, j = e % c.cols;
+    Sum w_ij = 0;
+    unsigned char d = 0;
+    if (c(i, j) != T(-INFINITY) && row_max[i] != T(-INFINITY) && col_max[j] != T(-INFINITY)) {
+      const Sum log_f = Sum(row_max[i]) + Sum(col_max[j]) - Sum(c(i, j));
+      if (log_f > max_log_f) {
+        d = 1;
+        atomicOr(row_direct + i, 1);  // an or: the same result in any order
+        atomicOr(col_direct + j, 1);
+      } else {
+        w_ij = Sum(g(i, j)) * exp(log_f);
+      }
+    }
+    w[e] = w_ij;
+    direct[e] = d;
+  }
+}
+
+template <class T> __device__ Sum weight(Strided<const T> a, Strided<const T> b, Strided<const T> c, index_t i, index_t k, index_t j) {
+  const Sum d = Sum(a(i, k)) + Sum(b(k, j)) - Sum(c(i, j));
+  return d > -INFINITY ? exp(d) : Sum(0);
+}
+
+// One block per row i: dA_ik = ea_ik·(W·E_Bᵀ)_ik + Σ over direct j (in order) of G_ij·P_ikj.
+template <class T>
+__global__ void __launch_bounds__(block_threads)
+    finish_rows(Strided<const T> a, Strided<const T> b, Strided<const T> c, Strided<const T> g, const Sum* ea, const Sum* da,
+                const unsigned char* direct, const int* row_direct, Strided<T> grad_a) {
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  for (index_t i = blockIdx.x; i < m; i += gridDim.x)
+    for (index_t kk = threadIdx.x; kk < k; kk += blockDim.x) {
+      Sum acc = ea[i * k + kk] * da[i * k + kk];
+      if (row_direct[i])
+        for (index_t j = 0; j < n; ++j)
+        if (direct[i * n + j]) acc += Sum(g(i, j)) * weight(a, b, c, i, kk, j);
+      grad_a(i, kk) = T(acc);
+    }
+}
+
+// One block per column j: dB_kj = eb_kj·(E_Aᵀ·W)_kj + Σ over direct i (in order) of G_ij·P_ikj.
+template <class T>
+__global__ void __launch_bounds__(block_threads)
+    finish_columns(Strided<const T> a, Strided<const T> b, Strided<const T> c, Strided<const T> g, const Sum* eb,
+                   const Sum* db, const unsigned char* direct, const int* col_direct, Strided<T> grad_b) {
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  for (index_t j = blockIdx.x; j < n; j += gridDim.x)
+    for (index_t kk = threadIdx.x; kk < k; kk += blockDim.x) {
+      Sum acc = eb[kk * n + j] * db[kk * n + j];
+      if (col_direct[j])
+        for (index_t i = 0; i < m; ++i)
+        if (direct[i * n + j]) acc += Sum(g(i, j)) * weight(a, b, c, i, kk, j);
+      grad_b(kk, j) = T(acc);
+    }
+}
+
+template <class T> __global__ void fill_zero(Strided<T> x) {
+  const index_t n = x.rows * x.cols;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
+    x(e / x.cols, e % x.cols) = T(0);
+}
+
+// ---- selecting semirings --------------------------------------------------------------------
+
+// The shares of G_ij that go to a and to b (ringmm/backward.hpp's table).
+template <class S> __device__ void partials(element_t<S> x, element_t<S> y, Sum& to_a, Sum& to_b) {
+  constexpr SemiringKind kind = S::kind;
+  if constexpr (kind == SemiringKind::max_plus || kind == SemiringKind::min_plus) to_a = 1, to_b = 1;
+  else if constexpr (kind == SemiringKind::max_times) to_a = Sum(y), to_b = Sum(x);
+  else if constexpr (kind == SemiringKind::max_min) to_a = x <= y ? 1 : 0, to_b = x <= y ? 0 : 1;
+  else to_a = x >= y ? 1 : 0, to_b = x >= y ? 0 : 1;  // min-max
+}
+
+// One block per row i: dA_ik = Σ over j with K*_ij = k (in order) of G_ij·∂/∂a.
+template <class S>
+__global__ void __launch_bounds__(block_threads)
+    argmax_rows(Strided<const element_t<S>> a, Strided<const element_t<S>> b, Strided<const std::int32_t> ks,
+                Strided<const element_t<S>> g, Strided<element_t<S>> grad_a) {
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  for (index_t i = blockIdx.x; i < m; i += gridDim.x)
+    for (index_t kk = threadIdx.x; kk < k; kk += blockDim.x) {
+      Sum acc = 0;
+      for (index_t j = 0; j < n; ++j)
+        if (ks(i, j) == kk) {
+          Sum to_a, to_b;
+          partials<S>(a(i, kk), b(kk, j), to_a, to_b);
+          acc += Sum(g(i, j)) * to_a;
+        }
+      grad_a(i, kk) = element_t<S>(acc);
+    }
+}
+
+// One block per column j: dB_kj = Σ over i with K*_ij = k (in order) of G_ij·∂/∂b.
+template <class S>
+__global__ void __launch_bounds__(block_threads)
+    argmax_columns(Strided<const element_t<S>> a, Strided<const element_t<S>> b, Strided<const std::int32_t> ks,
+                   Strided<const element_t<S>> g, Strided<element_t<S>> grad_b) {
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  for (index_t j = blockIdx.x; j < n; j += gridDim.x)
+    for (index_t kk = threadIdx.x; kk < k; kk += blockDim.x) {
+      Sum acc = 0;
+      for (index_t i = 0; i < m; ++i)
+        if (ks(i, j) == kk) {
+          Sum to_a, to_b;
+          partials<S>(a(i, kk), b(kk, j), to_a, to_b);
+          acc += Sum(g(i, j)) * to_b;
+        }
+      grad_b(kk, j) = element_t<S>(acc);
+    }
+}
+
+}  // namespace
+
+template <class T>
+bool log_plus_backward_cuda(const Context& ctx, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c,
+                            MatrixView<const T> grad_c, MatrixView<T> grad_a, MatrixView<T> grad_b, bool required) {
+  if (!on_device({{a.data, "A"}, {b.data, "B"}, {c.data, "C"}, {grad_c.data, "dC"}, {grad_a.data, "dA"}, {grad_b.data, "dB"}},
+                 required))
+    return false;
+  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  check_on_device(stream, check(a, NotLog{}, "A", "finite values or −∞"), check(b, NotLog{}, "B", "finite values or −∞"),
+                  check(c, NotLog{}, "C", "finite values or −∞ (the forward product)"),
+                  check(grad_c, NotFinite{}, "dC", "finite values"));
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  if (m == 0 || k == 0 || n == 0) {  // no terms: every gradient is 0
+    if (m * k > 0) fill_zero<T><<<blocks_for(m * k), block_threads, 0, stream>>>(strided(grad_a));
+    if (k * n > 0) fill_zero<T><<<blocks_for(k * n), block_threads, 0, stream>>>(strided(grad_b));
+    check_launch("fill_zero");
+    return true;
+  }
+  DeviceBuffer<T> row_max(static_cast<std::size_t>(m), stream), col_max(static_cast<std::size_t>(n), stream);
+  DeviceBuffer<Sum> ea(std::size_t(m * k), stream), eb(std::size_t(k * n), stream), w(std::size_t(m * n), stream),
+      da(std::size_t(m * k), stream), db(std::size_t(k * n), stream);
+  DeviceBuffer<unsigned char> direct(std::size_t(m * n), stream);
+  DeviceBuffer<int> row_direct(static_cast<std::size_t>(m), stream), col_direct(static_cast<std::size_t>(n), stream);
+  cuda_check(cudaMemsetAsync(row_direct.get(), 0, std::size_t(m) * sizeof(int), stream), "cudaMemsetAsync");
+  cuda_check(cudaMemsetAsync(col_direct.get(), 0, std::size_t(n) * sizeof(int), stream), "cudaMemsetAsync");
+  shift_rows<T><<<lines_for(m), block_threads, 0, stream>>>(strided(a), row_max.get(), ea.get());
+  check_launch("shift_rows");
+  shift_columns<T><<<blocks_for(n), block_threads, 0, stream>>>(strided(b), col_max.get(), eb.get());
+  check_launch("shift_columns");
+  weights<T><<<blocks_for(m * n), block_threads, 0, stream>>>(strided(c), strided(grad_c), row_max.get(), col_max.get(),
+                                                               w.get(), direct.get(), row_direct.get(), col_direct.get());
+  check_launch("weights");
+  Context cuda = ctx;
+  cuda.backend = Backend::cuda;
+  gemm<PlusTimes<Sum>>(cuda, Op::N, row_major<const Sum>(w.get(), m, n), Op::T, row_major<const Sum>(eb.get(), k, n),
+                       row_major(da.get(), m, k));
+  gemm<PlusTimes<Sum>>(cuda, Op::T, row_major<const Sum>(ea.get(), m, k), Op::N, row_major<const Sum>(w.get(), m, n),
+                       row_major(db.get(), k, n));
+  finish_rows<T><<<lines_for(m), block_threads, 0, stream>>>(strided(a), strided(b), strided(c), strided(grad_c), ea.get(),
+                                                             da.get(), direct.get(), row_direct.get(), strided(grad_a));
+  check_launch("finish_rows");
+  finish_columns<T><<<lines_for(n), block_threads, 0, stream>>>(strided(a), strided(b), strided(c), strided(grad_c), eb.get(),
+                                                                db.get(), direct.get(), col_direct.get(), strided(grad_b));
+  check_launch("finish_columns");
+  return true;
+}
+
+template <class S>
+bool argmax_backward_cuda(const Context& ctx, MatrixView<const element_t<S>> a, MatrixView<const element_t<S>> b,
+                          MatrixView<const std::int32_t> k_star, MatrixView<const element_t<S>> grad_c,
+                          MatrixView<element_t<S>> grad_a, MatrixView<element_t<S>> grad_b, bool required) {
+  if (!on_device({{a.data, "A"}, {b.data, "B"}, {k_star.data, "K*"}, {grad_c.data, "dC"}, {grad_a.data, "dA"}, {grad_b.data, "dB"}},
+                 required))
+    return false;
+  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  check_on_device(stream, check(k_star, OutsideIndexes{k}, "K*", "indexes in [-1, K)"));
+  if (m * k > 0) {
+    argmax_rows<S><<<lines_for(m), block_threads, 0, stream>>>(strided(a), strided(b), strided(k_star), strided(grad_c),
+                                                               strided(grad_a));
+    check_launch("argmax_rows");
+  }
+  if (k * n > 0) {
+    argmax_columns<S><<<lines_for(n), block_threads, 0, stream>>>(strided(a), strided(b), strided(k_star), strided(grad_c),
+                                                                  strided(grad_b));
+    check_launch("argmax_columns");
+  }
+  return true;
+}
+
+template bool log_plus_backward_cuda<float>(const Context&, MatrixView<const float>, MatrixView<const float>,
+                                            MatrixView<const float>, MatrixView<const float>, MatrixView<float>,
+                                            MatrixView<float>, bool);
+template bool log_plus_backward_cuda<double>(const Context&, MatrixView<const double>, MatrixView<const double>,
+                                             MatrixView<const double>, MatrixView<const double>, MatrixView<double>,
+                                             MatrixView<double>, bool);
+#define RINGMM_ARGMAX_BACKWARD(S)                                                                                      \
+  template bool argmax_backward_cuda<S>(const Context&, MatrixView<const element_t<S>>, MatrixView<const element_t<S>>, \
+                                        MatrixView<const std::int32_t>, MatrixView<const element_t<S>>,                \
+                                        MatrixView<element_t<S>>, MatrixView<element_t<S>>, bool);
+RINGMM_ARGMAX_BACKWARD(MaxPlus<float>)
+RINGMM_ARGMAX_BACKWARD(MaxPlus<double>)
+RINGMM_ARGMAX_BACKWARD(MinPlus<float>)
+RINGMM_ARGMAX_BACKWARD(MinPlus<double>)
+RINGMM_ARGMAX_BACKWARD(MaxMin<float>)
+RINGMM_ARGMAX_BACKWARD(MaxTimes<float>)
+RINGMM_ARGMAX_BACKWARD(MaxTimes<double>)
+RINGMM_ARGMAX_BACKWARD(MinMax<float>)
+#undef RINGMM_ARGMAX_BACKWARD
+
+}  // namespace ringmm::detail

@@ -1,0 +1,342 @@
+// hmm_viterbi and hmm_forward on the CUDA backend (ringmm/hmm.hpp), on device memory.
+//
+// Viterbi: per step one fused kernel (viterbi_step.cuh: the max-plus product, its argmax written
+// straight into that step's slice of the backpointers, and E_t added), or on request the library's
+// gemm_argmax and a kernel adding E_t; at the end one warp per sequence
+// finds the best final state and follows the backpointers. Forward: per step the shift trick of
+// the CPU's log-plus (ringmm/cpu/log_plus.hpp) on the device: rows of α shifted by their maxima
+// and exponentiated, one f64 plus-times GEMM (cuBLAS) against exp(A − column maxima) computed
+// once, then a kernel that takes logarithms, shifts back, adds E_t, and recomputes by the
+// streaming log-sum-exp the entries whose shifted sum is too small to trust. Every step is
+// queued on ctx's stream; the host waits only once, for the value check before the first step.
+#include <cuda_runtime.h>
+
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/device.hpp"
+#include "ringmm/error.hpp"
+#include "ringmm/gemm.hpp"
+#include "ringmm/hmm.hpp"
+#include "viterbi_step.cuh"
+
+namespace ringmm::detail {
+
+namespace {
+
+using cuda_detail::check_launch;
+using cuda_detail::cuda_check;
+using cuda_detail::DeviceBuffer;
+
+constexpr int block_threads = 256;
+
+unsigned blocks_for(index_t n) {
+  return unsigned(std::min<index_t>((n + block_threads - 1) / block_threads, 16 * index_t(cuda_detail::multiprocessor_count())));
+}
+
+// first_bad ← the smallest index of a NaN or +∞ (stays ULLONG_MAX when there is none).
+template <class T> __global__ void scan_log_values(const T* x, index_t n, unsigned long long* first_bad) {
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
+    if (!(x[e] < T(INFINITY))) atomicMin(first_bad, (unsigned long long)e);
+}
+
+// Refuses the model (naming the array, the index and the value) when a scan finds NaN or +∞.
+// The one host wait of a call.
+template <class T> void check_values_on_device(const HmmModel<T>& m, cudaStream_t stream) {
+  DeviceBuffer<unsigned long long> slots(3, stream);
+  cuda_check(cudaMemsetAsync(slots.get(), 0xff, 3 * sizeof(unsigned long long), stream), "cudaMemsetAsync");
+  const T* arrays[3] = {m.init, m.trans, m.emit};
+  const index_t counts[3] = {m.states, m.states * m.states, m.steps * m.batch * m.states};
+  const char* names[3] = {"init", "trans", "emit"};
+  for (int x = 0; x < 3; ++x) {
+    if (counts[x] == 0) continue;
+    scan_log_values<T><<<blocks_for(counts[x]), block_threads, 0, stream>>>(arrays[x], counts[x], slots.get() + x);
+    check_launch("scan_log_values");
+  }
+  unsigned long long found[3];
+  cuda_check(cudaMemcpyAsync(found, slots.get(), sizeof found, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  cuda_check(cudaStreamSynchronize(stream), "HMM value check (cudaStreamSynchronize)");
+  for (int x = 0; x < 3; ++x) {
+    if (found[x] == ULLONG_MAX) continue;
+    T value{};
+    cuda_check(cudaMemcpy(&value, arrays[x] + found[x], sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    throw Error(Errc::value_out_of_range, names[x],
+                "element " + std::to_string(found[x]) + " is " + (value != value ? "NaN" : "+inf") +
+                    "; log-probabilities must be finite or -inf");
+  }
+}
+
+// Device memory or not: every array of the model and every output must agree.
+template <class T> bool on_device(const HmmModel<T>& m, std::initializer_list<const void*> outputs, bool required) {
+  const bool first = cuda_detail::is_device_pointer(m.init);
+  auto refuse = [&](const char* name) {
+    throw Error(Errc::invalid_argument, name,
+                first ? "is host memory but init is device memory (the CUDA backend takes device memory only)"
+                      : "is device memory but init is host memory");
+  };
+  if (!first && !required) {  // automatic: host memory runs on the CPU unless some array is on the device
+    if (cuda_detail::is_device_pointer(m.trans)) refuse("trans");
+    if (m.batch > 0 && cuda_detail::is_device_pointer(m.emit)) refuse("emit");
+    return false;
+  }
+  if (!first) throw Error(Errc::invalid_argument, "init", "is host memory; the CUDA backend takes device memory (or use Backend::cpu)");
+  if (!cuda_detail::is_device_pointer(m.trans)) refuse("trans");
+  if (m.batch > 0 && !cuda_detail::is_device_pointer(m.emit)) refuse("emit");
+  const char* output_names[] = {"path", "score", "backpointers"};
+  int x = 0;
+  for (const void* p : outputs) {
+    if (p && !cuda_detail::is_device_pointer(p)) refuse(output_names[x]);
+    ++x;
+  }
+  return true;
+}
+
+template <class T> __global__ void start_kernel(T* delta, const T* init, const T* emit0, index_t batch, index_t states) {
+  const index_t n = batch * states;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
+    delta[e] = init[e % states] + emit0[e];
+}
+
+template <class T> __global__ void add_emission(T* delta, const T* emit_t, index_t n) {
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
+    delta[e] += emit_t[e];
+}
+
+// One warp per sequence: the best final state (the smallest s among equal maxima), its score,
+// and the path back through the backpointers (lane 0; T dependent loads, so as many sequences as
+// possible run at once: 32 blocks of one warp fit on an SM where 8 blocks of 256 threads do).
+constexpr int finish_threads = 32;
+template <class T>
+__global__ void __launch_bounds__(finish_threads)
+    viterbi_finish(const T* delta, const std::int32_t* backpointers, index_t batch, index_t states, index_t steps,
+                   std::int32_t* path, T* score) {
+  __shared__ T best_value[finish_threads];
+  __shared__ index_t best_state[finish_threads];
+  for (index_t b = blockIdx.x; b < batch; b += gridDim.x) {
+    const T* d = delta + b * states;
+    T v = T(-INFINITY);
+    index_t arg = -1;
+    for (index_t s = threadIdx.x; s < states; s += blockDim.x)
+      if (d[s] > v || arg < 0) v = d[s], arg = s;  // s rises: equal values keep the first
+    best_value[threadIdx.x] = v, best_state[threadIdx.x] = arg;
+    __syncthreads();
+    for (int half = finish_threads / 2; half > 0; half /= 2) {
+      if (int(threadIdx.x) < half) {
+        const T ov = best_value[threadIdx.x + half];
+        const index_t os = best_state[threadIdx.x + half];
+        const index_t ms = best_state[threadIdx.x];
+        if (os >= 0 && (ms < 0 || ov > best_value[threadIdx.x] || (ov == best_value[threadIdx.x] && os < ms)))
+          best_value[threadIdx.x] = ov, best_state[threadIdx.x] = os;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      const T top = best_value[0];
+      std::int32_t* p = path + b * steps;
+      score[b] = top;
+      if (top == T(-INFINITY)) {
+        for (index_t t = 0; t < steps; ++t) p[t] = -1;
+      } else {
+        std::int32_t s = std::int32_t(best_state[0]);
+        p[steps - 1] = s;
+        for (index_t t = steps - 1; t > 0; --t) {
+          s = backpointers[((t - 1) * batch + b) * states + s];
+          p[t - 1] = s;
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// ---- forward ----------------------------------------------------------------------------------
+
+using Sum = double;
+// Factors below exp(−flush) are 0 (products of two stay normal); sums below min_sum are
+// recomputed by the streaming log-sum-exp (the CPU's threshold, cpu/log_plus.hpp).
+constexpr Sum flush = 354;
+constexpr Sum min_sum = 0x1p-20;
+
+__device__ Sum factor(Sum d) { return d >= -flush ? exp(d) : Sum(0); }  // NaN (−∞ − −∞) → 0
+
+// col_max[s'] = max_s A[s, s'], factors[s·S + s'] = exp(A[s, s'] − col_max[s']).
+template <class T> __global__ void transition_factors(const T* trans, index_t states, T* col_max, Sum* factors) {
+  for (index_t c = index_t(blockIdx.x) * blockDim.x + threadIdx.x; c < states; c += index_t(gridDim.x) * blockDim.x) {
+    T top = T(-INFINITY);
+    for (index_t s = 0; s < states; ++s) top = fmax(top, trans[s * states + c]);
+    col_max[c] = top;
+    for (index_t s = 0; s < states; ++s) factors[s * states + c] = factor(Sum(trans[s * states + c]) - Sum(top));
+  }
+}
+
+// A block's maximum of v over its threads (every thread gets it).
+template <class T> __device__ T block_max(T v, T* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = block_threads / 2; half > 0; half /= 2) {
+    if (int(threadIdx.x) < half) shared[threadIdx.x] = fmax(shared[threadIdx.x], shared[threadIdx.x + half]);
+    __syncthreads();
+  }
+  const T top = shared[0];
+  __syncthreads();
+  return top;
+}
+
+// One block per sequence: row_max[b] = max_s α[b, s], factors[b·S + s] = exp(α[b, s] − row_max[b]).
+template <class T>
+__global__ void __launch_bounds__(block_threads) shift_alpha(const T* alpha, index_t batch, index_t states, T* row_max, Sum* factors) {
+  __shared__ T shared[block_threads];
+  for (index_t b = blockIdx.x; b < batch; b += gridDim.x) {
+    const T* a = alpha + b * states;
+    T v = T(-INFINITY);
+    for (index_t s = threadIdx.x; s < states; s += blockDim.x) v = fmax(v, a[s]);
+    const T top = block_max(v, shared);
+    if (threadIdx.x == 0) row_max[b] = top;
+    for (index_t s = threadIdx.x; s < states; s += blockDim.x) factors[b * states + s] = factor(Sum(a[s]) - Sum(top));
+  }
+}
+
+// α_t[b, s'] = row_max[b] + col_max[s'] + log sum[b, s'] + E_t[b, s'], or the streaming sum over
+// s where the shifted sum is below min_sum (−∞ where there is no term).
+template <class T>
+__global__ void forward_finish(const T* alpha, const T* trans, const T* row_max, const T* col_max, const Sum* sums,
+                               const T* emit_t, index_t batch, index_t states, T* next) {
+  using traits = semiring_traits<LogPlus<T>>;
+  const index_t n = batch * states;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x) {
+    const index_t b = e / states, c = e % states;
+    T value;
+    if (row_max[b] == T(-INFINITY) || col_max[c] == T(-INFINITY)) {
+      value = T(-INFINITY);
+    } else if (sums[e] >= min_sum) {
+      value = T(Sum(row_max[b]) + Sum(col_max[c]) + log(sums[e]));
+    } else {
+      auto acc = traits::initial();
+      for (index_t s = 0; s < states; ++s) acc = traits::fma(acc, alpha[b * states + s], trans[s * states + c]);
+      value = traits::finalize(acc);
+    }
+    next[e] = value + emit_t[e];
+  }
+}
+
+// One block per sequence: loglik[b] = log Σ_s exp(α[b, s]).
+template <class T>
+__global__ void __launch_bounds__(block_threads) forward_loglik(const T* alpha, index_t batch, index_t states, T* loglik) {
+  __shared__ T shared[block_threads];
+  __shared__ Sum sums[block_threads];
+  for (index_t b = blockIdx.x; b < batch; b += gridDim.x) {
+    const T* a = alpha + b * states;
+    T v = T(-INFINITY);
+    for (index_t s = threadIdx.x; s < states; s += blockDim.x) v = fmax(v, a[s]);
+    const T top = block_max(v, shared);
+    Sum part = 0;
+    if (top != T(-INFINITY))
+      for (index_t s = threadIdx.x; s < states; s += blockDim.x) part += exp(Sum(a[s]) - Sum(top));
+    sums[threadIdx.x] = part;
+    __syncthreads();
+    for (int half = block_threads / 2; half > 0; half /= 2) {
+      if (int(threadIdx.x) < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) loglik[b] = top == T(-INFINITY) ? top : T(Sum(top) + log(sums[0]));
+    __syncthreads();
+  }
+}
+
+unsigned sequence_blocks(index_t batch) { return unsigned(std::min<index_t>(batch, 65535)); }
+
+}  // namespace
+
+template <class T>
+bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* path, T* score, std::int32_t* backpointers,
+                      ViterbiStep step, bool required) {
+  if (!on_device(m, {path, score, backpointers}, required)) return false;
+  const index_t b = m.batch, s = m.states, block = b * s;
+  const index_t row_tiles = (b + viterbi::tile_m - 1) / viterbi::tile_m;
+  if (step == ViterbiStep::fused && row_tiles > 65535)  // the grid's y extent
+    throw Error(Errc::unsupported, "batch",
+                "the fused Viterbi step takes at most " + std::to_string(65535 * viterbi::tile_m) +
+                    " sequences per call; split the batch or use ViterbiStep::gemm_argmax");
+  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  check_values_on_device(m, stream);
+  if (m.batch == 0) return true;
+  const dim3 step_grid(unsigned((s + viterbi::tile_n - 1) / viterbi::tile_n), unsigned(row_tiles));
+  DeviceBuffer<T> delta(std::size_t(block), stream), next(std::size_t(block), stream);
+  DeviceBuffer<std::int32_t> own;
+  if (!backpointers && m.steps > 1) {
+    own = DeviceBuffer<std::int32_t>(std::size_t((m.steps - 1) * block), stream);
+    backpointers = own.get();
+  }
+  Context cuda = ctx;
+  cuda.backend = Backend::cuda;
+  T* current = delta.get();
+  T* following = next.get();
+  start_kernel<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.init, m.emit, b, s);
+  check_launch("start_kernel");
+  const MatrixView<const T> trans = row_major<const T>(m.trans, s, s);
+  DeviceBuffer<T> trans_t(step == ViterbiStep::fused && m.steps > 1 ? static_cast<std::size_t>(s * s) : 0, stream);
+  if (trans_t.get()) {
+    viterbi::transpose<T><<<blocks_for(s * s), block_threads, 0, stream>>>(m.trans, s, trans_t.get());
+    check_launch("viterbi::transpose");
+  }
+  for (index_t t = 1; t < m.steps; ++t) {
+    std::int32_t* bp_t = backpointers + (t - 1) * block;
+    if (step == ViterbiStep::fused) {
+      viterbi::step_kernel<T><<<step_grid, viterbi::threads, 0, stream>>>(current, m.trans, trans_t.get(), m.emit + t * block,
+                                                                         b, s, following, bp_t);
+      check_launch("viterbi::step_kernel");
+    } else {
+      gemm_argmax<MaxPlus<T>>(cuda, Op::N, row_major<const T>(current, b, s), Op::N, trans, row_major(following, b, s),
+                              row_major(bp_t, b, s));
+      add_emission<T><<<blocks_for(block), block_threads, 0, stream>>>(following, m.emit + t * block, block);
+      check_launch("add_emission");
+    }
+    std::swap(current, following);
+  }
+  viterbi_finish<T><<<sequence_blocks(b), finish_threads, 0, stream>>>(current, backpointers, b, s, m.steps, path, score);
+  check_launch("viterbi_finish");
+  return true;
+}
+
+template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& m, T* loglik, bool required) {
+  if (!on_device(m, {loglik}, required)) return false;
+  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  check_values_on_device(m, stream);
+  if (m.batch == 0) return true;
+  const index_t b = m.batch, s = m.states, block = b * s;
+  DeviceBuffer<T> alpha(std::size_t(block), stream), next(std::size_t(block), stream), row_max(std::size_t(b), stream),
+      col_max(std::size_t(s), stream);
+  DeviceBuffer<Sum> trans_factors(std::size_t(s * s), stream), alpha_factors(std::size_t(block), stream),
+      sums(std::size_t(block), stream);
+  Context cuda = ctx;
+  cuda.backend = Backend::cuda;
+  T* current = alpha.get();
+  T* following = next.get();
+  start_kernel<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.init, m.emit, b, s);
+  check_launch("start_kernel");
+  transition_factors<T><<<blocks_for(s), block_threads, 0, stream>>>(m.trans, s, col_max.get(), trans_factors.get());
+  check_launch("transition_factors");
+  for (index_t t = 1; t < m.steps; ++t) {
+    shift_alpha<T><<<sequence_blocks(b), block_threads, 0, stream>>>(current, b, s, row_max.get(), alpha_factors.get());
+    check_launch("shift_alpha");
+    gemm<PlusTimes<Sum>>(cuda, Op::N, row_major<const Sum>(alpha_factors.get(), b, s), Op::N,
+                         row_major<const Sum>(trans_factors.get(), s, s), row_major(sums.get(), b, s));
+    forward_finish<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.trans, row_max.get(), col_max.get(),
+                                                                      sums.get(), m.emit + t * block, b, s, following);
+    check_launch("forward_finish");
+    std::swap(current, following);
+  }
+  forward_loglik<T><<<sequence_blocks(b), block_threads, 0, stream>>>(current, b, s, loglik);
+  check_launch("forward_loglik");
+  return true;
+}
+
+template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, ViterbiStep, bool);
+template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, ViterbiStep, bool);
+template bool hmm_forward_cuda<float>(const Context&, const HmmModel<float>&, float*, bool);
+template bool hmm_forward_cuda<double>(const Context&, const HmmModel<double>&, double*, bool);
+
+}  // namespace ringmm::detail

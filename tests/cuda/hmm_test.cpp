@@ -1,0 +1,122 @@
+// hmm_viterbi and hmm_forward on the CUDA backend against the CPU backend (label gpu; skips
+// without a device): random models with forbidden transitions and ties, T = 1, S = 1, B = 1, a
+// size past one block of the final kernels, refused values and host memory.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cuda_testing.hpp"
+#include "ringmm/hmm.hpp"
+#include "ringmm_testing.hpp"
+
+namespace ringmm::testing {
+namespace {
+
+Context with(Backend backend) {
+  Context ctx;
+  ctx.backend = backend;
+  return ctx;
+}
+
+template <class T> struct Model {
+  index_t batch, states, steps;
+  std::vector<T> init, trans, emit;
+};
+
+template <class T> Model<T> random_model(index_t b, index_t s, index_t t, std::mt19937_64& rng, double forbid, bool coarse) {
+  Model<T> m{b, s, t, std::vector<T>(static_cast<std::size_t>(s)), std::vector<T>(static_cast<std::size_t>(s * s)),
+             std::vector<T>(static_cast<std::size_t>(t * b * s))};
+  std::uniform_real_distribution<double> u(-4, 0), p(0, 1);
+  auto value = [&] { return coarse ? T(std::floor(u(rng)) / 4) : T(u(rng)); };
+  for (T& x : m.init) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value();
+  for (T& x : m.trans) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value();
+  for (T& x : m.emit) x = value();
+  return m;
+}
+
+template <class T> class CudaHmm : public ::testing::Test {};
+using Floats = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaHmm, Floats);
+
+struct Case {
+  index_t b, s, t;
+  double forbid;
+  bool coarse;
+};
+
+TYPED_TEST(CudaHmm, MatchesTheCpu) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  std::mt19937_64 rng(41);
+  const Case cases[] = {{1, 1, 1, 0, false}, {1, 1, 7, 0, false},   {3, 5, 1, 0, false},    {4, 7, 12, 0.2, true},
+                        {9, 300, 6, 0.1, false}, {70, 65, 9, 0.3, true}, {257, 130, 20, 0.05, false}};
+  for (const Case& c : cases) {
+    const Model<T> m = random_model<T>(c.b, c.s, c.t, rng, c.forbid, c.coarse);
+    const HmmModel<T> host{c.b, c.s, c.t, m.init.data(), m.trans.data(), m.emit.data()};
+    std::vector<std::int32_t> want_path(static_cast<std::size_t>(c.b * c.t)), path(want_path.size(), 77);
+    std::vector<T> want_score(static_cast<std::size_t>(c.b)), score(want_score.size()), want_ll(want_score.size()), ll(want_score.size());
+    hmm_viterbi<T>(with(Backend::cpu), host, want_path.data(), want_score.data());
+    hmm_forward<T>(with(Backend::cpu), host, want_ll.data());
+
+    DeviceCopy<T> init(m.init), trans(m.trans), emit(m.emit), d_score(score), d_ll(ll);
+    DeviceCopy<std::int32_t> d_path(path);
+    const HmmModel<T> device{c.b, c.s, c.t, init.ptr, trans.ptr, emit.ptr};
+    const std::string what = "B=" + std::to_string(c.b) + " S=" + std::to_string(c.s) + " T=" + std::to_string(c.t);
+    // Both step kernels, and the backpointers of each step against the CPU's.
+    std::vector<std::int32_t> want_bp(static_cast<std::size_t>((c.t - 1) * c.b * c.s) + 1), bp(want_bp.size());
+    hmm_viterbi<T>(with(Backend::cpu), host, want_path.data(), want_score.data(), want_bp.data());
+    for (const ViterbiStep step : {ViterbiStep::fused, ViterbiStep::gemm_argmax}) {
+      const std::string how = what + (step == ViterbiStep::fused ? " fused" : " gemm_argmax");
+      DeviceCopy<std::int32_t> d_bp(std::vector<std::int32_t>(bp.size(), 55));
+      hmm_viterbi<T>(with(Backend::cuda), device, d_path.ptr, d_score.ptr, d_bp.ptr, step);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      d_path.to_host(path);
+      d_score.to_host(score);
+      d_bp.to_host(bp);
+      EXPECT_EQ(path, want_path) << how;
+      EXPECT_EQ(score, want_score) << how;  // max-plus sums are exact: the same bits
+      bp.back() = want_bp.back();           // one past the backpointers (T = 1 has none)
+      EXPECT_EQ(bp, want_bp) << how;
+    }
+    hmm_forward<T>(with(Backend::automatic), device, d_ll.ptr);  // device memory: automatic picks CUDA
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    d_ll.to_host(ll);
+    const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-10;
+    for (index_t b = 0; b < c.b; ++b) {
+      if (std::isinf(double(want_ll[b]))) EXPECT_EQ(ll[b], want_ll[b]) << what;
+      else EXPECT_NEAR(double(ll[b]), double(want_ll[b]), tol * (1 + std::fabs(double(want_ll[b])))) << what << " sequence " << b;
+    }
+  }
+}
+
+TEST(CudaHmmArguments, RefusesNaNAndHostMemory) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(2);
+  Model<float> m = random_model<float>(3, 4, 5, rng, 0, false);
+  m.emit[17] = std::numeric_limits<float>::quiet_NaN();
+  DeviceCopy<float> init(m.init), trans(m.trans), emit(m.emit), score(std::vector<float>(3, 9.0f));
+  DeviceCopy<std::int32_t> path(std::vector<std::int32_t>(15, 9));
+  try {
+    hmm_viterbi<float>(with(Backend::cuda), {3, 4, 5, init.ptr, trans.ptr, emit.ptr}, path.ptr, score.ptr);
+    ADD_FAILURE() << "NaN accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.subject(), "emit");
+    EXPECT_NE(std::string(e.what()).find("element 17"), std::string::npos) << e.what();
+  }
+  std::vector<std::int32_t> back(15);
+  path.to_host(back);
+  for (std::int32_t x : back) EXPECT_EQ(x, 9);
+  // Host arrays on Backend::cuda are refused, naming the first.
+  std::vector<std::int32_t> host_path(15);
+  std::vector<float> host_score(3);
+  EXPECT_THROW(hmm_viterbi<float>(with(Backend::cuda), {3, 4, 5, m.init.data(), m.trans.data(), m.emit.data()},
+                                  host_path.data(), host_score.data()),
+               Error);
+}
+
+}  // namespace
+}  // namespace ringmm::testing

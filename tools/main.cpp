@@ -85,7 +85,7 @@ whose block updates are argmax products. Vertices are numbered from 0 (also for 
   --longest         longest paths (exact on DAGs); refused if a positive cycle exists
   --type T          f32 or f64 (default: the .npy file's type; f64 for .mtx; f32 for --bench)
   --backend B       auto (default), cpu, cuda
-  --block N         vertices per Floyd-Warshall round (default 512 on CUDA, 128 on the CPU;
+  --block N         vertices per Floyd-Warshall round (default 1024 on CUDA, 128 on the CPU;
                     at most 1024 on CUDA)
   --threads N       CPU threads (default: OpenMP's)
 

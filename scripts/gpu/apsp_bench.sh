@@ -17,9 +17,9 @@ run() {  # run <name> <ringmm apsp arguments...>
   timeout 300 "$tool" apsp --backend cuda "$@" --record "$out/apsp-$tag-$name.json" || status=1
 }
 for block in 128 256 384 512 768 1024; do run "8192-b$block" --bench 8192 --block "$block" --reps 3; done
-run 16384 --bench 16384 --reps 3  # the default block, 512
+run 16384 --bench 16384 --reps 3  # the default block, 1024
 run 16384-b256 --bench 16384 --block 256 --reps 3
-run 16384-b1024 --bench 16384 --block 1024 --reps 3
+run 16384-b512 --bench 16384 --block 512 --reps 3
 # The min-plus rates of the same run beside the effective one: the plain and the argmax product at
 # 16384³ and at the shape of a round's whole-matrix update (K = the default block).
 for product in gemm argmax; do

@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(block_threads)
         if (ks(i, j) == kk) {
           Sum to_a, to_b;
           partials<S>(a(i, kk), b(kk, j), to_a, to_b);
-          acc += Sum(g(i, j)) * to_a;
+          acc += __dmul_rn(Sum(g(i, j)), to_a);  // never fused into an FMA: the CPU rounds the product
         }
       grad_a(i, kk) = element_t<S>(acc);
     }
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(block_threads)
         if (ks(i, j) == kk) {
           Sum to_a, to_b;
           partials<S>(a(i, kk), b(kk, j), to_a, to_b);
-          acc += Sum(g(i, j)) * to_b;
+          acc += __dmul_rn(Sum(g(i, j)), to_b);
         }
       grad_b(kk, j) = element_t<S>(acc);
     }

@@ -56,6 +56,7 @@ __global__ void __launch_bounds__(threads) row_max_kernel(detail::Strided<const 
     for (index_t line = (index_t(blockIdx.x) * threads + threadIdx.x) / 32; line < lines; line += warps) {
       const T* src = x.p + (line / x.rows) * stride + (line % x.rows) * x.rs;
       T m = LogPlus<T>::zero();
+#pragma unroll 8  // loads in flight, not one at a time
       for (index_t c = lane; c < x.cols; c += 32) m = fmax(m, src[c * x.cs]);
       for (int o = 16; o > 0; o /= 2) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
       if (lane == 0) shift[line] = m;
@@ -70,6 +71,7 @@ __global__ void __launch_bounds__(threads) row_max_kernel(detail::Strided<const 
     T m = LogPlus<T>::zero();
     if (line < lines) {
       const T* src = x.p + (line / x.rows) * stride + (line % x.rows) * x.rs;
+#pragma unroll 8
       for (index_t c = strand; c < x.cols; c += 32) m = fmax(m, src[c * x.cs]);
     }
     partial[strand][row_in_block] = m;

@@ -310,6 +310,8 @@ class Bench {
         cells.insert(cells.begin(), {case_label(i, cases.size()), std::string(to_string(c.kind)),
                                      std::string(to_string(c.type)), shape_text(c.shape)});
         print_row(columns_, cells);
+        for (const std::string& line : notes_) std::cout << "        " << line << "\n";
+        notes_.clear();
       } catch (const Error& e) {
         ++failures;
         report_failure(case_label(i, cases.size()), c, e);
@@ -476,6 +478,7 @@ class Bench {
     } else {
       cells.insert(cells.end(), {"-", "-", ""});
     }
+    if (st_.product == Product::syrk && plus_times && c.type == DType::f64) time_seed003(c);
     const std::optional<double> ceiling = reg_reg_ceiling(c.kind, c.type);
     if (ceiling) cells.insert(cells.end(), {rate(*ceiling), fixed(100 * work / t.kernel_seconds / *ceiling, 1) + "%"});
     else cells.insert(cells.end(), {"-", "-"});
@@ -484,6 +487,20 @@ class Bench {
 
   // ringmm's records of a --transpose-a run say so; cuBLAS beside them still multiplies A as stored.
   std::string transpose_suffix() const { return st_.op_a == Op::T ? " transA" : ""; }
+
+  // Seed 003's own Aᵀ·A kernels beside ringmm's syrk (docs/seeds.md): recorded, and noted under
+  // the row. The naive one reads global memory only, so it is timed up to n = 4096 (0.6 s there).
+  void time_seed003(const Case& c) {
+    const Shape& s = c.shape;
+    std::string line = "seed 003:";
+    for (const std::string& kernel : measure::seed003_kernels()) {
+      if (kernel == "seed003-naive" && s.n > 4096) continue;
+      const measure::Timing t = measure::time_seed003(kernel, s.n, s.k, std::min(st_.reps, 3));
+      records_.push_back(make_record(c, st_, "cuda", kernel, t.kernel_seconds));
+      line += " " + kernel + " " + ms(t.kernel_seconds) + " ms";
+    }
+    notes_.push_back(line);
+  }
 
   // The microbenchmark ceilings of a semiring/type, measured once per run and recorded.
   std::optional<double> reg_reg_ceiling(SemiringKind kind, DType type) {
@@ -520,6 +537,7 @@ class Bench {
   std::vector<Record> records_;
   std::map<std::tuple<DType, index_t, index_t, index_t, int>, double> openblas_cache_;
   std::set<std::string> recorded_baselines_;
+  std::vector<std::string> notes_;  // lines printed under the current row
   std::map<std::pair<SemiringKind, DType>, std::optional<double>> ceilings_;
 };
 

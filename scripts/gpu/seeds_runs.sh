@@ -57,8 +57,9 @@ run transfers-pageable bench --backend cuda --semiring max-plus,plus-times --typ
 run transfers-pinned bench --backend cuda --host-memory pinned --semiring max-plus,plus-times --type f32 \
   --shapes 1024,2048,4096,8192
 
-# Seed 003: Aᵀ·A in f64: ringmm's syrk beside cublasDsyrk (~15 s), cublasDgemm of the same n (~5 s)
-# and the naive global-memory kernel, the ladder's straightforward one (~6 s).
+# Seed 003: Aᵀ·A in f64: ringmm's syrk beside cublasDsyrk and the seed's naive and optimised kernels
+# (~25 s), cublasDgemm of the same n (~5 s)
+# and the ladder's straightforward kernel as a naive n×n×n product (~6 s).
 run syrk bench --backend cuda --product syrk --semiring plus-times --type f64 --shapes 1024,2048,4096,8192
 run gemm-f64 bench --backend cuda --semiring plus-times --type f64 --shapes 1024,2048,4096
 run ladder-f64 bench --ladder --semiring plus-times --type f64 --shapes 1024,2048,4096

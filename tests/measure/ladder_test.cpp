@@ -129,3 +129,31 @@ TEST(LadderArguments, UnknownKernelAndSyrkAreRefused) {
 
 }  // namespace
 }  // namespace ringmm::testing
+
+namespace ringmm::testing {
+namespace {
+
+// Seed 003's Aᵀ·A kernels (naive, and 48×48 tiles with 3×3 per thread, one triangle mirrored)
+// against a direct sum: small integers keep every f64 sum exact, so the match is exact; sizes
+// straddle the 48-wide tiles and the 16-deep k-tiles.
+TEST(Seed003Syrk, BothKernelsMatchTheDirectSum) {
+  std::string why;
+  if (!cuda_device_available(&why)) GTEST_SKIP() << why;
+  std::mt19937_64 rng(3);
+  for (index_t n : {1, 7, 47, 48, 49, 100, 129})
+    for (index_t k : {1, 15, 16, 17, 33}) {
+      std::vector<double> a(std::size_t(n * k)), want(std::size_t(n * n), 0);
+      for (double& x : a) x = double(int(rng() % 9) - 4);
+      for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < n; ++j)
+          for (index_t kk = 0; kk < k; ++kk) want[std::size_t(i * n + j)] += a[std::size_t(kk * n + i)] * a[std::size_t(kk * n + j)];
+      for (const std::string& kernel : measure::seed003_kernels()) {
+        std::vector<double> c(want.size(), -1e300);
+        measure::seed003_syrk(kernel, a.data(), n, k, c.data());
+        EXPECT_EQ(c, want) << kernel << " n " << n << " k " << k;
+      }
+    }
+}
+
+}  // namespace
+}  // namespace ringmm::testing

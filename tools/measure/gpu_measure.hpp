@@ -62,6 +62,13 @@ std::vector<std::string> describe_devices();
 // "tiled16", "tiled32" (shared-memory tiles of that side).
 std::vector<std::string> ladder_kernels();
 
+// Seed 003's Aᵀ·A kernels in f64 ("seed003-naive", "seed003-optimised"; tools/measure/seed003_syrk.cu):
+// C (n×n, row-major, both triangles) = Aᵀ·A for A k×n row-major, on host buffers (the tests), and
+// timed on device buffers (`ringmm bench --product syrk`, plus-times f64).
+std::vector<std::string> seed003_kernels();
+void seed003_syrk(const std::string& kernel, const double* a, index_t n, index_t k, double* c);
+Timing time_seed003(const std::string& kernel, index_t n, index_t k, int reps);
+
 // One ladder kernel on an m×n×k row-major product of random data (kernel_seconds only).
 Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel, index_t m, index_t n, index_t k, int reps);
 

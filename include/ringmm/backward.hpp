@@ -60,6 +60,30 @@ template <class Out, class In> void refuse_overlap(const MatrixView<Out>& out, c
   if (o < i_end && i < o_end) throw Error(Errc::aliasing, out_name, std::string(out_name) + " overlaps " + in_name);
 }
 
+// The views both backward products check first: A ⊗ B's shapes chain, `forward` (C or K*), dC,
+// dA and dB have the shapes they must, and dA and dB overlap neither each other nor an input.
+template <class T, class F>
+void check_views(const MatrixView<const T>& a, const MatrixView<const T>& b, const MatrixView<F>& forward,
+                 const char* forward_name, const MatrixView<const T>& grad_c, const MatrixView<T>& grad_a,
+                 const MatrixView<T>& grad_b) {
+  detail::validate_view(a, "A");
+  detail::validate_view(b, "B");
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  if (b.rows != k)
+    throw Error(Errc::dimension_mismatch, "B", "A is " + dims(m, k) + " but B is " + dims(b.rows, n) + ": inner dimensions differ");
+  expect_shape(forward, m, n, forward_name, "A ⊗ B");
+  expect_shape(grad_c, m, n, "dC", "A ⊗ B");
+  expect_shape(grad_a, m, k, "dA", "A");
+  expect_shape(grad_b, k, n, "dB", "B");
+  refuse_overlap(grad_a, "dA", grad_b, "dB");
+  for (const auto& [in, name] : {std::pair{a, "A"}, std::pair{b, "B"}, std::pair{grad_c, "dC"}}) {
+    refuse_overlap(grad_a, "dA", in, name);
+    refuse_overlap(grad_b, "dB", in, name);
+  }
+  refuse_overlap(grad_a, "dA", forward, forward_name);
+  refuse_overlap(grad_b, "dB", forward, forward_name);
+}
+
 // The first element of v for which bad(x) holds, as an error naming v, or nothing.
 template <class T, class Bad> void refuse_values(const MatrixView<const T>& v, const char* name, const char* domain, Bad bad) {
   for (index_t i = 0; i < v.rows; ++i)
@@ -115,20 +139,8 @@ void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<con
   static_assert(std::is_floating_point_v<T>, "log_plus_backward takes f32 or f64");
   using namespace backward_detail;
   using Sum = double;
-  detail::validate_view(a, "A");
-  detail::validate_view(b, "B");
+  check_views(a, b, c, "C", grad_c, grad_a, grad_b);
   const index_t m = a.rows, k = a.cols, n = b.cols;
-  if (b.rows != k)
-    throw Error(Errc::dimension_mismatch, "B", "A is " + dims(m, k) + " but B is " + dims(b.rows, n) + ": inner dimensions differ");
-  expect_shape(c, m, n, "C", "A ⊗ B");
-  expect_shape(grad_c, m, n, "dC", "A ⊗ B");
-  expect_shape(grad_a, m, k, "dA", "A");
-  expect_shape(grad_b, k, n, "dB", "B");
-  refuse_overlap(grad_a, "dA", grad_b, "dB");
-  for (const auto& [in, name] : {std::pair{a, "A"}, std::pair{b, "B"}, std::pair{c, "C"}, std::pair{grad_c, "dC"}}) {
-    refuse_overlap(grad_a, "dA", in, name);
-    refuse_overlap(grad_b, "dB", in, name);
-  }
   if (wants_cuda(ctx) && detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda))
     return;
   const T inf = std::numeric_limits<T>::infinity();
@@ -235,22 +247,8 @@ void argmax_backward(const Context& ctx, MatrixView<const element_t<S>> a, Matri
                 "argmax_backward takes the built-in selecting semirings (max-plus, min-plus, max-min, max-times, min-max)");
   static_assert(std::is_floating_point_v<T>, "argmax_backward takes f32 or f64");
   constexpr SemiringKind kind = S::kind;
-  detail::validate_view(a, "A");
-  detail::validate_view(b, "B");
+  check_views(a, b, k_star, "K*", grad_c, grad_a, grad_b);
   const index_t m = a.rows, k = a.cols, n = b.cols;
-  if (b.rows != k)
-    throw Error(Errc::dimension_mismatch, "B", "A is " + dims(m, k) + " but B is " + dims(b.rows, n) + ": inner dimensions differ");
-  expect_shape(k_star, m, n, "K*", "A ⊗ B");
-  expect_shape(grad_c, m, n, "dC", "A ⊗ B");
-  expect_shape(grad_a, m, k, "dA", "A");
-  expect_shape(grad_b, k, n, "dB", "B");
-  refuse_overlap(grad_a, "dA", grad_b, "dB");
-  for (const auto& [in, name] : {std::pair{a, "A"}, std::pair{b, "B"}, std::pair{grad_c, "dC"}}) {
-    refuse_overlap(grad_a, "dA", in, name);
-    refuse_overlap(grad_b, "dB", in, name);
-  }
-  refuse_overlap(grad_a, "dA", k_star, "K*");
-  refuse_overlap(grad_b, "dB", k_star, "K*");
   if (wants_cuda(ctx)) {
     if constexpr (is_builtin_v<S>) {
       if (detail::argmax_backward_cuda<S>(ctx, a, b, k_star, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda)) return;

@@ -1,0 +1,333 @@
+// What every binding of ringmm._core shares: the semiring and dtype names Python uses, arrays as
+// DLPack describes them mapped onto ringmm's matrix views (with the broadcast batch), the checks
+// made before any work, and the error renaming from the library's A, B, C to Python's a, b, c.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ringmm/ringmm.hpp"
+
+#if RINGMM_PY_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace nb = nanobind;
+namespace ringmm_py {
+using namespace ringmm;
+
+using Shape = std::vector<index_t>;
+
+[[noreturn]] inline void value_error(const std::string& message) { throw nb::value_error(message.c_str()); }
+[[noreturn]] inline void type_error(const std::string& message) { throw nb::type_error(message.c_str()); }
+
+inline std::string shape_text(const Shape& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+// ---- names -----------------------------------------------------------------------------------
+
+// Python spells a semiring as GraphBLAS does: the registry's id, except or_and (lor_land).
+inline constexpr std::pair<SemiringKind, const char*> semiring_ids[] = {
+#define RINGMM_SEMIRING(id, spelling, use) {SemiringKind::id, #id},
+#include "ringmm/builtins.def"
+};
+
+inline std::string python_name(SemiringKind kind) {
+  if (kind == SemiringKind::or_and) return "lor_land";
+  for (const auto& [k, id] : semiring_ids)
+    if (k == kind) return id;
+  return std::string(to_string(kind));
+}
+
+// Accepts the GraphBLAS name, the registry id and the CLI's spelling, with '-' or '_'.
+inline SemiringKind parse_semiring_name(const std::string& text) {
+  std::string name = text;
+  std::replace(name.begin(), name.end(), '-', '_');
+  std::string valid;
+  for (const auto& [kind, id] : semiring_ids) {
+    if (name == id || name == python_name(kind)) return kind;
+    valid += (valid.empty() ? "" : ", ") + python_name(kind);
+  }
+  value_error("unknown semiring '" + text + "' (valid: " + valid +
+              "; the command line's spellings such as max-plus work too)");
+}
+
+// The registry's element types that arrays can hold, as DLPack dtypes. i16x2 (two int16 lanes in
+// one word) has no array dtype and is not exposed.
+struct ElementType {
+  DType type;
+  nb::dlpack::dtype dtype;
+};
+inline const std::vector<ElementType>& element_types() {
+  static const std::vector<ElementType> types = [] {
+    std::vector<ElementType> list;
+#define RINGMM_DTYPE(id, cpp_type) \
+  if constexpr (std::is_arithmetic_v<cpp_type>) list.push_back({DType::id, nb::dtype<cpp_type>()});
+#include "ringmm/builtins.def"
+    // Booleans are bytes holding 0 or 1: the u8 type of or-and reads them as they are.
+    list.push_back({DType::u8, nb::dtype<bool>()});
+    return list;
+  }();
+  return types;
+}
+
+// numpy's name of a DLPack dtype ("float32", "uint8", "bool").
+inline std::string dtype_name(nb::dlpack::dtype d) {
+  using code = nb::dlpack::dtype_code;
+  std::string name;
+  switch (code(d.code)) {
+    case code::Int: name = "int"; break;
+    case code::UInt: name = "uint"; break;
+    case code::Float: name = "float"; break;
+    case code::Bool: return "bool";
+    case code::Bfloat: name = "bfloat"; break;
+    case code::Complex: name = "complex"; break;
+    default: name = "dtype code " + std::to_string(d.code) + " of ";
+  }
+  name += std::to_string(d.bits);
+  return d.lanes == 1 ? name : name + "x" + std::to_string(d.lanes);
+}
+
+inline std::vector<std::string> dtype_names_of(SemiringKind kind) {
+  std::vector<std::string> names;
+  for (const ElementType& t : element_types())
+    if (is_supported(kind, t.type)) names.push_back(dtype_name(t.dtype));
+  return names;
+}
+
+inline DType element_type(SemiringKind kind, nb::dlpack::dtype dtype) {
+  for (const ElementType& t : element_types())
+    if (t.dtype == dtype && is_supported(kind, t.type)) return t.type;
+  std::string valid;
+  for (const std::string& name : dtype_names_of(kind)) valid += (valid.empty() ? "" : ", ") + name;
+  type_error(python_name(kind) + " does not support dtype " + dtype_name(dtype) + " (supported: " + valid + ")");
+}
+
+// ---- arrays ----------------------------------------------------------------------------------
+
+// Where an array's memory lives. Host memory (plain or CUDA-pinned) is one place; device and
+// managed memory of one GPU is another.
+struct Place {
+  bool gpu = false;
+  int id = 0;
+  bool operator==(const Place&) const = default;
+  std::string text() const { return gpu ? "cuda:" + std::to_string(id) : "cpu"; }
+};
+
+// An array as DLPack describes it; strides in elements.
+struct ArrayInfo {
+  const char* name;  // the Python argument: "a", "b", "c", "out"
+  void* data;
+  nb::dlpack::dtype dtype;
+  Place place;
+  Shape shape, strides;
+
+  template <class... Args>
+  ArrayInfo(const char* name, const nb::ndarray<Args...>& x)
+      : name(name), data(const_cast<void*>(static_cast<const void*>(x.data()))), dtype(x.dtype()) {
+    const int type = x.device_type();
+    if (type == nb::device::cuda::value || type == nb::device::cuda_managed::value)
+      place = {true, x.device_id()};
+    else if (type != nb::device::cpu::value && type != nb::device::cuda_host::value)
+      type_error(std::string(name) + " lives on DLPack device type " + std::to_string(type) +
+                 ": ringmm reads host memory and CUDA device memory");
+    for (std::size_t i = 0; i < x.ndim(); ++i) {
+      shape.push_back(index_t(x.shape(i)));
+      strides.push_back(x.stride(i));
+    }
+  }
+  std::size_t batch_dims() const { return shape.size() - 2; }
+  index_t rows() const { return shape[shape.size() - 2]; }
+  index_t cols() const { return shape.back(); }
+};
+
+// One operand as ringmm reads it: matrices of rows × cols with a leading dimension, one per batch
+// member, batch_stride elements apart (0: one matrix for every member).
+struct Operand {
+  void* data = nullptr;
+  index_t rows = 0, cols = 0, ld = 1;
+  Layout layout = Layout::row_major;
+  index_t batch_stride = 0;
+  bool in_place = false;  // false: no view describes the array; the caller passes a copy
+
+  template <class T>
+  MatrixView<T> view() const {
+    return {static_cast<T*>(data), rows, cols, ld, layout};
+  }
+};
+
+// A leading dimension describes the last two dimensions when one of their strides is 1 and the
+// other steps over whole rows or columns. Strides of dimensions of size 1 never matter.
+inline bool describe_matrix(index_t rs, index_t cs, Operand& x) {
+  if ((x.cols == 1 || cs == 1) && (x.rows == 1 || rs >= x.cols)) {
+    x.layout = Layout::row_major;
+    x.ld = x.rows == 1 ? x.cols : rs;
+  } else if ((x.rows == 1 || rs == 1) && (x.cols == 1 || cs >= x.rows)) {
+    x.layout = Layout::col_major;
+    x.ld = x.cols == 1 ? x.rows : cs;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The one stride that steps through x's members in the order of the broadcast batch shape: it
+// exists when x's batch dimensions collapse into one (missing dimensions and dimensions of size 1
+// step by 0, so a single matrix broadcast to every member is read in place).
+inline std::optional<index_t> batch_stride(const ArrayInfo& x, const Shape& batch) {
+  const std::size_t offset = batch.size() - x.batch_dims();
+  std::optional<index_t> stride;
+  index_t next = 0;  // the stride the next outer dimension must have
+  for (std::size_t d = batch.size(); d-- > 0;) {
+    if (batch[d] == 1) continue;
+    const index_t s = d >= offset && x.shape[d - offset] != 1 ? x.strides[d - offset] : 0;
+    if (s < 0 || (stride && s != next)) return std::nullopt;
+    if (!stride) stride = s;
+    const std::optional<index_t> span = detail::checked_mul(s, batch[d]);
+    if (!span) return std::nullopt;
+    next = *span;
+  }
+  return stride.value_or(0);
+}
+
+inline Operand describe(const ArrayInfo& x, const Shape& batch) {
+  Operand op{x.data, x.rows(), x.cols()};
+  // An array without elements is never read or written (and frameworks give it any strides).
+  if (std::find(x.shape.begin(), x.shape.end(), 0) != x.shape.end()) {
+    op.ld = std::max<index_t>(1, op.cols);
+    op.in_place = true;
+    return op;
+  }
+  const std::optional<index_t> stride = batch_stride(x, batch);
+  const std::size_t n = x.shape.size();
+  op.in_place = describe_matrix(x.strides[n - 2], x.strides[n - 1], op) && stride.has_value();
+  op.batch_stride = stride.value_or(0);
+  return op;
+}
+
+// Everything about one call that the arrays decide: checked before any work.
+struct Plan {
+  DType type;
+  nb::dlpack::dtype dtype;
+  Shape batch, shape;  // the broadcast batch shape, and the result's (batch + (M, N))
+  index_t members = 1;
+  Operand a, b, out;
+};
+
+// x's shape broadcast against `to`, aligned at the right, as numpy broadcasts.
+inline bool broadcasts_to(const Shape& x, const Shape& to) {
+  if (x.size() > to.size()) return false;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const index_t d = x[x.size() - 1 - i];
+    if (d != 1 && d != to[to.size() - 1 - i]) return false;
+  }
+  return true;
+}
+
+inline void check_same_dtype(const ArrayInfo& x, const ArrayInfo& a) {
+  if (x.dtype != a.dtype)
+    type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + " but a has " + dtype_name(a.dtype) +
+               " (ringmm does not convert types: convert one of them)");
+}
+
+inline void check_same_place(const ArrayInfo& x, const ArrayInfo& a) {
+  if (!(x.place == a.place))
+    value_error(std::string(x.name) + " is on " + x.place.text() + " but a is on " + a.place.text() +
+                ": all arrays of a product must be on one device");
+}
+
+inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const ArrayInfo* out, SemiringKind kind,
+               bool trans_a, bool trans_b) {
+  for (const ArrayInfo* x : {&a, &b})
+    if (x->shape.size() < 2)
+      value_error(std::string(x->name) + " has " + std::to_string(x->shape.size()) +
+                  " dimensions where at least 2 are needed");
+  Plan p;
+  for (const ArrayInfo* x : {&b, c, out})
+    if (x) {
+      check_same_dtype(*x, a);
+      check_same_place(*x, a);
+    }
+  p.dtype = a.dtype;
+  p.type = element_type(kind, a.dtype);
+
+  const index_t m = trans_a ? a.cols() : a.rows(), k = trans_a ? a.rows() : a.cols();
+  const index_t kb = trans_b ? b.cols() : b.rows(), n = trans_b ? b.rows() : b.cols();
+  if (k != kb)
+    value_error("inner dimensions differ: op(a) is " + std::to_string(m) + "x" + std::to_string(k) +
+                (trans_a ? " (a transposed)" : "") + " but op(b) is " + std::to_string(kb) + "x" + std::to_string(n) +
+                (trans_b ? " (b transposed)" : ""));
+
+  const Shape batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
+  p.batch = batch_a.size() >= batch_b.size() ? batch_a : batch_b;
+  for (std::size_t i = 1; i <= std::min(batch_a.size(), batch_b.size()); ++i) {
+    index_t& d = p.batch[p.batch.size() - i];
+    const index_t da = batch_a[batch_a.size() - i], db = batch_b[batch_b.size() - i];
+    if (da != db && da != 1 && db != 1)
+      value_error("batch dimensions " + shape_text(batch_a) + " of a and " + shape_text(batch_b) +
+                  " of b do not broadcast");
+    d = std::max(da, db);
+  }
+  for (index_t d : p.batch) {
+    const std::optional<index_t> members = detail::checked_mul(p.members, d);
+    if (!members) value_error("the batch shape " + shape_text(p.batch) + " has too many members");
+    p.members = *members;
+  }
+  p.shape = p.batch;
+  p.shape.push_back(m);
+  p.shape.push_back(n);
+
+  if (c && !broadcasts_to(c->shape, p.shape))
+    value_error("c has shape " + shape_text(c->shape) + ", which does not broadcast to the result's " +
+                shape_text(p.shape));
+  if (out && out->shape != p.shape)
+    value_error("out has shape " + shape_text(out->shape) + " but the result has shape " + shape_text(p.shape));
+
+  p.a = describe(a, p.batch);
+  p.b = describe(b, p.batch);
+  if (out) p.out = describe(*out, p.batch);
+  return p;
+}
+
+// ---- errors and devices ----------------------------------------------------------------------
+
+// ringmm names the operands A, B and C; Python callers know them as a, b and out (or c).
+inline Error renamed(const Error& e, bool accumulate) {
+  const std::string& s = e.subject();
+  const std::string subject = s == "A" ? "a" : s == "B" ? "b" : s == "C" ? (accumulate ? "c" : "out") : s;
+  const std::string what = e.what();
+  return Error(e.code(), subject, s.empty() ? what : what.substr(s.size() + 2));
+}
+
+#if RINGMM_PY_HAVE_CUDA
+// Makes the arrays' GPU current for the call (the library runs on the current device).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(const Place& place) {
+    if (!place.gpu) return;
+    if (cudaGetDevice(&previous_) != cudaSuccess || cudaSetDevice(place.id) != cudaSuccess)
+      throw Error(Errc::device_error, "device", "cannot make " + place.text() + " the current device");
+    active_ = true;
+  }
+  ~DeviceGuard() {
+    if (active_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool active_ = false;
+};
+#endif
+
+}  // namespace ringmm_py

@@ -251,6 +251,8 @@ template <class S> double time_cpu_blocked(HostOperands<S>& x, const Case& cs, c
 
 // "ringmm" for the heuristic's choice; a forced configuration or border policy is named.
 std::string kernel_label(const Context& ctx) {
+  if (!ctx.names_cuda_kernels() && ctx.boolean_mma != BooleanMma::automatic)
+    return "ringmm mma-" + std::string(to_string(ctx.boolean_mma));  // or-and's tensor-core route, named
   if (!ctx.names_cuda_kernels()) return ctx.allow_tf32 ? "ringmm tf32" : "ringmm";
   return "ringmm " + (ctx.cuda_config.empty() ? std::string("auto") : ctx.cuda_config) + " " +
          std::string(to_string(ctx.border));
@@ -475,6 +477,15 @@ class Bench {
       if (cub.with_transfers_seconds > 0) b.seconds_with_transfers = cub.with_transfers_seconds;
       if (recorded_baselines_.insert(b.kernel + shape_text(c.shape)).second) records_.push_back(b);
       cells.insert(cells.end(), {tera(2 * work / cub.kernel_seconds), ratio(cub.kernel_seconds / t.kernel_seconds), ""});
+    } else if (c.kind == SemiringKind::or_and && st_.product == Product::gemm) {
+      // or-and on tensor cores beside cuBLAS's bf16 GEMM, the tensor-core reference: its
+      // multiply-adds per second against ringmm's updates per second.
+      const Case baseline{SemiringKind::plus_times, DType::f32, c.shape, c.threads};
+      const measure::Timing cub = measure::time_cublas_bf16(s.m, s.n, s.k, st_.reps);
+      Record b = make_record(baseline, st_, "cublas", "cublasGemmEx bf16", cub.kernel_seconds);
+      b.type = "bf16";
+      if (recorded_baselines_.insert(b.kernel + shape_text(c.shape)).second) records_.push_back(b);
+      cells.insert(cells.end(), {tera(2 * work / cub.kernel_seconds), ratio(cub.kernel_seconds / t.kernel_seconds), ""});
     } else {
       cells.insert(cells.end(), {"-", "-", ""});
     }
@@ -576,14 +587,15 @@ int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
                            {"border", true}, {"threads", true}, {"ladder", false}, {"tune", false},
-                           {"tf32", false}, {"serial", false}, {"host-memory", true}, {"transpose-a", false}});
+                           {"tf32", false}, {"serial", false}, {"host-memory", true}, {"transpose-a", false},
+                           {"boolean-mma", true}});
   const bool ladder = opt.flag("ladder"), tune = opt.flag("tune");
   // Options that mean nothing in a mode are usage mistakes rather than silently ignored.
   if (ladder && tune) throw UsageError("--tune", "does not apply to --ladder");
   const std::string mode = ladder ? "--ladder" : "--tune";
   if (ladder || tune)
     for (const char* name :
-         {"product", "batch", "threads", "config", "border", "tf32", "host-memory", "transpose-a"})
+         {"product", "batch", "threads", "config", "border", "tf32", "host-memory", "transpose-a", "boolean-mma"})
       if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to " + mode);
   if (tune)
     for (const char* name : {"semiring", "type", "ceilings"})
@@ -598,6 +610,7 @@ int bench_command(const Args& args) {
   st.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
   st.ctx.cuda_config = opt.get_or("config", "");
   st.ctx.allow_tf32 = opt.flag("tf32");
+  st.ctx.boolean_mma = parse_boolean_mma(opt.get_or("boolean-mma", "auto"), "--boolean-mma");
   st.product = parse_product(opt.get_or("product", "gemm"));
   st.batch = opt.integer_or("batch", st.product == Product::batched ? 8 : 1, 1, 1 << 20);
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
@@ -628,7 +641,7 @@ int bench_command(const Args& args) {
     throw Error(Errc::backend_unavailable, "--ladder", "the ladder kernels need a GPU; the run uses the CPU backend");
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
-  for (const char* cuda_only : {"config", "border", "tf32"})
+  for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma"})
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");
@@ -672,7 +685,7 @@ int bench_command(const Args& args) {
                    "microbenchmark; of cuBLAS: of its update rate (pedantic FP32 / FP64)\n";
     else if (gpu)
       std::cout << "ms: kernel on device buffers; ms+xfer: with host<->device copies; engine: ringmm's own kernel "
-                   "where plus-times f32/f64 run through cuBLAS\n";
+                   "where plus-times f32/f64 run through cuBLAS; or-and is shown beside cuBLAS's bf16 GEMM\n";
     else std::cout << "baseline OpenBLAS: s/dgemm (or s/dsyrk) of the same shape at the type's precision\n";
 
     Bench bench(std::move(st));

@@ -130,6 +130,9 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --border P        auto (default), pad, predicate (CUDA border handling)
   --tf32            log-plus f32 on CUDA: the shift trick's GEMM on TF32 tensor cores
                     (about 10^-3 absolute error; README "log-plus"); kernel name "ringmm tf32"
+  --boolean-mma R   or-and on CUDA: auto (default), int8 (0/1 bytes on integer MMA) or bits
+                    (1-bit AND+POPC MMA); kernel name "ringmm mma-<R>" when named. or-and runs
+                    beside cuBLAS's bf16 GEMM (0/1 data), the tensor-core reference; CUDA only
   --host-memory M   pageable (default) or pinned: where the host operands of ms+xfer live;
                     pinned runs name every kernel "<name> pinned-host"; CUDA only
   --transpose-a     ringmm reads A as the transpose of a KxM matrix (op(A) = T; kernel names end

@@ -14,6 +14,10 @@ enum class Backend { automatic, cpu, cuda };
 // predicate = bounds checks inside the kernel; automatic = the heuristic picks per shape.
 enum class BorderPolicy { automatic, pad, predicate };
 
+// The tensor-core route of or-and on CUDA (ringmm/cuda/or_and_mma.cuh): 0/1 bytes on int8 MMA,
+// or bits on 1-bit AND+POPC MMA; automatic takes the one measured faster on Hopper.
+enum class BooleanMma { automatic, int8, bits };
+
 struct Context {
   Backend backend = Backend::automatic;
   BorderPolicy border = BorderPolicy::automatic;
@@ -27,6 +31,8 @@ struct Context {
   // log-plus f32 on CUDA: run the shift trick's GEMM on TF32 tensor cores (f32 factors, 10-bit
   // mantissas) instead of in f64 (README, "log-plus": the measured accuracy). Off by default.
   bool allow_tf32 = false;
+  // or-and on CUDA runs on the tensor cores unless cuda_config or a border names the SIMT kernels.
+  BooleanMma boolean_mma = BooleanMma::automatic;
   // Receives one-line notices such as "no CUDA device; using the CPU backend". Null: stderr.
   std::function<void(std::string_view)> on_notice;
 
@@ -41,8 +47,10 @@ struct Context {
 
 std::string_view to_string(Backend b);
 std::string_view to_string(BorderPolicy b);
+std::string_view to_string(BooleanMma m);
 Backend parse_backend(std::string_view text, std::string_view what = "backend");
 BorderPolicy parse_border(std::string_view text, std::string_view what = "border");
+BooleanMma parse_boolean_mma(std::string_view text, std::string_view what = "boolean MMA");
 
 // What this build of ringmm contains.
 bool cuda_compiled();

@@ -35,6 +35,8 @@ constexpr std::pair<std::string_view, Backend> backend_names[] = {
     {"auto", Backend::automatic}, {"cpu", Backend::cpu}, {"cuda", Backend::cuda}};
 constexpr std::pair<std::string_view, BorderPolicy> border_names[] = {
     {"auto", BorderPolicy::automatic}, {"pad", BorderPolicy::pad}, {"predicate", BorderPolicy::predicate}};
+constexpr std::pair<std::string_view, BooleanMma> boolean_mma_names[] = {
+    {"auto", BooleanMma::automatic}, {"int8", BooleanMma::int8}, {"bits", BooleanMma::bits}};
 
 template <class E, std::size_t N> std::string_view name_of(E value, const std::pair<std::string_view, E> (&table)[N]) {
   for (const auto& [name, v] : table)
@@ -48,6 +50,7 @@ std::string_view to_string(SemiringKind s) { return name_of(s, semiring_names); 
 std::string_view use_of(SemiringKind s) { return name_of(s, semiring_uses); }
 std::string_view to_string(Backend b) { return name_of(b, backend_names); }
 std::string_view to_string(BorderPolicy b) { return name_of(b, border_names); }
+std::string_view to_string(BooleanMma m) { return name_of(m, boolean_mma_names); }
 std::string_view to_string(Op op) { return op == Op::N ? "N" : "T"; }
 std::string_view to_string(Layout layout) { return layout == Layout::row_major ? "row-major" : "col-major"; }
 
@@ -57,6 +60,9 @@ SemiringKind parse_semiring(std::string_view text, std::string_view what) {
 }
 Backend parse_backend(std::string_view text, std::string_view what) { return parse_enum(text, what, backend_names); }
 BorderPolicy parse_border(std::string_view text, std::string_view what) { return parse_enum(text, what, border_names); }
+BooleanMma parse_boolean_mma(std::string_view text, std::string_view what) {
+  return parse_enum(text, what, boolean_mma_names);
+}
 
 std::string_view to_string(Errc code) {
   switch (code) {

@@ -23,6 +23,7 @@ const CublasApi& cublas() {
     library.resolve(a.dgemm_strided_batched, "cublasDgemmStridedBatched");
     library.resolve(a.ssyrk, "cublasSsyrk_v2");
     library.resolve(a.dsyrk, "cublasDsyrk_v2");
+    library.resolve(a.gemm_ex, "cublasGemmEx");
     return a;
   }();
   return api;

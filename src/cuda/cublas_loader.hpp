@@ -20,6 +20,10 @@ struct CublasApi {
   decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
   decltype(&cublasSsyrk_v2) ssyrk;
   decltype(&cublasDsyrk_v2) dsyrk;
+  // The benchmarks' bf16 tensor-core reference; spelled out because C++ sees overloads.
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                            const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                            cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
 };
 
 // Loads libcublas on the first call (thread-safe); throws Error(backend_unavailable) naming the

@@ -288,6 +288,80 @@ TYPED_TEST(CudaEngine, SplitKMatchesReference) {
   for (const Case& c : cases) check_case<TypeParam>(cuda_context("", BorderPolicy::automatic), c, rng);
 }
 
+// ---- or-and on tensor cores ---------------------------------------------------------------------
+
+// Both MMA routes of or-and (ringmm/cuda/or_and_mma.cuh) against the reference: odd, rectangular,
+// transposed and padded shapes, α/β, batches with a shared A, Aᵀ·A with β, host and device pointers.
+// (The default context's tests above run the automatic route as well.)
+TEST(CudaOrAndTensorCores, BothRoutesMatchReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(11);
+  std::vector<Case> cases = small_cases();
+  for (index_t s : {0, 1, 7, 33, 127, 129, 1000, 1025}) {
+    Case c{s, s, s};
+    c.op_b = s % 2 ? Op::T : Op::N;
+    c.random_beta = s == 129 || s == 1025;
+    c.device = s >= 127;
+    cases.push_back(c);
+  }
+  std::vector<Case> more = {{1, 300, 2049}, {300, 1, 65}, {129, 257, 4099}, {1000, 7, 1}, {65, 33, 0}};
+  more[0].layout_a = Layout::col_major, more[1].op_a = Op::T, more[1].device = true;
+  more[2].pad = 5, more[2].random_alpha = true, more[2].random_beta = true, more[2].layout_c = Layout::col_major;
+  more[3].device = true, more[4].random_beta = true;
+  for (Case c : {Case{33, 65, 17}, Case{129, 7, 300}, Case{64, 64, 1030}}) {
+    c.product = Product::batched, c.batch = c.m == 129 ? 5 : 3;
+    c.shared_a = c.m != 64;
+    c.device = c.m != 33;
+    c.random_beta = c.m == 129;
+    more.push_back(c);
+  }
+  for (Case c : {Case{1, 1, 7}, Case{33, 33, 200}, Case{257, 257, 300}, Case{129, 129, 1025}}) {
+    c.product = Product::syrk;
+    c.op_a = c.m == 33 ? Op::T : Op::N;
+    c.layout_c = c.m == 129 ? Layout::col_major : Layout::row_major;
+    c.random_beta = c.m != 1;
+    c.device = c.m >= 257 || c.m == 1;
+    c.pad = c.m == 257 ? 2 : 0;
+    more.push_back(c);
+  }
+  cases.insert(cases.end(), more.begin(), more.end());
+  for (BooleanMma route : {BooleanMma::int8, BooleanMma::bits}) {
+    Context ctx = cuda_context("", BorderPolicy::automatic);
+    ctx.boolean_mma = route;
+    SCOPED_TRACE(std::string("route ") + std::string(to_string(route)));
+    for (const Case& c : cases) check_case<OrAnd>(ctx, c, rng);
+  }
+}
+
+// K beyond 2²⁴ (where f32 counts would stop being exact): an entry whose one shared k is the last,
+// an entry whose every k is shared (count K), and entries with none.
+TEST(CudaOrAndTensorCores, LongK) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const index_t k = (index_t(1) << 24) + 5;
+  std::vector<std::uint8_t> a(std::size_t(2 * k), 0), b(std::size_t(k * 2), 0);  // A 2×K, B K×2 row-major
+  a[std::size_t(k - 1)] = 1;                                                     // A(0, K−1)
+  for (index_t kk = 0; kk < k; ++kk) a[std::size_t(k + kk)] = 7, b[std::size_t(kk * 2 + 1)] = 1;  // A(1, ·), B(·, 1)
+  b[std::size_t((k - 1) * 2)] = 255;                                             // B(K−1, 0)
+  for (BooleanMma route : {BooleanMma::int8, BooleanMma::bits}) {
+    Context ctx = cuda_context("", BorderPolicy::automatic);
+    ctx.boolean_mma = route;
+    DeviceCopy<std::uint8_t> da(a), db(b), dc(std::vector<std::uint8_t>(4, 0xa5));
+    gemm<OrAnd>(ctx, Op::N, MatrixView<const std::uint8_t>{da.ptr, 2, k, k, Layout::row_major}, Op::N,
+                MatrixView<const std::uint8_t>{db.ptr, k, 2, 2, Layout::row_major},
+                MatrixView<std::uint8_t>{dc.ptr, 2, 2, 2, Layout::row_major});
+    std::vector<std::uint8_t> c(4);
+    dc.to_host(c);
+    // C(0,0): the last k; C(0,1): A(0,K−1)·B(K−1,1) = 1; C(1,0): A(1,K−1)·B(K−1,0); C(1,1): every k.
+    EXPECT_EQ(c, (std::vector<std::uint8_t>{1, 1, 1, 1})) << to_string(route);
+    // Without the last k nothing is shared in row 0.
+    gemm<OrAnd>(ctx, Op::N, MatrixView<const std::uint8_t>{da.ptr, 2, k - 1, k, Layout::row_major}, Op::N,
+                MatrixView<const std::uint8_t>{db.ptr, k - 1, 2, 2, Layout::row_major},
+                MatrixView<std::uint8_t>{dc.ptr, 2, 2, 2, Layout::row_major});
+    dc.to_host(c);
+    EXPECT_EQ(c, (std::vector<std::uint8_t>{0, 0, 0, 1})) << to_string(route);
+  }
+}
+
 // ---- refusals -------------------------------------------------------------------------------
 
 template <class S> void expect_refusal(typename S::value_type bad, const std::string& subject, bool device) {

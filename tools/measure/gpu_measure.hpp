@@ -53,6 +53,10 @@ Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product pr
 Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k, index_t batch, int reps,
                    HostMemory host = HostMemory::pageable);
 
+// cuBLAS's bf16 GEMM (bf16 A, B and C, f32 accumulation, tensor cores) on 0/1 data: the
+// tensor-core reference beside or-and (an m×n×k product; row-major, compact, device buffers).
+Timing time_cublas_bf16(index_t m, index_t n, index_t k, int reps);
+
 // A one-line description of each visible device (name, SMs, memory, L2, compute capability);
 // empty when there is none.
 std::vector<std::string> describe_devices();

@@ -21,6 +21,7 @@ Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int, Host
 std::vector<std::string> describe_devices() { return {}; }
 std::vector<std::string> ladder_kernels() { return {"straightforward", "tiled8", "tiled16", "tiled32"}; }
 Timing time_ladder(SemiringKind, DType, const std::string&, index_t, index_t, index_t, int) { no_cuda(); }
+Timing time_cublas_bf16(index_t, index_t, index_t, int) { no_cuda(); }
 std::vector<std::string> seed003_kernels() { return {"seed003-naive", "seed003-optimised"}; }
 void seed003_syrk(const std::string&, const double*, index_t, index_t, double*) { no_cuda(); }
 Timing time_seed003(const std::string&, index_t, index_t, int) { no_cuda(); }

@@ -2,6 +2,8 @@
 // alike on the same random operand sets; describe_devices.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -235,6 +237,37 @@ Timing time_cublas(DType type, Product product, index_t m, index_t n, index_t k,
   require_device();
   return type == DType::f32 ? time_cublas_typed<float>(product, s, reps, host)
                             : time_cublas_typed<double>(product, s, reps, host);
+}
+
+Timing time_cublas_bf16(index_t m, index_t n, index_t k, int reps) {
+  if (m <= 0 || n <= 0 || k <= 0) throw Error(Errc::invalid_argument, "m", "timed shapes must be positive");
+  if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
+  if (std::max({m, n, k}) > 2147483647) throw Error(Errc::unsupported, "m", "cuBLAS takes 32-bit dimensions");
+  require_device();
+  const cudaStream_t stream = nullptr;
+  CublasHandle handle;
+  cublas_check(cublas().set_stream(handle.get(), stream), "cublasSetStream");
+  // 0/1 operands (bf16 1.0 is 0x3f80), about half of them ones, as or-and's are.
+  auto ones_and_zeros = [stream](index_t count) {
+    std::vector<std::uint16_t> host(static_cast<std::size_t>(count));
+    std::uint32_t state = 12345;
+    for (auto& x : host) x = ((state = state * 1664525u + 1013904223u) >> 31) ? 0x3f80 : 0;
+    DeviceBuffer<std::uint16_t> d(host.size(), stream);
+    cuda_check(cudaMemcpy(d.get(), host.data(), host.size() * 2, cudaMemcpyHostToDevice), "upload bf16 operand");
+    return d;
+  };
+  const DeviceBuffer<std::uint16_t> a = ones_and_zeros(m * k), b = ones_and_zeros(k * n);
+  const DeviceBuffer<std::uint16_t> c(std::size_t(m * n), stream);
+  const float one = 1, zero = 0;
+  Timing t;
+  t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int) {
+    // Row-major C = A·B as column-major Cᵀ = Bᵀ·Aᵀ.
+    cublas_check(cublas().gemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &one, b.get(),
+                                  CUDA_R_16BF, int(n), a.get(), CUDA_R_16BF, int(k), &zero, c.get(), CUDA_R_16BF,
+                                  int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx (bf16)");
+  });
+  return t;
 }
 
 std::vector<std::string> describe_devices() {

@@ -5,7 +5,8 @@
 //   check   refuse out-of-range inputs before any write: host operands are scanned on the host,
 //           device operands by scan_kernel, for which device-pointer calls wait;
 //   stage   copy host operands into compact device buffers; device pointers are used in place;
-//   route   log-plus to the shift trick where it pays (log_plus.cuh); plus-times f32/f64 to cuBLAS
+//   route   log-plus to the shift trick where it pays (log_plus.cuh); or-and to the tensor cores
+//           (or_and_mma.cuh); plus-times f32/f64 to cuBLAS
 //           where Context::vendor_blas allows, products whose output
 //           tiles fill under half a wave to split-K, everything else to the kernels;
 //   pad     pad mode: pack operands that are not already tile-multiple k-major buffers; C is
@@ -33,6 +34,7 @@
 #include "ringmm/cuda/heuristics.hpp"
 #include "ringmm/cuda/launch.cuh"
 #include "ringmm/cuda/log_plus.cuh"
+#include "ringmm/cuda/or_and_mma.cuh"
 #include "ringmm/cuda/staging.cuh"
 #include "ringmm/cuda/support_kernels.cuh"
 #include "ringmm/cuda/vendor_blas.hpp"
@@ -231,7 +233,8 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
 
   if (!nested) check_values<S>(p, device, stream);
   Staged<S> staged = stage<S>(p, device, stream);
-  if (!nested && run_log_plus_shift<S>(ctx, staged.on_device(p), stream)) {
+  if (!nested && (run_log_plus_shift<S>(ctx, staged.on_device(p), stream) ||
+                  run_or_and_mma<S>(ctx, staged.on_device(p), stream))) {
     finish<S>(p, staged, device, stream);
     return;
   }

@@ -1,0 +1,340 @@
+// or-and on tensor cores. A product of 0/1 matrices is a count of the k where both are true,
+// compared with zero; integer MMA counts exactly (int32 accumulators, K < 2³¹), so the boolean
+// product runs on the tensor cores with no loss:
+//
+//   pack     A (M×K) and Bᵀ (N×K) into 32-bit words along K, rows padded to the tile and K to a
+//            stage with zeros (which count nothing): 4 bytes of 0/1 a word for the int8 route,
+//            32 bits a word for the bits route. Nonzero inputs are true, as everywhere in or-and.
+//   multiply one kernel for both routes: their MMAs (m16n8k32 s8 and m16n8k256 b1 AND+POPC) take
+//            fragments of the same 32-bit words in the same places, so only the instruction
+//            differs. 128×128 tiles, 8 warps of 64×32, 32 words of K a stage in a 3-stage
+//            cp.async pipeline, ldmatrix from XOR-swizzled shared memory.
+//   finish   in the epilogue: C = (α ∧ count > 0) ∨ (β ∧ C), written as 0/1 bytes to any strided C.
+//
+// Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them; Bᵀ is then A's
+// own packed copy. Batches run over grid.z. Every operand is a device view (engine.cuh stages
+// host operands first).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ringmm/context.hpp"
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/device.hpp"
+#include "ringmm/detail/problem.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::cuda_detail {
+namespace or_and_mma {
+
+enum class Route { int8, bits };
+
+constexpr int kTileM = 128, kTileN = 128;  // rows of A and of Bᵀ a block covers
+constexpr int kStageWords = 32;            // 32-bit words of K a pipeline stage holds (128 bytes a row)
+constexpr int kStages = 3;
+constexpr int kThreads = 256;              // 8 warps: 2 along M × 4 along N, 64×32 each
+constexpr int kRowBytes = kStageWords * 4;
+constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes;
+constexpr int kSharedBytes = kStages * kStageBytes;  // 96 KiB: two blocks an SM
+
+// Booleans a 32-bit word holds on each route.
+constexpr int elements_per_word(Route r) { return r == Route::int8 ? 4 : 32; }
+
+// ---- pack -------------------------------------------------------------------------------------
+
+// One word of a packed row from 32-bit groups of 4 input bytes: int8 keeps a 0/1 byte per input
+// byte; bits keeps one bit per byte (bit e of the word is element e of the group of 32).
+__device__ inline std::uint32_t byte_flags(std::uint32_t four_bytes) {
+  return __vcmpne4(four_bytes, 0u) & 0x01010101u;  // 1 in every byte that is nonzero
+}
+__device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
+  // The four 0/1 bytes weighted 1, 2, 4, 8 and summed into the top byte.
+  return (byte_flags(four_bytes) * 0x01020408u) >> 24;
+}
+
+// dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
+// `rows` rows of length k (element (r, c) at src[r·rs + c·cs]), members src_stride apart (0: one).
+// A thread makes one word; consecutive threads take consecutive words of a row when the source is
+// contiguous along k (vector loads), else consecutive rows (coalesced byte loads along them).
+template <Route R>
+__global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded, index_t member_words,
+                            const std::uint8_t* src, index_t rows, index_t k, index_t rs, index_t cs,
+                            index_t src_stride, index_t members) {
+  constexpr int E = elements_per_word(R);
+  const bool k_fast = cs == 1;
+  const index_t words = rows_padded * words_padded;
+  for (index_t z = blockIdx.y; z < members; z += gridDim.y) {
+    const std::uint8_t* s = src + z * src_stride;
+    std::uint32_t* d = dst + z * member_words;
+    for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < words; t += index_t(gridDim.x) * blockDim.x) {
+      const index_t r = k_fast ? t / words_padded : t % rows_padded;
+      const index_t w = k_fast ? t % words_padded : t / rows_padded;
+      const index_t k0 = w * E;
+      std::uint32_t word = 0;
+      if (r < rows && k0 < k) {
+        const std::uint8_t* row = s + r * rs;
+        const bool vector = k_fast && k0 + E <= k && (reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0);
+        for (int g = 0; g < E / 4; ++g) {  // groups of 4 bytes
+          std::uint32_t four = 0;
+          if (vector) {
+            four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
+          } else {
+            for (int e = 0; e < 4; ++e)
+              if (k0 + 4 * g + e < k) four |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
+          }
+          if constexpr (R == Route::int8) word = byte_flags(four);
+          else word |= bit_flags(four) << (4 * g);
+        }
+      }
+      d[r * words_padded + w] = word;
+    }
+  }
+}
+
+// ---- multiply ---------------------------------------------------------------------------------
+
+__device__ inline std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Byte offset of the 16-byte chunk `chunk` of row `row` in a stage's A or Bᵀ part: chunks XOR-swizzled
+// by the row, so that the 8 rows an ldmatrix phase reads sit in 8 different bank groups.
+__device__ inline int swizzled(int row, int chunk) { return row * kRowBytes + ((chunk ^ (row & 7)) << 4); }
+
+__device__ inline void copy16_async(std::uint32_t smem, const void* global) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(global));
+}
+__device__ inline void commit_group() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ inline void wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem));
+}
+
+template <Route R>
+__device__ inline void mma(int (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  if constexpr (R == Route::int8) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+struct KernelArgs {
+  const std::uint32_t* a;   // packed A: tiles_m·128 rows × words, member_a words apart (0: shared)
+  const std::uint32_t* bt;  // packed Bᵀ: tiles_n·128 rows × words, member_b apart
+  index_t words;            // a multiple of kStageWords
+  index_t member_a, member_b;
+  std::uint8_t* c;
+  index_t m, n, c_rs, c_cs, stride_c, batch;
+  int tiles_m, tiles_n;
+  bool alpha, beta;  // or-and's scalars: true or false
+  bool symmetric;    // tiles of the lower triangle only, mirrored
+};
+
+// The block's tile: row-major over (tiles_m, tiles_n) in groups of 8 tile rows (so that a wave
+// reuses a few panels of A against all of Bᵀ from L2), or the lower triangle's tiles in order.
+__device__ inline bool tile_of(const KernelArgs& p, int& tm, int& tn) {
+  const int t = blockIdx.x;
+  if (p.symmetric) {
+    tm = int((sqrt(8.0 * t + 1.0) - 1.0) / 2.0);  // t = tm(tm+1)/2 + tn, tn ≤ tm
+    while ((tm + 1) * (tm + 2) / 2 <= t) ++tm;
+    while (tm * (tm + 1) / 2 > t) --tm;
+    tn = t - tm * (tm + 1) / 2;
+    return true;
+  }
+  constexpr int kGroup = 8;
+  const int per_group = kGroup * p.tiles_n, group = t / per_group, first = group * kGroup;
+  const int rows = min(kGroup, p.tiles_m - first);
+  tm = first + (t % per_group) % rows;
+  tn = (t % per_group) / rows;
+  return true;
+}
+
+template <Route R>
+__global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_m = warp / 4, warp_n = warp % 4;  // 2 × 4 warps
+  int tm, tn;
+  tile_of(p, tm, tn);
+  const index_t stages = p.words / kStageWords;
+  // The rows this thread addresses in ldmatrix, as byte offsets in a stage's A and Bᵀ parts.
+  // Each is ≡ lane (mod 8), so the XOR swizzle of every fragment chunk depends on the lane only.
+  const std::uint32_t a_row = (warp_m * 64 + lane % 16) * kRowBytes;
+  const std::uint32_t b_row = (warp_n * 32 + lane % 8 + (lane / 16) * 8) * kRowBytes;
+
+  for (index_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
+    const std::uint32_t* a_tile = p.a + z * p.member_a + index_t(tm) * kTileM * p.words;
+    const std::uint32_t* b_tile = p.bt + z * p.member_b + index_t(tn) * kTileN * p.words;
+
+    // Stage s of K into slot: 128 + 128 rows of 8 chunks of 16 bytes, 8 chunks a thread.
+    auto load_stage = [&](index_t s, int slot) {
+      unsigned char* base = smem + slot * kStageBytes;
+      const std::uint32_t a_base = shared_address(base), b_base = shared_address(base + kTileM * kRowBytes);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int chunk_id = threadIdx.x + i * kThreads, row = chunk_id / 8, chunk = chunk_id % 8;
+        copy16_async(a_base + swizzled(row, chunk), a_tile + row * p.words + s * kStageWords + chunk * 4);
+        copy16_async(b_base + swizzled(row, chunk), b_tile + row * p.words + s * kStageWords + chunk * 4);
+      }
+    };
+
+    int acc[4][4][4] = {};  // [m16 tile][n8 tile][fragment]
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < stages) load_stage(s, s);
+      commit_group();
+    }
+    for (index_t s = 0; s < stages; ++s) {
+      wait_group<kStages - 2>();
+      __syncthreads();  // stage s is in; every warp is done with the slot refilled next
+      if (s + kStages - 1 < stages) load_stage(s + kStages - 1, int((s + kStages - 1) % kStages));
+      commit_group();
+
+      const std::uint32_t a_frag = shared_address(smem + int(s % kStages) * kStageBytes) + a_row;
+      const std::uint32_t b_frag = a_frag - a_row + kTileM * kRowBytes + b_row;
+#pragma unroll
+      for (int step = 0; step < kStageWords / 8; ++step) {  // 8 words: one MMA's K
+        std::uint32_t af[4][4], bf[2][4];
+        // A: lanes 0-15 address rows 0-15 of the step's first 16 bytes, lanes 16-31 its second
+        // 16 bytes (registers a0..a3 as the MMA wants them), 16 rows further for each mi.
+        const std::uint32_t a_chunk = ((2 * step + lane / 16) ^ (lane % 8)) << 4;
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi) ldmatrix_x4(af[mi], a_frag + mi * 16 * kRowBytes + a_chunk);
+        // Bᵀ: lanes 0-7 address n 0-7 in the first 16 bytes (b0 of n-tile 2nj), 8-15 the second
+        // 16 bytes (its b1), 16-31 the same for n 8-15 (n-tile 2nj+1).
+        const std::uint32_t b_chunk = ((2 * step + (lane / 8) % 2) ^ (lane % 8)) << 4;
+#pragma unroll
+        for (int nj = 0; nj < 2; ++nj) ldmatrix_x4(bf[nj], b_frag + nj * 16 * kRowBytes + b_chunk);
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 4; ++ni)
+            mma<R>(acc[mi][ni], af[mi], bf[ni / 2][(ni % 2) * 2], bf[ni / 2][(ni % 2) * 2 + 1]);
+      }
+    }
+    wait_group<0>();
+    __syncthreads();  // the pipeline's slots are free: the epilogue stages the tile's flags there
+
+    // Epilogue, in two passes through shared memory so that C is read and written along its
+    // contiguous dimension whatever its layout. Fragment e of (mi, ni) is row lane/4 (+8 for
+    // e ≥ 2) and column 2·(lane%4) + e%2 of its 16×8 tile.
+    constexpr int kFlagPitch = kTileN + 4;
+    unsigned char* flags = smem;
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = warp_m * 64 + mi * 16 + lane / 4 + (e / 2) * 8, col = warp_n * 32 + ni * 8 + 2 * (lane % 4) + e % 2;
+          flags[r * kFlagPitch + col] = acc[mi][ni][e] > 0;
+        }
+    __syncthreads();
+    std::uint8_t* c = p.c + z * p.stride_c;
+    const bool rows_contiguous = p.c_cs == 1;
+    for (int t = threadIdx.x; t < kTileM * kTileN; t += kThreads) {
+      const int r = rows_contiguous ? t / kTileN : t % kTileM, col = rows_contiguous ? t % kTileN : t / kTileM;
+      const index_t i = index_t(tm) * kTileM + r, j = index_t(tn) * kTileN + col;
+      if (i >= p.m || j >= p.n || (p.symmetric && j > i)) continue;
+      std::uint8_t& out = c[i * p.c_rs + j * p.c_cs];
+      const bool value = (p.alpha && flags[r * kFlagPitch + col]) || (p.beta && out != 0);
+      out = value;
+      if (p.symmetric && j != i) c[j * p.c_rs + i * p.c_cs] = value;  // the upper triangle, never read
+    }
+    __syncthreads();  // the next member's prologue refills the slots
+  }
+}
+
+// ---- route --------------------------------------------------------------------------------------
+
+inline index_t round_to(index_t x, index_t m) { return (x + m - 1) / m * m; }
+
+// A packed operand: `rows` rows (padded) × `words` words for each of `members` members.
+struct Packed {
+  DeviceBuffer<std::uint32_t> words;
+  index_t member_words = 0;  // 0: one copy for every member
+};
+
+template <Route R>
+Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_t batch, index_t rows_padded,
+            index_t words_padded, cudaStream_t stream) {
+  const index_t members = (stride == 0 || batch == 1) ? 1 : batch;
+  Packed out;
+  if (rows_padded * words_padded == 0) return out;  // K = 0: nothing to read
+  out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * words_padded * members), stream);
+  out.member_words = members == 1 ? 0 : rows_padded * words_padded;
+  const index_t total = rows_padded * words_padded;
+  const int blocks = int(std::min<index_t>((total + 255) / 256, 8 * index_t(multiprocessor_count())));
+  const int ys = int(std::min<index_t>(members, 65535));
+  pack_kernel<R><<<dim3(blocks, ys), 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
+                                                       rows_padded * words_padded, x.p, x.rows, x.cols, x.rs, x.cs,
+                                                       stride, members);
+  check_launch("or_and_mma::pack_kernel");
+  return out;
+}
+
+template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
+  const index_t m = d.m(), n = d.n(), k = d.k();
+  const index_t words = round_to((k + elements_per_word(R) - 1) / elements_per_word(R), kStageWords);
+  const int tiles_m = int((m + kTileM - 1) / kTileM), tiles_n = int((n + kTileN - 1) / kTileN);
+  const Packed a = pack<R>(d.a, d.stride_a, d.batch, index_t(tiles_m) * kTileM, words, stream);
+  // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
+  const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
+  Packed b;
+  if (!d.symmetric) b = pack<R>(bt, d.stride_b, d.batch, index_t(tiles_n) * kTileN, words, stream);
+
+  KernelArgs args{};
+  args.a = a.words.get(), args.member_a = a.member_words;
+  args.bt = d.symmetric ? a.words.get() : b.words.get(), args.member_b = d.symmetric ? a.member_words : b.member_words;
+  args.words = words;
+  args.c = d.c.p, args.m = m, args.n = n, args.c_rs = d.c.rs, args.c_cs = d.c.cs, args.stride_c = d.stride_c;
+  args.batch = d.batch, args.tiles_m = tiles_m, args.tiles_n = tiles_n;
+  args.alpha = d.alpha != 0, args.beta = d.beta != 0, args.symmetric = d.symmetric;
+  const index_t tiles = d.symmetric ? index_t(tiles_m) * (tiles_m + 1) / 2 : index_t(tiles_m) * tiles_n;
+  if (tiles > 0x7fffffff) throw Error(Errc::invalid_argument, "C", "too many tiles for the tensor-core or-and kernel");
+  static const bool configured = [] {
+    cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<Route::int8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSharedBytes), "cudaFuncSetAttribute");
+    cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<Route::bits>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSharedBytes), "cudaFuncSetAttribute");
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid(unsigned(tiles), 1, unsigned(std::min<index_t>(d.batch, 65535)));
+  or_and_mma_kernel<R><<<grid, kThreads, kSharedBytes, stream>>>(args);
+  check_launch("or_and_mma_kernel");
+}
+
+}  // namespace or_and_mma
+
+// The engine's route for or-and: true when the product ran on the tensor cores. Declined (false,
+// nothing done) when the caller named the SIMT kernels, for empty products, and where the int32
+// counts could overflow (K ≥ 2³¹).
+template <class S> bool run_or_and_mma(const Context& ctx, const detail::Problem<S>& d, cudaStream_t stream) {
+  if constexpr (std::is_same_v<S, OrAnd>) {
+    if (ctx.names_cuda_kernels() || d.batch == 0 || d.m() == 0 || d.n() == 0) return false;
+    if (d.k() >= index_t(0x7fffffff)) return false;
+    if (ctx.boolean_mma == BooleanMma::int8) or_and_mma::multiply<or_and_mma::Route::int8>(d, stream);
+    else or_and_mma::multiply<or_and_mma::Route::bits>(d, stream);
+    return true;
+  } else {
+    return false;
+  }
+}
+
+}  // namespace ringmm::cuda_detail

@@ -15,7 +15,8 @@ enum class Backend { automatic, cpu, cuda };
 enum class BorderPolicy { automatic, pad, predicate };
 
 // The tensor-core route of or-and on CUDA (ringmm/cuda/or_and_mma.cuh): 0/1 bytes on int8 MMA,
-// or bits on 1-bit AND+POPC MMA; automatic takes the one measured faster on Hopper.
+// or bits on 1-bit AND+POPC MMA; automatic takes bits, measured 2.5–3.8× faster on the H100
+// (docs/performance-log.md).
 enum class BooleanMma { automatic, int8, bits };
 
 struct Context {

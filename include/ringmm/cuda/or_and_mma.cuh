@@ -137,6 +137,7 @@ struct KernelArgs {
   const std::uint32_t* a;   // packed A: tiles_m·128 rows × words, member_a words apart (0: shared)
   const std::uint32_t* bt;  // packed Bᵀ: tiles_n·128 rows × words, member_b apart
   index_t words;            // a multiple of kStageWords
+  index_t words_used;       // the words that hold K, rounded up to one MMA's 8
   index_t member_a, member_b;
   std::uint8_t* c;
   index_t m, n, c_rs, c_cs, stride_c, batch;
@@ -145,23 +146,34 @@ struct KernelArgs {
   bool symmetric;    // tiles of the lower triangle only, mirrored
 };
 
-// The block's tile: row-major over (tiles_m, tiles_n) in groups of 8 tile rows (so that a wave
-// reuses a few panels of A against all of Bᵀ from L2), or the lower triangle's tiles in order.
-__device__ inline bool tile_of(const KernelArgs& p, int& tm, int& tn) {
+// The block's tile. Interior tiles (all rows and columns inside C) come first, row-major in
+// groups of 8 tile rows (so that a wave reuses a few panels of A against all of Bᵀ from L2);
+// the ragged last tile column and row come last, where their lighter work fills the last wave.
+// Aᵀ·A: the lower triangle's tiles in order.
+__device__ inline void tile_of(const KernelArgs& p, int& tm, int& tn) {
   const int t = blockIdx.x;
   if (p.symmetric) {
     tm = int((sqrt(8.0 * t + 1.0) - 1.0) / 2.0);  // t = tm(tm+1)/2 + tn, tn ≤ tm
     while ((tm + 1) * (tm + 2) / 2 <= t) ++tm;
     while (tm * (tm + 1) / 2 > t) --tm;
     tn = t - tm * (tm + 1) / 2;
-    return true;
+    return;
   }
-  constexpr int kGroup = 8;
-  const int per_group = kGroup * p.tiles_n, group = t / per_group, first = group * kGroup;
-  const int rows = min(kGroup, p.tiles_m - first);
-  tm = first + (t % per_group) % rows;
-  tn = (t % per_group) / rows;
-  return true;
+  const int full_m = int(p.m / kTileM), full_n = int(p.n / kTileN);
+  if (t < full_m * full_n) {
+    constexpr int kGroup = 8;
+    const int per_group = kGroup * full_n, first = t / per_group * kGroup, rows = min(kGroup, full_m - first);
+    tm = first + (t % per_group) % rows;
+    tn = (t % per_group) / rows;
+    return;
+  }
+  int r = t - full_m * full_n;
+  const int last_column = p.tiles_n > full_n ? full_m : 0;  // tiles of the ragged column, above the ragged row
+  if (r < last_column) {
+    tm = r, tn = full_n;
+  } else {
+    tm = full_m, tn = r - last_column;
+  }
 }
 
 template <Route R>
@@ -172,6 +184,10 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
   int tm, tn;
   tile_of(p, tm, tn);
   const index_t stages = p.words / kStageWords;
+  // The 16-row and 8-column MMA tiles of this warp that hold any of C: a ragged tile skips the others.
+  auto holding = [](index_t left, int size) { return left <= 0 ? 0 : int(left >= 4 * size ? 4 : (left + size - 1) / size); };
+  const int m_tiles = holding(p.m - tm * index_t(kTileM) - warp_m * 64, 16);
+  const int n_tiles = holding(p.n - tn * index_t(kTileN) - warp_n * 32, 8);
   // The rows this thread addresses in ldmatrix, as byte offsets in a stage's A and Bᵀ parts.
   // Each is ≡ lane (mod 8), so the XOR swizzle of every fragment chunk depends on the lane only.
   const std::uint32_t a_row = (warp_m * 64 + lane % 16) * kRowBytes;
@@ -209,22 +225,26 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
       const std::uint32_t b_frag = a_frag - a_row + kTileM * kRowBytes + b_row;
 #pragma unroll
       for (int step = 0; step < kStageWords / 8; ++step) {  // 8 words: one MMA's K
+        if (s * kStageWords + step * 8 >= p.words_used) break;  // the last stage's zero padding
         std::uint32_t af[4][4], bf[2][4];
         // A: lanes 0-15 address rows 0-15 of the step's first 16 bytes, lanes 16-31 its second
         // 16 bytes (registers a0..a3 as the MMA wants them), 16 rows further for each mi.
         const std::uint32_t a_chunk = ((2 * step + lane / 16) ^ (lane % 8)) << 4;
 #pragma unroll
-        for (int mi = 0; mi < 4; ++mi) ldmatrix_x4(af[mi], a_frag + mi * 16 * kRowBytes + a_chunk);
+        for (int mi = 0; mi < 4; ++mi)
+          if (mi < m_tiles) ldmatrix_x4(af[mi], a_frag + mi * 16 * kRowBytes + a_chunk);
         // Bᵀ: lanes 0-7 address n 0-7 in the first 16 bytes (b0 of n-tile 2nj), 8-15 the second
         // 16 bytes (its b1), 16-31 the same for n 8-15 (n-tile 2nj+1).
         const std::uint32_t b_chunk = ((2 * step + (lane / 8) % 2) ^ (lane % 8)) << 4;
 #pragma unroll
-        for (int nj = 0; nj < 2; ++nj) ldmatrix_x4(bf[nj], b_frag + nj * 16 * kRowBytes + b_chunk);
+        for (int nj = 0; nj < 2; ++nj)
+          if (2 * nj < n_tiles) ldmatrix_x4(bf[nj], b_frag + nj * 16 * kRowBytes + b_chunk);
 #pragma unroll
         for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
           for (int ni = 0; ni < 4; ++ni)
-            mma<R>(acc[mi][ni], af[mi], bf[ni / 2][(ni % 2) * 2], bf[ni / 2][(ni % 2) * 2 + 1]);
+            if (mi < m_tiles && ni < n_tiles)
+              mma<R>(acc[mi][ni], af[mi], bf[ni / 2][(ni % 2) * 2], bf[ni / 2][(ni % 2) * 2 + 1]);
       }
     }
     wait_group<0>();
@@ -290,7 +310,8 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
 
 template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
   const index_t m = d.m(), n = d.n(), k = d.k();
-  const index_t words = round_to((k + elements_per_word(R) - 1) / elements_per_word(R), kStageWords);
+  const index_t k_words = (k + elements_per_word(R) - 1) / elements_per_word(R);
+  const index_t words = round_to(k_words, kStageWords);
   const int tiles_m = int((m + kTileM - 1) / kTileM), tiles_n = int((n + kTileN - 1) / kTileN);
   const Packed a = pack<R>(d.a, d.stride_a, d.batch, index_t(tiles_m) * kTileM, words, stream);
   // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
@@ -301,7 +322,7 @@ template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t s
   KernelArgs args{};
   args.a = a.words.get(), args.member_a = a.member_words;
   args.bt = d.symmetric ? a.words.get() : b.words.get(), args.member_b = d.symmetric ? a.member_words : b.member_words;
-  args.words = words;
+  args.words = words, args.words_used = round_to(k_words, 8);
   args.c = d.c.p, args.m = m, args.n = n, args.c_rs = d.c.rs, args.c_cs = d.c.cs, args.stride_c = d.stride_c;
   args.batch = d.batch, args.tiles_m = tiles_m, args.tiles_n = tiles_n;
   args.alpha = d.alpha != 0, args.beta = d.beta != 0, args.symmetric = d.symmetric;

@@ -55,41 +55,69 @@ __device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
   return (byte_flags(four_bytes) * 0x01020408u) >> 24;
 }
 
+// How pack_kernel walks its source: along k when k is contiguous (a thread per word, 4-byte
+// loads); across rows when rows are contiguous and 16-byte aligned (a thread per 16 rows × one
+// word, 16-byte loads of the 16 rows at each k: B's usual layout); else element by element.
+enum class Walk { along_k, across_rows, elements };
+constexpr int kRowsPerThread = 16;  // Walk::across_rows
+
 // dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
 // `rows` rows of length k (element (r, c) at src[r·rs + c·cs]), members src_stride apart (0: one).
-// A thread makes one word; consecutive threads take consecutive words of a row when the source is
-// contiguous along k (vector loads), else consecutive rows (coalesced byte loads along them).
-template <Route R>
+template <Route R, Walk W>
 __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded, index_t member_words,
                             const std::uint8_t* src, index_t rows, index_t k, index_t rs, index_t cs,
                             index_t src_stride, index_t members) {
   constexpr int E = elements_per_word(R);
-  const bool k_fast = cs == 1;
-  const index_t words = rows_padded * words_padded;
+  constexpr int kShift = R == Route::int8 ? 8 : 1;  // element e of a word sits at bit e·kShift
+  const index_t groups = W == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded;
+  const index_t items = groups * words_padded;
   for (index_t z = blockIdx.y; z < members; z += gridDim.y) {
     const std::uint8_t* s = src + z * src_stride;
     std::uint32_t* d = dst + z * member_words;
-    for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < words; t += index_t(gridDim.x) * blockDim.x) {
-      const index_t r = k_fast ? t / words_padded : t % rows_padded;
-      const index_t w = k_fast ? t % words_padded : t / rows_padded;
-      const index_t k0 = w * E;
-      std::uint32_t word = 0;
-      if (r < rows && k0 < k) {
-        const std::uint8_t* row = s + r * rs;
-        const bool vector = k_fast && k0 + E <= k && (reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0);
-        for (int g = 0; g < E / 4; ++g) {  // groups of 4 bytes
-          std::uint32_t four = 0;
-          if (vector) {
-            four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
-          } else {
-            for (int e = 0; e < 4; ++e)
-              if (k0 + 4 * g + e < k) four |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
+    for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
+      if constexpr (W == Walk::across_rows) {
+        // Consecutive threads take consecutive groups of rows: a warp reads 512 contiguous bytes a k.
+        const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
+        std::uint32_t word[kRowsPerThread] = {};
+        if (r0 + kRowsPerThread <= rows) {
+#pragma unroll 4
+          for (int e = 0; e < E; ++e) {
+            if (k0 + e >= k) break;
+            const uint4 v = *reinterpret_cast<const uint4*>(s + r0 + (k0 + e) * cs);
+            const std::uint32_t quads[4] = {byte_flags(v.x), byte_flags(v.y), byte_flags(v.z), byte_flags(v.w)};
+#pragma unroll
+            for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((quads[j / 4] >> (8 * (j % 4))) & 1u) << (e * kShift);
           }
-          if constexpr (R == Route::int8) word = byte_flags(four);
-          else word |= bit_flags(four) << (4 * g);
+        } else {  // the last rows, partly past the view
+          for (int j = 0; j < kRowsPerThread && r0 + j < rows; ++j)
+            for (int e = 0; e < E && k0 + e < k; ++e)
+              word[j] |= std::uint32_t(s[(r0 + j) + (k0 + e) * cs] != 0) << (e * kShift);
         }
+#pragma unroll
+        for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
+      } else {
+        // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
+        const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
+        const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
+        const index_t k0 = w * E;
+        std::uint32_t word = 0;
+        if (r < rows && k0 < k) {
+          const std::uint8_t* row = s + r * rs;
+          const bool vector = W == Walk::along_k && k0 + E <= k && reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0;
+          for (int g = 0; g < E / 4; ++g) {  // groups of 4 elements
+            std::uint32_t four = 0;
+            if (vector) {
+              four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
+            } else {
+              for (int e = 0; e < 4; ++e)
+                if (k0 + 4 * g + e < k) four |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
+            }
+            if constexpr (R == Route::int8) word = byte_flags(four);
+            else word |= bit_flags(four) << (4 * g);
+          }
+        }
+        d[r * words_padded + w] = word;
       }
-      d[r * words_padded + w] = word;
     }
   }
 }
@@ -176,6 +204,36 @@ __device__ inline void tile_of(const KernelArgs& p, int& tm, int& tn) {
   }
 }
 
+// One stage of K from shared memory into the accumulators: `steps` MMA steps of 8 words. Guarded,
+// it runs only the MMA tiles below m_tiles × n_tiles (those that hold C) and the given steps.
+template <Route R, bool kGuarded>
+__device__ __forceinline__ void mma_stage(int (&acc)[4][4][4], std::uint32_t a_frag, std::uint32_t b_frag, int lane,
+                                          int steps, int m_tiles, int n_tiles) {
+#pragma unroll
+  for (int step = 0; step < kStageWords / 8; ++step) {  // 8 words: one MMA's K
+    if (kGuarded && step >= steps) break;
+    std::uint32_t af[4][4], bf[2][4];
+    // A: lanes 0-15 address rows 0-15 of the step's first 16 bytes, lanes 16-31 its second
+    // 16 bytes (registers a0..a3 as the MMA wants them), 16 rows further for each mi.
+    const std::uint32_t a_chunk = ((2 * step + lane / 16) ^ (lane % 8)) << 4;
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+      if (!kGuarded || mi < m_tiles) ldmatrix_x4(af[mi], a_frag + mi * 16 * kRowBytes + a_chunk);
+    // Bᵀ: lanes 0-7 address n 0-7 in the first 16 bytes (b0 of n-tile 2nj), 8-15 the second
+    // 16 bytes (its b1), 16-31 the same for n 8-15 (n-tile 2nj+1).
+    const std::uint32_t b_chunk = ((2 * step + (lane / 8) % 2) ^ (lane % 8)) << 4;
+#pragma unroll
+    for (int nj = 0; nj < 2; ++nj)
+      if (!kGuarded || 2 * nj < n_tiles) ldmatrix_x4(bf[nj], b_frag + nj * 16 * kRowBytes + b_chunk);
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+        if (!kGuarded || (mi < m_tiles && ni < n_tiles))
+          mma<R>(acc[mi][ni], af[mi], bf[ni / 2][(ni % 2) * 2], bf[ni / 2][(ni % 2) * 2 + 1]);
+  }
+}
+
 template <Route R>
 __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -188,6 +246,7 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
   auto holding = [](index_t left, int size) { return left <= 0 ? 0 : int(left >= 4 * size ? 4 : (left + size - 1) / size); };
   const int m_tiles = holding(p.m - tm * index_t(kTileM) - warp_m * 64, 16);
   const int n_tiles = holding(p.n - tn * index_t(kTileN) - warp_n * 32, 8);
+  const bool ragged = m_tiles < 4 || n_tiles < 4;
   // The rows this thread addresses in ldmatrix, as byte offsets in a stage's A and Bᵀ parts.
   // Each is ≡ lane (mod 8), so the XOR swizzle of every fragment chunk depends on the lane only.
   const std::uint32_t a_row = (warp_m * 64 + lane % 16) * kRowBytes;
@@ -223,29 +282,11 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
       const std::uint32_t a_frag = shared_address(smem + int(s % kStages) * kStageBytes) + a_row;
       const std::uint32_t b_frag = a_frag - a_row + kTileM * kRowBytes + b_row;
-#pragma unroll
-      for (int step = 0; step < kStageWords / 8; ++step) {  // 8 words: one MMA's K
-        if (s * kStageWords + step * 8 >= p.words_used) break;  // the last stage's zero padding
-        std::uint32_t af[4][4], bf[2][4];
-        // A: lanes 0-15 address rows 0-15 of the step's first 16 bytes, lanes 16-31 its second
-        // 16 bytes (registers a0..a3 as the MMA wants them), 16 rows further for each mi.
-        const std::uint32_t a_chunk = ((2 * step + lane / 16) ^ (lane % 8)) << 4;
-#pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
-          if (mi < m_tiles) ldmatrix_x4(af[mi], a_frag + mi * 16 * kRowBytes + a_chunk);
-        // Bᵀ: lanes 0-7 address n 0-7 in the first 16 bytes (b0 of n-tile 2nj), 8-15 the second
-        // 16 bytes (its b1), 16-31 the same for n 8-15 (n-tile 2nj+1).
-        const std::uint32_t b_chunk = ((2 * step + (lane / 8) % 2) ^ (lane % 8)) << 4;
-#pragma unroll
-        for (int nj = 0; nj < 2; ++nj)
-          if (2 * nj < n_tiles) ldmatrix_x4(bf[nj], b_frag + nj * 16 * kRowBytes + b_chunk);
-#pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < 4; ++ni)
-            if (mi < m_tiles && ni < n_tiles)
-              mma<R>(acc[mi][ni], af[mi], bf[ni / 2][(ni % 2) * 2], bf[ni / 2][(ni % 2) * 2 + 1]);
-      }
+      // A ragged tile or K's last stage runs the guarded copy of the loop; the rest none of its tests.
+      const index_t steps_left = (p.words_used - s * kStageWords) / 8;
+      const int steps = steps_left < kStageWords / 8 ? int(steps_left) : kStageWords / 8;
+      if (ragged || steps < kStageWords / 8) mma_stage<R, true>(acc, a_frag, b_frag, lane, steps, m_tiles, n_tiles);
+      else mma_stage<R, false>(acc, a_frag, b_frag, lane, kStageWords / 8, 4, 4);
     }
     wait_group<0>();
     __syncthreads();  // the pipeline's slots are free: the epilogue stages the tile's flags there
@@ -298,12 +339,17 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   if (rows_padded * words_padded == 0) return out;  // K = 0: nothing to read
   out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * words_padded * members), stream);
   out.member_words = members == 1 ? 0 : rows_padded * words_padded;
-  const index_t total = rows_padded * words_padded;
-  const int blocks = int(std::min<index_t>((total + 255) / 256, 8 * index_t(multiprocessor_count())));
-  const int ys = int(std::min<index_t>(members, 65535));
-  pack_kernel<R><<<dim3(blocks, ys), 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
-                                                       rows_padded * words_padded, x.p, x.rows, x.cols, x.rs, x.cs,
-                                                       stride, members);
+  const bool rows_aligned = x.rs == 1 && x.cols > 1 && x.cs % 16 == 0 && (members == 1 || stride % 16 == 0) &&
+                            reinterpret_cast<std::uintptr_t>(x.p) % 16 == 0;
+  const Walk walk = x.cs == 1 ? Walk::along_k : rows_aligned ? Walk::across_rows : Walk::elements;
+  const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
+  const dim3 grid(unsigned(std::min<index_t>((items + 255) / 256, 8 * index_t(multiprocessor_count()))),
+                  unsigned(std::min<index_t>(members, 65535)));
+  const auto kernel = walk == Walk::along_k       ? pack_kernel<R, Walk::along_k>
+                      : walk == Walk::across_rows ? pack_kernel<R, Walk::across_rows>
+                                                  : pack_kernel<R, Walk::elements>;
+  kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, rows_padded * words_padded, x.p, x.rows,
+                                   x.cols, x.rs, x.cs, stride, members);
   check_launch("or_and_mma::pack_kernel");
   return out;
 }

@@ -56,10 +56,10 @@ __device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
 }
 
 // How pack_kernel walks its source: along k when k is contiguous (a thread per word, 4-byte
-// loads); across rows when rows are contiguous and 16-byte aligned (a thread per 16 rows × one
-// word, 16-byte loads of the 16 rows at each k: B's usual layout); else element by element.
+// loads); across rows when rows are contiguous and 4-byte aligned (a thread per 4 rows × one
+// word, a 4-byte load of the 4 rows at each k: B's usual layout); else element by element.
 enum class Walk { along_k, across_rows, elements };
-constexpr int kRowsPerThread = 16;  // Walk::across_rows
+constexpr int kRowsPerThread = 4;  // Walk::across_rows: few, so that there are threads enough to hide latency
 
 // dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
 // `rows` rows of length k (element (r, c) at src[r·rs + c·cs]), members src_stride apart (0: one).
@@ -76,17 +76,16 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
     std::uint32_t* d = dst + z * member_words;
     for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
       if constexpr (W == Walk::across_rows) {
-        // Consecutive threads take consecutive groups of rows: a warp reads 512 contiguous bytes a k.
+        // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
         const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
         std::uint32_t word[kRowsPerThread] = {};
         if (r0 + kRowsPerThread <= rows) {
-#pragma unroll 4
+#pragma unroll 8
           for (int e = 0; e < E; ++e) {
             if (k0 + e >= k) break;
-            const uint4 v = *reinterpret_cast<const uint4*>(s + r0 + (k0 + e) * cs);
-            const std::uint32_t quads[4] = {byte_flags(v.x), byte_flags(v.y), byte_flags(v.z), byte_flags(v.w)};
+            const std::uint32_t flags = byte_flags(*reinterpret_cast<const std::uint32_t*>(s + r0 + (k0 + e) * cs));
 #pragma unroll
-            for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((quads[j / 4] >> (8 * (j % 4))) & 1u) << (e * kShift);
+            for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((flags >> (8 * j)) & 1u) << (e * kShift);
           }
         } else {  // the last rows, partly past the view
           for (int j = 0; j < kRowsPerThread && r0 + j < rows; ++j)
@@ -104,9 +103,18 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
         if (r < rows && k0 < k) {
           const std::uint8_t* row = s + r * rs;
           const bool vector = W == Walk::along_k && k0 + E <= k && reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0;
+          const bool vector16 = E == 32 && vector && reinterpret_cast<std::uintptr_t>(row + k0) % 16 == 0;
+          std::uint32_t loaded[E / 4];
+          if (vector16) {  // the 32 bytes of a bits word in two 16-byte loads
+            const uint4 lo = reinterpret_cast<const uint4*>(row + k0)[0], hi = reinterpret_cast<const uint4*>(row + k0)[1];
+            const std::uint32_t all[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            for (int g = 0; g < E / 4; ++g) loaded[g] = all[g % 8];
+          }
           for (int g = 0; g < E / 4; ++g) {  // groups of 4 elements
             std::uint32_t four = 0;
-            if (vector) {
+            if (vector16) {
+              four = loaded[g];
+            } else if (vector) {
               four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
             } else {
               for (int e = 0; e < 4; ++e)
@@ -339,8 +347,8 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   if (rows_padded * words_padded == 0) return out;  // K = 0: nothing to read
   out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * words_padded * members), stream);
   out.member_words = members == 1 ? 0 : rows_padded * words_padded;
-  const bool rows_aligned = x.rs == 1 && x.cols > 1 && x.cs % 16 == 0 && (members == 1 || stride % 16 == 0) &&
-                            reinterpret_cast<std::uintptr_t>(x.p) % 16 == 0;
+  const bool rows_aligned = x.rs == 1 && x.cols > 1 && x.cs % 4 == 0 && (members == 1 || stride % 4 == 0) &&
+                            reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
   const Walk walk = x.cs == 1 ? Walk::along_k : rows_aligned ? Walk::across_rows : Walk::elements;
   const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
   const dim3 grid(unsigned(std::min<index_t>((items + 255) / 256, 8 * index_t(multiprocessor_count()))),

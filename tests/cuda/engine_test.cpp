@@ -304,11 +304,11 @@ TEST(CudaOrAndTensorCores, BothRoutesMatchReference) {
     c.device = s >= 127;
     cases.push_back(c);
   }
-  // {33, 100, 77} with ld 112: B's rows of Bᵀ are 16-byte aligned, so the packing walks across
-  // them 16 at a time, the last 4 past the view's end.
-  std::vector<Case> more = {{1, 300, 2049}, {300, 1, 65}, {129, 257, 4099}, {1000, 7, 1}, {65, 33, 0}, {33, 100, 77}};
+  // {33, 102, 77} with ld 104: Bᵀ's rows are contiguous and 4-byte aligned, so the packing walks
+  // across them 4 at a time (int8) or transposes 128 at a time (bits), the last 2 past the view.
+  std::vector<Case> more = {{1, 300, 2049}, {300, 1, 65}, {129, 257, 4099}, {1000, 7, 1}, {65, 33, 0}, {33, 102, 77}};
   more[0].layout_a = Layout::col_major, more[1].op_a = Op::T, more[1].device = true;
-  more[5].pad = 12, more[5].device = true;
+  more[5].pad = 2, more[5].device = true;
   more[2].pad = 5, more[2].random_alpha = true, more[2].random_beta = true, more[2].layout_c = Layout::col_major;
   more[3].device = true, more[4].random_beta = true;
   for (Case c : {Case{33, 65, 17}, Case{129, 7, 300}, Case{64, 64, 1030}}) {

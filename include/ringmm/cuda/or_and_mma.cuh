@@ -130,6 +130,51 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
   }
 }
 
+// The bits route's packing of rows that are contiguous (B's usual layout): a block turns a tile of
+// 32 k × 128 rows into 128 words. It reads the tile along the rows (coalesced), keeps it in shared
+// memory, and each warp makes the words of 16 rows with one ballot a row (lane e reads element e).
+constexpr int kTransposeRows = 128;
+static_assert(kTileM % kTransposeRows == 0 && kTileN % kTransposeRows == 0, "packed rows are padded to whole tiles");
+__global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded,
+                                            index_t member_words, const std::uint8_t* src, index_t rows, index_t k,
+                                            index_t cs, index_t src_stride, index_t members) {
+  __shared__ std::uint8_t tile[32][kTransposeRows + 4];  // +4: the ballot reads of a column hit 32 banks
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const index_t row_tiles = rows_padded / kTransposeRows, items = row_tiles * words_padded;
+  for (index_t z = blockIdx.y; z < members; z += gridDim.y) {
+    const std::uint8_t* s = src + z * src_stride;
+    std::uint32_t* d = dst + z * member_words;
+    for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
+      const index_t row0 = (item % row_tiles) * kTransposeRows, w = item / row_tiles, k0 = w * 32;
+      {  // thread t loads 16 rows at element t/8: 4-byte loads, zeros past the view
+        const int e = threadIdx.x / 8, col = (threadIdx.x % 8) * 16;
+        const index_t kk = k0 + e;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const index_t r = row0 + col + 4 * q;
+          std::uint32_t four = 0;
+          if (kk < k && r + 4 <= rows) {
+            four = *reinterpret_cast<const std::uint32_t*>(s + r + kk * cs);
+          } else if (kk < k) {
+            for (int j = 0; j < 4; ++j)
+              if (r + j < rows) four |= std::uint32_t(s[r + j + kk * cs]) << (8 * j);
+          }
+          *reinterpret_cast<std::uint32_t*>(&tile[e][col + 4 * q]) = four;
+        }
+      }
+      __syncthreads();
+      std::uint32_t mine = 0;  // lane i keeps the word of row warp·16 + i
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
+        const std::uint32_t word = __ballot_sync(0xffffffffu, tile[lane][warp * 16 + i] != 0);
+        if (lane == i) mine = word;
+      }
+      if (lane < 16) d[(row0 + warp * 16 + lane) * words_padded + w] = mine;
+      __syncthreads();  // the tile is refilled for the next item
+    }
+  }
+}
+
 // ---- multiply ---------------------------------------------------------------------------------
 
 __device__ inline std::uint32_t shared_address(const void* p) {
@@ -350,6 +395,16 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   const bool rows_aligned = x.rs == 1 && x.cols > 1 && x.cs % 4 == 0 && (members == 1 || stride % 4 == 0) &&
                             reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
   const Walk walk = x.cs == 1 ? Walk::along_k : rows_aligned ? Walk::across_rows : Walk::elements;
+  if (R == Route::bits && walk == Walk::across_rows) {
+    const index_t items = rows_padded / kTransposeRows * words_padded;
+    const dim3 grid(unsigned(std::min<index_t>(items, 16 * index_t(multiprocessor_count()))),
+                    unsigned(std::min<index_t>(members, 65535)));
+    pack_bits_transposed_kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
+                                                          rows_padded * words_padded, x.p, x.rows, x.cols, x.cs, stride,
+                                                          members);
+    check_launch("or_and_mma::pack_bits_transposed_kernel");
+    return out;
+  }
   const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
   const dim3 grid(unsigned(std::min<index_t>((items + 255) / 256, 8 * index_t(multiprocessor_count()))),
                   unsigned(std::min<index_t>(members, 65535)));

@@ -80,7 +80,8 @@ class Torch:
         self._device = like.device
 
     def prepare(self, x):
-        # DLPack refuses tensors that require grad; ringmm.matmul itself is not differentiable.
+        # DLPack refuses tensors that require grad; ringmm.matmul itself is not differentiable
+        # (ringmm.torch.matmul is).
         return x.detach()
 
     def empty(self, shape, dtype):

@@ -159,10 +159,9 @@ NB_MODULE(_core, m) {
   });
   m.def("plan", &plan, nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("out").none(), nb::arg("semiring"),
         nb::arg("trans_a"), nb::arg("trans_b"));
-  m.def("multiply", &multiply, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("k_star").none(), nb::arg("semiring"),
-        nb::arg("trans_a"),
-        nb::arg("trans_b"), nb::arg("alpha").none(), nb::arg("beta").none(), nb::arg("accumulate"), nb::arg("backend"),
-        nb::arg("stream"));
+  m.def("multiply", &multiply, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("k_star").none(),
+        nb::arg("semiring"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("alpha").none(), nb::arg("beta").none(),
+        nb::arg("accumulate"), nb::arg("backend"), nb::arg("stream"));
   m.def("semirings", &semirings);
   m.def("canonical_name", [](const std::string& s) { return python_name(parse_semiring_name(s)); });
   m.def("info", &info);

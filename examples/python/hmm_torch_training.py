@@ -44,7 +44,8 @@ def random_hmm(states, symbols, generator, dtype, device):
         return (torch.randn(*shape, generator=generator, dtype=dtype) * scale).to(device)
 
     transition = logits(states, states, scale=1.0) + 3 * torch.eye(states, dtype=dtype, device=device)
-    return {"initial": logits(states, scale=1.0), "transition": transition, "emission": logits(states, symbols, scale=2.5)}
+    emission = logits(states, symbols, scale=2.5)
+    return {"initial": logits(states, scale=1.0), "transition": transition, "emission": emission}
 
 
 def sample(logits, sequences, length, generator):

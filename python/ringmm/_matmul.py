@@ -30,9 +30,10 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     backend: "auto" (CUDA when compiled in and a device is present, else the CPU), "cpu" or "cuda".
         Arrays on a GPU run on CUDA, on the framework's current stream.
 
-    Returns an array of a's framework and device, or (result, k_star) with return_argmax. A bad argument raises ValueError or TypeError
-    naming it, before anything is written to out (the C++ library's messages, which it passes on,
-    call the operands A, B and C). The GIL is released during the product.
+    Returns an array of a's framework and device, or (result, k_star) with return_argmax. A bad
+    argument raises ValueError or TypeError naming it, before anything is written to out (the C++
+    library's messages, which it passes on, call the operands A, B and C). The GIL is released
+    during the product.
     """
     if not isinstance(semiring, str):
         raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")

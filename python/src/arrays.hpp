@@ -295,7 +295,8 @@ inline void check_same_place(const ArrayInfo& x, const ArrayInfo& a) {
 // writes it, the backward product reads it.
 inline void check_index_array(const ArrayInfo& k_star, const Shape& shape, const ArrayInfo& a) {
   if (k_star.dtype != nb::dtype<std::int32_t>())
-    type_error(std::string(k_star.name) + " has dtype " + dtype_name(k_star.dtype) + " where the winning k's are int32");
+    type_error(std::string(k_star.name) + " has dtype " + dtype_name(k_star.dtype) +
+               " where the winning k's are int32");
   check_same_place(k_star, a);
   if (k_star.shape != shape)
     value_error(std::string(k_star.name) + " has shape " + shape_text(k_star.shape) + " but the result has shape " +

@@ -79,8 +79,8 @@ struct Backward {
                   "x" + std::to_string(n));
     for (const ArrayInfo* x : {&a, &b})
       if (!broadcasts_to(x->shape, full(x->rows(), x->cols())))
-        value_error(std::string(x->name) + " has shape " + shape_text(x->shape) + ", whose batch does not broadcast to " +
-                    "grad_c's " + shape_text(batch));
+        value_error(std::string(x->name) + " has shape " + shape_text(x->shape) +
+                    ", whose batch does not broadcast to grad_c's " + shape_text(batch));
     if (forward_is_index) {
       check_index_array(forward, grad_c.shape, a);
     } else {
@@ -184,5 +184,5 @@ void bind_autograd(nb::module_& m) {
         const ArrayInfo info("x", x);
         return info.shape.size() >= 2 && describe_matrices(info).in_place;
       },
-      nb::arg("x"), "Whether a leading dimension describes x's matrices, so that the backward products read it as it is");
+      nb::arg("x"), "Whether a leading dimension describes x's matrices: the backward products read it as it is");
 }

@@ -47,6 +47,13 @@ if ! "$PY" -c "import scipy" 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check --retries 0 --timeout 15 scipy >"$LOG" 2>&1 ||
     log "scipy could not be installed ($(tail -1 "$LOG")); the apsp pytest will skip"
 fi
+# torch: ringmm.torch and its autograd tests (tests/python/test_torch_autograd.py skips without it).
+# The wheel is large (~540 MB with its CUDA libraries, about a minute): two retries, then the tests skip.
+if ! "$PY" -c "import torch" 2>/dev/null; then
+  log "installing torch (large: about a minute)"
+  "$PY" -m pip install -q --disable-pip-version-check --retries 2 --timeout 30 torch >"$LOG" 2>&1 ||
+    log "torch could not be installed ($(tail -1 "$LOG")); the ringmm.torch tests will skip"
+fi
 
 cuda="${RINGMM_PYTHON_CUDA:-}"
 if [[ -z "$cuda" ]]; then

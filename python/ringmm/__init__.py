@@ -37,3 +37,13 @@ def info():
 
 
 __version__ = _core.__version__
+
+
+def __getattr__(name):
+    # ringmm.torch (differentiable products) needs torch: imported on first use, so that
+    # `import ringmm` never imports torch.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'ringmm' has no attribute {name!r}")

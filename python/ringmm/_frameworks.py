@@ -37,6 +37,9 @@ class NumPy:
     def empty(self, shape, dtype):
         return np.empty(shape, dtype)
 
+    def full(self, shape, dtype, value):
+        return np.full(shape, value, dtype)
+
     def broadcast_copy(self, x, shape):
         return np.ascontiguousarray(np.broadcast_to(x, shape))
 
@@ -77,11 +80,15 @@ class Torch:
         self._device = like.device
 
     def prepare(self, x):
-        # DLPack refuses tensors that require grad; ringmm.matmul itself is not differentiable.
+        # DLPack refuses tensors that require grad; ringmm.matmul itself is not differentiable
+        # (ringmm.torch.matmul is).
         return x.detach()
 
     def empty(self, shape, dtype):
         return self._torch.empty(shape, dtype=getattr(self._torch, dtype), device=self._device)
+
+    def full(self, shape, dtype, value):
+        return self._torch.full(shape, value, dtype=getattr(self._torch, dtype), device=self._device)
 
     def broadcast_copy(self, x, shape):
         return x.expand(shape).contiguous()
@@ -113,6 +120,10 @@ class CuPy:
     def empty(self, shape, dtype):
         with self._device:
             return self._cupy.empty(shape, dtype)
+
+    def full(self, shape, dtype, value):
+        with self._device:
+            return self._cupy.full(shape, value, dtype)
 
     def broadcast_copy(self, x, shape):
         with self._device:

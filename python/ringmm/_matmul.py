@@ -5,7 +5,7 @@ from ._frameworks import as_array, framework_of
 
 
 def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=False, trans_b=False, out=None,
-           backend="auto"):
+           return_argmax=False, backend="auto"):
     """Multiply over a semiring: alpha ⊗ (op(a) ⊗ op(b)) ⊕ beta ⊗ c, with op(x) = xᵀ when trans_x.
 
     a, b: arrays of one framework (numpy, torch, cupy; jax on the host), one dtype, one device.
@@ -21,12 +21,19 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     alpha, beta: numbers (default 1̄; beta needs c). For integer max-plus/min-plus, ±inf is the
         0̄ sentinel.
     out: an array of the result's shape and dtype to write into; returned.
+    return_argmax: also return k_star, an int32 array of the result's shape (a's framework and
+        device): the k of the term op(a)[..., i, k] ⊗ op(b)[..., k, j] that won entry (i, j), the
+        smallest k among equal terms, and -1 where every term is 0̄. With c, k_star is -1 too where
+        beta ⊗ c wins (ties included): it names a term of the product only where one beats c.
+        Only for semirings whose ⊕ selects one term: max_plus, min_plus, max_min, max_times,
+        min_max (others raise TypeError).
     backend: "auto" (CUDA when compiled in and a device is present, else the CPU), "cpu" or "cuda".
         Arrays on a GPU run on CUDA, on the framework's current stream.
 
-    Returns an array of a's framework and device. A bad argument raises ValueError or TypeError
-    naming it, before anything is written to out (the C++ library's messages, which it passes on,
-    call the operands A, B and C). The GIL is released during the product.
+    Returns an array of a's framework and device, or (result, k_star) with return_argmax. A bad
+    argument raises ValueError or TypeError naming it, before anything is written to out (the C++
+    library's messages, which it passes on, call the operands A, B and C). The GIL is released
+    during the product.
     """
     if not isinstance(semiring, str):
         raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")
@@ -64,14 +71,25 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     target = out_full if in_out else fw.empty(shape, dtype)
     if c is not None and target is not out_full:
         fw.assign(target, c_full)
-    _core.multiply(a, b, target, semiring, trans_a, trans_b, alpha, beta, c is not None, backend, fw.stream())
+    k_star = None
+    if return_argmax:
+        # With c the library reads k_star as well and keeps it where beta ⊗ c wins: -1 says so.
+        k_star = fw.full(shape, "int32", -1) if c is not None else fw.empty(shape, "int32")
+    _core.multiply(a, b, target, k_star, semiring, trans_a, trans_b, alpha, beta, c is not None, backend, fw.stream())
     if out is not None:
         if target is not out_full:
             fw.assign(out_full, target)
-        return out
+        result = out
+    else:
+        result = fw.result(_drop_vector_dims(target, row, col))
+    return (result, fw.result(_drop_vector_dims(k_star, row, col))) if return_argmax else result
+
+
+def _drop_vector_dims(x, row, col):
+    """x, shaped as the result of the matrices, without the dimensions that vector operands added."""
     if row and col:
-        return fw.result(target[..., 0, 0])
-    return fw.result(target[..., 0, :] if row else target[..., :, 0] if col else target)
+        return x[..., 0, 0]
+    return x[..., 0, :] if row else x[..., :, 0] if col else x
 
 
 def _restore(x, row, col):

@@ -112,6 +112,24 @@ inline DType element_type(SemiringKind kind, nb::dlpack::dtype dtype) {
   type_error(python_name(kind) + " does not support dtype " + dtype_name(dtype) + " (supported: " + valid + ")");
 }
 
+// Whether ⊕ of the pair selects one of its terms (max, min), so that a product can say which k won.
+inline bool selects(SemiringKind kind, DType type) {
+  return visit_semiring(kind, type, [](auto tag) { return semiring_traits<typename decltype(tag)::type>::selects; });
+}
+
+// Refuses a pair whose ⊕ does not select: `what` (return_argmax, argmax_backward) needs the winning k.
+inline void require_selecting(SemiringKind kind, DType type, const std::string& what) {
+  if (selects(kind, type)) return;
+  std::string valid;
+  for (SemiringKind k : all_semirings)
+    for (const ElementType& t : element_types())
+      if (is_supported(k, t.type) && selects(k, t.type)) {
+        valid += (valid.empty() ? "" : ", ") + python_name(k);
+        break;
+      }
+  type_error(what + " needs a semiring whose ⊕ selects one term (" + valid + "), not " + python_name(kind));
+}
+
 // ---- arrays ----------------------------------------------------------------------------------
 
 // Where an array's memory lives. Host memory (plain or CUDA-pinned) is one place; device and
@@ -160,8 +178,8 @@ struct Operand {
   bool in_place = false;  // false: no view describes the array; the caller passes a copy
 
   template <class T>
-  MatrixView<T> view() const {
-    return {static_cast<T*>(data), rows, cols, ld, layout};
+  MatrixView<T> view(index_t offset = 0) const {
+    return {static_cast<T*>(data) + offset, rows, cols, ld, layout};
   }
 };
 
@@ -199,7 +217,9 @@ inline std::optional<index_t> batch_stride(const ArrayInfo& x, const Shape& batc
   return stride.value_or(0);
 }
 
-inline Operand describe(const ArrayInfo& x, const Shape& batch) {
+// x's matrices (its last two dimensions) as one view; in_place says whether a leading dimension
+// describes them. Callers that loop over the members move the view by member_offset.
+inline Operand describe_matrices(const ArrayInfo& x) {
   Operand op{x.data, x.rows(), x.cols()};
   // An array without elements is never read or written (and frameworks give it any strides).
   if (std::find(x.shape.begin(), x.shape.end(), 0) != x.shape.end()) {
@@ -207,11 +227,37 @@ inline Operand describe(const ArrayInfo& x, const Shape& batch) {
     op.in_place = true;
     return op;
   }
-  const std::optional<index_t> stride = batch_stride(x, batch);
   const std::size_t n = x.shape.size();
-  op.in_place = describe_matrix(x.strides[n - 2], x.strides[n - 1], op) && stride.has_value();
+  op.in_place = describe_matrix(x.strides[n - 2], x.strides[n - 1], op);
+  return op;
+}
+
+// x as a batched product reads it: its matrices, and one stride through the broadcast batch.
+inline Operand describe(const ArrayInfo& x, const Shape& batch) {
+  Operand op = describe_matrices(x);
+  if (std::find(x.shape.begin(), x.shape.end(), 0) != x.shape.end()) return op;
+  const std::optional<index_t> stride = batch_stride(x, batch);
+  op.in_place = op.in_place && stride.has_value();
   op.batch_stride = stride.value_or(0);
   return op;
+}
+
+// The element offset of member `index` (numbered row-major over `batch`) of x broadcast to `batch`:
+// any batch strides, for callers that loop over the members.
+inline index_t member_offset(const ArrayInfo& x, const Shape& batch, index_t index) {
+  const std::size_t missing = batch.size() - x.batch_dims();
+  index_t offset = 0;
+  for (std::size_t d = batch.size(); d-- > 0;) {
+    const index_t i = index % batch[d];
+    index /= batch[d];
+    if (d >= missing && x.shape[d - missing] != 1) offset += i * x.strides[d - missing];
+  }
+  return offset;
+}
+
+inline void require_in_place(const Operand& x, const char* name) {
+  if (!x.in_place)
+    value_error(std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy");
 }
 
 // Everything about one call that the arrays decide: checked before any work.
@@ -243,6 +289,18 @@ inline void check_same_place(const ArrayInfo& x, const ArrayInfo& a) {
   if (!(x.place == a.place))
     value_error(std::string(x.name) + " is on " + x.place.text() + " but a is on " + a.place.text() +
                 ": all arrays of a product must be on one device");
+}
+
+// An index matrix (K*: the winning k of every entry, int32) of `shape`, beside a: the argmax product
+// writes it, the backward product reads it.
+inline void check_index_array(const ArrayInfo& k_star, const Shape& shape, const ArrayInfo& a) {
+  if (k_star.dtype != nb::dtype<std::int32_t>())
+    type_error(std::string(k_star.name) + " has dtype " + dtype_name(k_star.dtype) +
+               " where the winning k's are int32");
+  check_same_place(k_star, a);
+  if (k_star.shape != shape)
+    value_error(std::string(k_star.name) + " has shape " + shape_text(k_star.shape) + " but the result has shape " +
+                shape_text(shape));
 }
 
 inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const ArrayInfo* out, SemiringKind kind,
@@ -300,12 +358,33 @@ inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c
 
 // ---- errors and devices ----------------------------------------------------------------------
 
-// ringmm names the operands A, B and C; Python callers know them as a, b and out (or c).
+// ringmm names the operands A, B, C, K* and the gradients dA, dB, dC; Python callers know them as
+// a, b, out (or c), k_star, grad_a, grad_b and grad_c.
 inline Error renamed(const Error& e, bool accumulate) {
   const std::string& s = e.subject();
-  const std::string subject = s == "A" ? "a" : s == "B" ? "b" : s == "C" ? (accumulate ? "c" : "out") : s;
+  const std::string subject = s == "A"    ? "a"
+                              : s == "B"  ? "b"
+                              : s == "C"  ? (accumulate ? "c" : "out")
+                              : s == "K*" ? "k_star"
+                              : s == "dA" ? "grad_a"
+                              : s == "dB" ? "grad_b"
+                              : s == "dC" ? "grad_c"
+                                          : s;
   const std::string what = e.what();
   return Error(e.code(), subject, s.empty() ? what : what.substr(s.size() + 2));
+}
+
+// The context of one call on arrays at `place`: those on a GPU run on CUDA, on the caller's stream.
+inline Context call_context(const Place& place, const std::string& backend, std::uintptr_t stream) {
+  Context ctx;
+  ctx.on_notice = [](std::string_view) {};  // the automatic backend's choice is ringmm.info()'s to report
+  ctx.backend = parse_backend(backend);
+  if (place.gpu) {
+    if (ctx.backend == Backend::cpu) value_error("backend 'cpu' cannot read arrays on " + place.text());
+    ctx.backend = Backend::cuda;
+    ctx.cuda_stream = reinterpret_cast<void*>(stream);
+  }
+  return ctx;
 }
 
 #if RINGMM_PY_HAVE_CUDA

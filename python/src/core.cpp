@@ -17,29 +17,36 @@
 using namespace ringmm;
 using namespace ringmm_py;
 
+void bind_autograd(nb::module_& m);  // autograd.cpp
+
 namespace {
 
-void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::handle out_object,
+// Writes the product into out and, when k_star is an array (return_argmax), the winning k of every
+// entry into k_star; with accumulate, k_star is read too, and an entry where beta ⊗ c wins keeps it.
+void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::handle out_object, nb::handle k_star_object,
               const std::string& semiring, bool trans_a, bool trans_b, std::optional<double> alpha,
               std::optional<double> beta, bool accumulate, const std::string& backend, std::uintptr_t stream) {
-  nb::ndarray<> out_array;  // converted here, so that a read-only out gets its own message
+  nb::ndarray<> out_array, k_star_array;  // converted here, so that a read-only one gets its own message
   if (!nb::try_cast(out_object, out_array)) throw nb::value_error("out is not a writable array");
+  const bool argmax = !k_star_object.is_none();
+  if (argmax && !nb::try_cast(k_star_object, k_star_array)) throw nb::value_error("k_star is not a writable array");
   const ArrayInfo a("a", a_array), b("b", b_array), out("out", out_array);
   const SemiringKind kind = parse_semiring_name(semiring);
   const Plan p = make_plan(a, b, nullptr, &out, kind, trans_a, trans_b);
-  for (const auto& [x, name] : {std::pair{&p.a, "a"}, {&p.b, "b"}, {&p.out, "out"}})
-    if (!x->in_place)
-      value_error(std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy");
+  Operand k_star;
+  if (argmax) {
+    require_selecting(kind, p.type, "return_argmax");
+    const ArrayInfo k_star_info("k_star", k_star_array);
+    check_index_array(k_star_info, p.shape, a);
+    k_star = describe(k_star_info, p.batch);
+    require_in_place(k_star, "k_star");
+  }
+  require_in_place(p.a, "a");
+  require_in_place(p.b, "b");
+  require_in_place(p.out, "out");
   if (beta && !accumulate) throw nb::value_error("beta scales c: pass c as well");
 
-  Context ctx;
-  ctx.on_notice = [](std::string_view) {};  // the automatic backend's choice is ringmm.info()'s to report
-  ctx.backend = parse_backend(backend);
-  if (a.place.gpu) {
-    if (ctx.backend == Backend::cpu) value_error("backend 'cpu' cannot read arrays on " + a.place.text());
-    ctx.backend = Backend::cuda;
-    ctx.cuda_stream = reinterpret_cast<void*>(stream);
-  }
+  const Context ctx = call_context(a.place, backend, stream);
   if (p.members == 0) return;  // checked, and nothing to compute
   try {
 #if RINGMM_PY_HAVE_CUDA
@@ -52,9 +59,18 @@ void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::hand
       const scalar_t<S> be = !accumulate ? S::zero()
                              : beta      ? scalar_t<S>(scalar_from_double<S>(*beta, "beta"))
                                          : S::one();
+      const Op op_a = trans_a ? Op::T : Op::N, op_b = trans_b ? Op::T : Op::N;
       const nb::gil_scoped_release release;
-      gemm_batched<S>(ctx, trans_a ? Op::T : Op::N, p.a.view<const T>(), p.a.batch_stride, trans_b ? Op::T : Op::N,
-                      p.b.view<const T>(), p.b.batch_stride, p.out.view<T>(), p.out.batch_stride, p.members, al, be);
+      if constexpr (semiring_traits<S>::selects) {
+        if (argmax) {
+          gemm_argmax_batched<S>(ctx, op_a, p.a.view<const T>(), p.a.batch_stride, op_b, p.b.view<const T>(),
+                                 p.b.batch_stride, p.out.view<T>(), p.out.batch_stride, k_star.view<std::int32_t>(),
+                                 k_star.batch_stride, p.members, al, be);
+          return;
+        }
+      }
+      gemm_batched<S>(ctx, op_a, p.a.view<const T>(), p.a.batch_stride, op_b, p.b.view<const T>(), p.b.batch_stride,
+                      p.out.view<T>(), p.out.batch_stride, p.members, al, be);
     });
   } catch (const Error& e) {
     throw renamed(e, accumulate);
@@ -143,10 +159,11 @@ NB_MODULE(_core, m) {
   });
   m.def("plan", &plan, nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("out").none(), nb::arg("semiring"),
         nb::arg("trans_a"), nb::arg("trans_b"));
-  m.def("multiply", &multiply, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("semiring"), nb::arg("trans_a"),
-        nb::arg("trans_b"), nb::arg("alpha").none(), nb::arg("beta").none(), nb::arg("accumulate"), nb::arg("backend"),
-        nb::arg("stream"));
+  m.def("multiply", &multiply, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("k_star").none(),
+        nb::arg("semiring"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("alpha").none(), nb::arg("beta").none(),
+        nb::arg("accumulate"), nb::arg("backend"), nb::arg("stream"));
   m.def("semirings", &semirings);
   m.def("canonical_name", [](const std::string& s) { return python_name(parse_semiring_name(s)); });
   m.def("info", &info);
+  bind_autograd(m);
 }

@@ -127,3 +127,22 @@ def assert_matches(semiring, got, want, k, scale=1):
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+def reference_argmax(semiring, a, b, c=None, beta=None):
+    """The index matrix of a selecting semiring's product (a, b at least 2-D, broadcast): the first
+    k whose term a[i, k] ⊗ b[k, j] equals the entry, -1 where every term is 0̄ and, with c, where
+    beta ⊗ c wins or ties."""
+    spec, dtype = SPECS[semiring], a.dtype
+    zero = spec.zero(dtype)
+    terms = spec.mul(a[..., :, :, None], b[..., None, :, :], dtype)  # (..., M, K, N)
+    best = spec.add.reduce(terms, axis=-2, initial=zero).astype(dtype)
+    if terms.shape[-2] == 0:
+        k_star = np.full(best.shape, -1)
+    else:
+        k_star = np.argmax(terms == best[..., None, :], axis=-2)  # the first k that attains it
+        k_star[best == zero] = -1
+    if c is not None:
+        scaled = spec.mul(spec.one(dtype) if beta is None else beta, c, dtype)
+        k_star = np.where(spec.add(best, scaled) == scaled, -1, k_star)
+    return k_star.astype(np.int32)

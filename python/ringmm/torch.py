@@ -1,0 +1,197 @@
+"""ringmm.torch: semiring products that PyTorch differentiates, registered as torch custom operators
+(torch.library.custom_op, namespace ``ringmm``) so that torch.compile keeps them in its graph.
+
+    >>> import torch, ringmm.torch
+    >>> a = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+    >>> b = torch.randn(6, 3, dtype=torch.float64, requires_grad=True)
+    >>> ringmm.torch.matmul(a, b, "log_plus").sum().backward()   # log Σ_k exp(a[i, k] + b[k, j])
+
+Gradients:
+    log_plus                  the softmax over k: d c[i, j] / d a[i, k] = exp(a[i, k] + b[k, j] - c[i, j])
+    max_plus, min_plus,       all of grad_c[i, j] goes to the one term that won, k = k_star[i, j]
+    max_min, max_times,       (the smallest k among equal terms, as ringmm.matmul(return_argmax=True)
+    min_max                   says); an entry where every term is 0̄ passes nothing. Through the winning
+                              term a ⊗ b: + passes it to both; × passes grad·b to a and grad·a to b;
+                              min (max) passes it to the smaller (larger) operand, to a on a tie.
+First-order gradients only. This module needs torch; `import ringmm` does not import it.
+"""
+
+import torch
+
+from . import _core, semirings
+from ._frameworks import Torch
+from ._matmul import matmul as _matmul
+
+__all__ = ["matmul", "SEMIRINGS"]
+
+_SELECTING = ("max_plus", "min_plus", "max_min", "max_times", "min_max")
+SEMIRINGS = _SELECTING + ("log_plus",)  # the semirings ringmm.torch.matmul differentiates
+
+# Built once from the registry, so that the checks torch.compile traces are plain Python.
+_CANONICAL = {}  # every accepted spelling ("max-plus", "max_plus") -> the GraphBLAS name
+_FLOAT_DTYPES = {}  # name -> the torch dtypes it multiplies and differentiates
+for _s in semirings():
+    for _spelling in (_s.name, _s.spelling, _s.spelling.replace("-", "_")):
+        _CANONICAL[_spelling] = _s.name
+    _FLOAT_DTYPES[_s.name] = tuple(getattr(torch, d) for d in _s.dtypes if d in ("float32", "float64"))
+del _s, _spelling
+
+
+def matmul(a, b, semiring="max_plus"):
+    """The semiring product of torch tensors, differentiable in a and b.
+
+    a, b: float tensors of one dtype on one device (CPU, or CUDA with ringmm's CUDA backend), shaped
+        as torch.matmul takes them: leading dimensions broadcast, and the gradients are summed over
+        the dimensions a and b were broadcast along; a 1-D a is a row vector, a 1-D b a column.
+    semiring: one of SEMIRINGS ("max_plus", "min_plus", "max_min", "max_times", "min_max",
+        "log_plus"); the command line's spellings ("max-plus") work too. max_min and min_max take
+        float32 only; max_times needs nonnegative inputs.
+
+    Runs on torch's current stream. Refuses a non-tensor, an unsupported semiring or dtype
+    (TypeError), mismatched devices or shapes (ValueError) before any work.
+    """
+    name = _checked_semiring(semiring)
+    _check_operands(a, b, name)
+    row, col = a.dim() == 1, b.dim() == 1
+    a_matrix = a.unsqueeze(0) if row else a
+    b_matrix = b.unsqueeze(-1) if col else b
+    if name == "log_plus":
+        c = torch.ops.ringmm.log_plus_matmul(a_matrix, b_matrix)
+    else:
+        c, _ = torch.ops.ringmm.selecting_matmul(a_matrix, b_matrix, name)
+    if row:
+        c = c.squeeze(-2)
+    return c.squeeze(-1) if col else c
+
+
+def _checked_semiring(semiring):
+    if not isinstance(semiring, str):
+        raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")
+    name = _CANONICAL.get(semiring)
+    if name is None:
+        raise ValueError(f"unknown semiring '{semiring}' (differentiable ones: {', '.join(SEMIRINGS)})")
+    if name not in SEMIRINGS:
+        raise TypeError(f"ringmm.torch.matmul does not differentiate {name} (it does: {', '.join(SEMIRINGS)})")
+    return name
+
+
+def _check_operands(a, b, name):
+    for arg, x in (("a", a), ("b", b)):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{arg} must be a torch.Tensor, not {type(x).__name__}")
+        if x.dim() == 0:
+            raise ValueError(f"{arg} is a scalar: matmul needs at least one dimension")
+    if b.dtype != a.dtype:
+        raise TypeError(f"b has dtype {b.dtype} but a has {a.dtype} (convert one of them)")
+    if a.dtype not in _FLOAT_DTYPES[name]:
+        supported = ", ".join(str(d) for d in _FLOAT_DTYPES[name])
+        raise TypeError(f"{name} is differentiated for {supported}, not {a.dtype}")
+    if b.device != a.device:
+        raise ValueError(f"b is on {b.device} but a is on {a.device}: both must be on one device")
+    k_a, k_b = a.shape[-1], b.shape[0] if b.dim() == 1 else b.shape[-2]
+    if k_a != k_b:
+        raise ValueError(f"inner dimensions differ: a has {k_a} columns but b has {k_b} rows")
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    try:
+        torch.broadcast_shapes(batch_a, batch_b)
+    except RuntimeError:
+        raise ValueError(f"batch dimensions {tuple(batch_a)} of a and {tuple(batch_b)} of b do not broadcast") from None
+
+
+# ---- the operators ---------------------------------------------------------------------------------
+# Each takes matrices (at least 2-D) and returns new tensors; the fake implementations give torch.compile
+# their shapes. The backward operators return gradients of the full batch shape, and the autograd
+# formulas sum them to the operands' shapes with torch operations that torch.compile sees.
+
+def _result_shape(a, b):
+    return torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+
+
+@torch.library.custom_op("ringmm::selecting_matmul", mutates_args=())
+def _selecting_matmul(a: torch.Tensor, b: torch.Tensor, semiring: str) -> tuple[torch.Tensor, torch.Tensor]:
+    c, k_star = _matmul(a, b, semiring, return_argmax=True)
+    return c, k_star
+
+
+@_selecting_matmul.register_fake
+def _(a, b, semiring):
+    shape = _result_shape(a, b)
+    return a.new_empty(shape), a.new_empty(shape, dtype=torch.int32)
+
+
+@torch.library.custom_op("ringmm::log_plus_matmul", mutates_args=())
+def _log_plus_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return _matmul(a, b, "log_plus")
+
+
+@_log_plus_matmul.register_fake
+def _(a, b):
+    return a.new_empty(_result_shape(a, b))
+
+
+def _gradient_buffers(a, b, grad_c):
+    batch = grad_c.shape[:-2]
+    return a.new_empty(batch + a.shape[-2:]), b.new_empty(batch + b.shape[-2:])
+
+
+def _readable(x):
+    """x as the backward products read it: detached (DLPack refuses tensors that require grad), and
+    copied where no leading dimension describes its matrices (autograd's grad_c may be expanded)."""
+    x = x.detach()
+    return x if _core.matrices_in_place(x) else x.contiguous()
+
+
+@torch.library.custom_op("ringmm::selecting_matmul_backward", mutates_args=())
+def _selecting_matmul_backward(a: torch.Tensor, b: torch.Tensor, k_star: torch.Tensor, grad_c: torch.Tensor,
+                               semiring: str) -> tuple[torch.Tensor, torch.Tensor]:
+    grad_a, grad_b = _gradient_buffers(a, b, grad_c)
+    _core.argmax_backward(_readable(a), _readable(b), _readable(k_star), _readable(grad_c), grad_a, grad_b, semiring,
+                          Torch(a).stream())
+    return grad_a, grad_b
+
+
+@_selecting_matmul_backward.register_fake
+def _(a, b, k_star, grad_c, semiring):
+    return _gradient_buffers(a, b, grad_c)
+
+
+@torch.library.custom_op("ringmm::log_plus_matmul_backward", mutates_args=())
+def _log_plus_matmul_backward(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
+                              grad_c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    grad_a, grad_b = _gradient_buffers(a, b, grad_c)
+    _core.log_plus_backward(_readable(a), _readable(b), _readable(c), _readable(grad_c), grad_a, grad_b,
+                            Torch(a).stream())
+    return grad_a, grad_b
+
+
+@_log_plus_matmul_backward.register_fake
+def _(a, b, c, grad_c):
+    return _gradient_buffers(a, b, grad_c)
+
+
+# ---- autograd --------------------------------------------------------------------------------------
+
+def _save_selecting(ctx, inputs, output):
+    a, b, semiring = inputs
+    ctx.save_for_backward(a, b, output[1])
+    ctx.semiring = semiring
+
+
+def _selecting_backward(ctx, grad_c, grad_k_star):
+    a, b, k_star = ctx.saved_tensors
+    grad_a, grad_b = torch.ops.ringmm.selecting_matmul_backward(a, b, k_star, grad_c, ctx.semiring)
+    return grad_a.sum_to_size(a.shape), grad_b.sum_to_size(b.shape), None
+
+
+def _save_log_plus(ctx, inputs, output):
+    ctx.save_for_backward(*inputs, output)
+
+
+def _log_plus_backward(ctx, grad_c):
+    a, b, c = ctx.saved_tensors
+    grad_a, grad_b = torch.ops.ringmm.log_plus_matmul_backward(a, b, c, grad_c)
+    return grad_a.sum_to_size(a.shape), grad_b.sum_to_size(b.shape)
+
+
+_selecting_matmul.register_autograd(_selecting_backward, setup_context=_save_selecting)
+_log_plus_matmul.register_autograd(_log_plus_backward, setup_context=_save_log_plus)

@@ -135,9 +135,11 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
 // memory, and each warp makes the words of 16 rows with one ballot a row (lane e reads element e).
 constexpr int kTransposeRows = 128;
 static_assert(kTileM % kTransposeRows == 0 && kTileN % kTransposeRows == 0, "packed rows are padded to whole tiles");
+template <Route R>  // a template, as the header's other kernels are, so that every unit may include it
 __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded,
                                             index_t member_words, const std::uint8_t* src, index_t rows, index_t k,
                                             index_t cs, index_t src_stride, index_t members) {
+  static_assert(R == Route::bits, "one ballot makes one word of 32 booleans");
   __shared__ std::uint8_t tile[32][kTransposeRows + 4];  // +4: the ballot reads of a column hit 32 banks
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const index_t row_tiles = rows_padded / kTransposeRows, items = row_tiles * words_padded;
@@ -399,7 +401,7 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
     const index_t items = rows_padded / kTransposeRows * words_padded;
     const dim3 grid(unsigned(std::min<index_t>(items, 16 * index_t(multiprocessor_count()))),
                     unsigned(std::min<index_t>(members, 65535)));
-    pack_bits_transposed_kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
+    pack_bits_transposed_kernel<Route::bits><<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
                                                           rows_padded * words_padded, x.p, x.rows, x.cols, x.cs, stride,
                                                           members);
     check_launch("or_and_mma::pack_bits_transposed_kernel");

@@ -58,7 +58,9 @@ __device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
 // How pack_kernel walks its source: along k when k is contiguous (a thread per word, 4-byte
 // loads); across rows when rows are contiguous and 4-byte aligned (a thread per 4 rows × one
 // word, a 4-byte load of the 4 rows at each k: B's usual layout); else element by element.
-enum class Walk { along_k, across_rows, elements };
+// The bits route has two more: a warp a word when k is contiguous (lane e reads element e, one
+// ballot packs them), and pack_bits_transposed_kernel when rows are.
+enum class Walk { along_k, across_rows, elements, ballot };
 constexpr int kRowsPerThread = 4;  // Walk::across_rows: few, so that there are threads enough to hide latency
 
 // dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
@@ -74,6 +76,17 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
   for (index_t z = blockIdx.y; z < members; z += gridDim.y) {
     const std::uint8_t* s = src + z * src_stride;
     std::uint32_t* d = dst + z * member_words;
+    if constexpr (W == Walk::ballot) {
+      static_assert(R == Route::bits, "one ballot makes one word of 32 booleans");
+      const int lane = threadIdx.x % 32;
+      const index_t warps = index_t(gridDim.x) * blockDim.x / 32;
+      for (index_t t = (blockIdx.x * index_t(blockDim.x) + threadIdx.x) / 32; t < items; t += warps) {
+        const index_t r = t / words_padded, w = t % words_padded, kk = w * 32 + lane;
+        const std::uint32_t word = __ballot_sync(0xffffffffu, r < rows && kk < k && s[r * rs + kk * cs] != 0);
+        if (lane == 0) d[t] = word;
+      }
+      continue;
+    }
     for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
       if constexpr (W == Walk::across_rows) {
         // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
@@ -103,18 +116,9 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
         if (r < rows && k0 < k) {
           const std::uint8_t* row = s + r * rs;
           const bool vector = W == Walk::along_k && k0 + E <= k && reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0;
-          const bool vector16 = E == 32 && vector && reinterpret_cast<std::uintptr_t>(row + k0) % 16 == 0;
-          std::uint32_t loaded[E / 4];
-          if (vector16) {  // the 32 bytes of a bits word in two 16-byte loads
-            const uint4 lo = reinterpret_cast<const uint4*>(row + k0)[0], hi = reinterpret_cast<const uint4*>(row + k0)[1];
-            const std::uint32_t all[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-            for (int g = 0; g < E / 4; ++g) loaded[g] = all[g % 8];
-          }
           for (int g = 0; g < E / 4; ++g) {  // groups of 4 elements
             std::uint32_t four = 0;
-            if (vector16) {
-              four = loaded[g];
-            } else if (vector) {
+            if (vector) {
               four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
             } else {
               for (int e = 0; e < 4; ++e)
@@ -138,7 +142,7 @@ static_assert(kTileM % kTransposeRows == 0 && kTileN % kTransposeRows == 0, "pac
 template <Route R>  // a template, as the header's other kernels are, so that every unit may include it
 __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded,
                                             index_t member_words, const std::uint8_t* src, index_t rows, index_t k,
-                                            index_t cs, index_t src_stride, index_t members) {
+                                            index_t cs, index_t src_stride, index_t members, bool aligned4) {
   static_assert(R == Route::bits, "one ballot makes one word of 32 booleans");
   __shared__ std::uint8_t tile[32][kTransposeRows + 4];  // +4: the ballot reads of a column hit 32 banks
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -148,14 +152,14 @@ __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_pad
     std::uint32_t* d = dst + z * member_words;
     for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
       const index_t row0 = (item % row_tiles) * kTransposeRows, w = item / row_tiles, k0 = w * 32;
-      {  // thread t loads 16 rows at element t/8: 4-byte loads, zeros past the view
+      {  // thread t loads 16 rows at element t/8: 4-byte loads where aligned, zeros past the view
         const int e = threadIdx.x / 8, col = (threadIdx.x % 8) * 16;
         const index_t kk = k0 + e;
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const index_t r = row0 + col + 4 * q;
           std::uint32_t four = 0;
-          if (kk < k && r + 4 <= rows) {
+          if (aligned4 && kk < k && r + 4 <= rows) {
             four = *reinterpret_cast<const std::uint32_t*>(s + r + kk * cs);
           } else if (kk < k) {
             for (int j = 0; j < 4; ++j)
@@ -396,23 +400,29 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   out.member_words = members == 1 ? 0 : rows_padded * words_padded;
   const bool rows_aligned = x.rs == 1 && x.cols > 1 && x.cs % 4 == 0 && (members == 1 || stride % 4 == 0) &&
                             reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
-  const Walk walk = x.cs == 1 ? Walk::along_k : rows_aligned ? Walk::across_rows : Walk::elements;
-  if (R == Route::bits && walk == Walk::across_rows) {
+  const bool bits = R == Route::bits;
+  if (bits && x.rs == 1 && x.cs != 1) {  // rows contiguous: through a shared-memory tile
     const index_t items = rows_padded / kTransposeRows * words_padded;
     const dim3 grid(unsigned(std::min<index_t>(items, 16 * index_t(multiprocessor_count()))),
                     unsigned(std::min<index_t>(members, 65535)));
     pack_bits_transposed_kernel<Route::bits><<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
-                                                          rows_padded * words_padded, x.p, x.rows, x.cols, x.cs, stride,
-                                                          members);
+                                                                       rows_padded * words_padded, x.p, x.rows, x.cols,
+                                                                       x.cs, stride, members, rows_aligned);
     check_launch("or_and_mma::pack_bits_transposed_kernel");
     return out;
   }
+  const Walk walk = x.cs == 1 ? (bits ? Walk::ballot : Walk::along_k) : rows_aligned ? Walk::across_rows : Walk::elements;
   const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
-  const dim3 grid(unsigned(std::min<index_t>((items + 255) / 256, 8 * index_t(multiprocessor_count()))),
+  const index_t threads = walk == Walk::ballot ? items * 32 : items;
+  const dim3 grid(unsigned(std::min<index_t>((threads + 255) / 256, 16 * index_t(multiprocessor_count()))),
                   unsigned(std::min<index_t>(members, 65535)));
-  const auto kernel = walk == Walk::along_k       ? pack_kernel<R, Walk::along_k>
-                      : walk == Walk::across_rows ? pack_kernel<R, Walk::across_rows>
-                                                  : pack_kernel<R, Walk::elements>;
+  auto kernel = pack_kernel<R, Walk::elements>;
+  if (walk == Walk::across_rows) kernel = pack_kernel<R, Walk::across_rows>;
+  if constexpr (R == Route::bits) {
+    if (walk == Walk::ballot) kernel = pack_kernel<R, Walk::ballot>;
+  } else {
+    if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
+  }
   kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, rows_padded * words_padded, x.p, x.rows,
                                    x.cols, x.rs, x.cs, stride, members);
   check_launch("or_and_mma::pack_kernel");

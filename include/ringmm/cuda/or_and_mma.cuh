@@ -85,50 +85,50 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
         const std::uint32_t word = __ballot_sync(0xffffffffu, r < rows && kk < k && s[r * rs + kk * cs] != 0);
         if (lane == 0) d[t] = word;
       }
-      continue;
-    }
-    for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
-      if constexpr (W == Walk::across_rows) {
-        // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
-        const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
-        std::uint32_t word[kRowsPerThread] = {};
-        if (r0 + kRowsPerThread <= rows) {
+    } else {
+      for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
+        if constexpr (W == Walk::across_rows) {
+          // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
+          const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
+          std::uint32_t word[kRowsPerThread] = {};
+          if (r0 + kRowsPerThread <= rows) {
 #pragma unroll 8
-          for (int e = 0; e < E; ++e) {
-            if (k0 + e >= k) break;
-            const std::uint32_t flags = byte_flags(*reinterpret_cast<const std::uint32_t*>(s + r0 + (k0 + e) * cs));
+            for (int e = 0; e < E; ++e) {
+              if (k0 + e >= k) break;
+              const std::uint32_t flags = byte_flags(*reinterpret_cast<const std::uint32_t*>(s + r0 + (k0 + e) * cs));
 #pragma unroll
-            for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((flags >> (8 * j)) & 1u) << (e * kShift);
-          }
-        } else {  // the last rows, partly past the view
-          for (int j = 0; j < kRowsPerThread && r0 + j < rows; ++j)
-            for (int e = 0; e < E && k0 + e < k; ++e)
-              word[j] |= std::uint32_t(s[(r0 + j) + (k0 + e) * cs] != 0) << (e * kShift);
-        }
-#pragma unroll
-        for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
-      } else {
-        // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
-        const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
-        const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
-        const index_t k0 = w * E;
-        std::uint32_t word = 0;
-        if (r < rows && k0 < k) {
-          const std::uint8_t* row = s + r * rs;
-          const bool vector = W == Walk::along_k && k0 + E <= k && reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0;
-          for (int g = 0; g < E / 4; ++g) {  // groups of 4 elements
-            std::uint32_t four = 0;
-            if (vector) {
-              four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
-            } else {
-              for (int e = 0; e < 4; ++e)
-                if (k0 + 4 * g + e < k) four |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
+              for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((flags >> (8 * j)) & 1u) << (e * kShift);
             }
-            if constexpr (R == Route::int8) word = byte_flags(four);
-            else word |= bit_flags(four) << (4 * g);
+          } else {  // the last rows, partly past the view
+            for (int j = 0; j < kRowsPerThread && r0 + j < rows; ++j)
+              for (int e = 0; e < E && k0 + e < k; ++e)
+                word[j] |= std::uint32_t(s[(r0 + j) + (k0 + e) * cs] != 0) << (e * kShift);
           }
+#pragma unroll
+          for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
+        } else {
+          // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
+          const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
+          const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
+          const index_t k0 = w * E;
+          std::uint32_t word = 0;
+          if (r < rows && k0 < k) {
+            const std::uint8_t* row = s + r * rs;
+            const bool vector = W == Walk::along_k && k0 + E <= k && reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0;
+            for (int g = 0; g < E / 4; ++g) {  // groups of 4 elements
+              std::uint32_t four = 0;
+              if (vector) {
+                four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
+              } else {
+                for (int e = 0; e < 4; ++e)
+                  if (k0 + 4 * g + e < k) four |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
+              }
+              if constexpr (R == Route::int8) word = byte_flags(four);
+              else word |= bit_flags(four) << (4 * g);
+            }
+          }
+          d[r * words_padded + w] = word;
         }
-        d[r * words_padded + w] = word;
       }
     }
   }

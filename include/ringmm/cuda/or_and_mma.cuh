@@ -58,9 +58,10 @@ __device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
 // How pack_kernel walks its source: along k when k is contiguous (a thread per word, 4-byte
 // loads); across rows when rows are contiguous and 4-byte aligned (a thread per 4 rows × one
 // word, a 4-byte load of the 4 rows at each k: B's usual layout); else element by element.
-// The bits route has two more: a warp a word when k is contiguous (lane e reads element e, one
-// ballot packs them), and pack_bits_transposed_kernel when rows are.
-enum class Walk { along_k, across_rows, elements, ballot };
+// The bits route has two more: a warp a run of 16 words when k is contiguous, and
+// pack_bits_transposed_kernel when rows are.
+enum class Walk { along_k, across_rows, elements, warp_along_k };
+static_assert(kStageWords % 16 == 0, "Walk::warp_along_k packs runs of 16 words");
 constexpr int kRowsPerThread = 4;  // Walk::across_rows: few, so that there are threads enough to hide latency
 
 // dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
@@ -76,14 +77,29 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
   for (index_t z = blockIdx.y; z < members; z += gridDim.y) {
     const std::uint8_t* s = src + z * src_stride;
     std::uint32_t* d = dst + z * member_words;
-    if constexpr (W == Walk::ballot) {
-      static_assert(R == Route::bits, "one ballot makes one word of 32 booleans");
+    if constexpr (W == Walk::warp_along_k) {
+      // A warp a 512-byte run of a row, 16 bytes a lane (16-byte loads where aligned): lane pairs
+      // hold a word's 32 elements, 16 bits each, joined by one shuffle. 512 bytes in flight a warp.
+      static_assert(R == Route::bits, "16 bytes make 16 bits");
       const int lane = threadIdx.x % 32;
-      const index_t warps = index_t(gridDim.x) * blockDim.x / 32;
-      for (index_t t = (blockIdx.x * index_t(blockDim.x) + threadIdx.x) / 32; t < items; t += warps) {
-        const index_t r = t / words_padded, w = t % words_padded, kk = w * 32 + lane;
-        const std::uint32_t word = __ballot_sync(0xffffffffu, r < rows && kk < k && s[r * rs + kk * cs] != 0);
-        if (lane == 0) d[t] = word;
+      const index_t warps = index_t(gridDim.x) * blockDim.x / 32, runs = words_padded / 16;
+      for (index_t t = (blockIdx.x * index_t(blockDim.x) + threadIdx.x) / 32; t < rows_padded * runs; t += warps) {
+        const index_t r = t / runs, run = t % runs, k0 = run * 512 + lane * 16;
+        std::uint32_t half = 0;
+        if (r < rows && k0 < k) {
+          const std::uint8_t* p = s + r * rs + k0;
+          std::uint32_t four[4] = {};
+          if (k0 + 16 <= k && reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
+            const uint4 v = *reinterpret_cast<const uint4*>(p);
+            four[0] = v.x, four[1] = v.y, four[2] = v.z, four[3] = v.w;
+          } else {
+            for (int e = 0; e < 16 && k0 + e < k; ++e) four[e / 4] |= std::uint32_t(p[e]) << (8 * (e % 4));
+          }
+#pragma unroll
+          for (int g = 0; g < 4; ++g) half |= bit_flags(four[g]) << (4 * g);
+        }
+        const std::uint32_t upper = __shfl_down_sync(0xffffffffu, half, 1);
+        if (lane % 2 == 0) d[r * words_padded + run * 16 + lane / 2] = half | (upper << 16);
       }
     } else {
       for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
@@ -411,15 +427,15 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
     check_launch("or_and_mma::pack_bits_transposed_kernel");
     return out;
   }
-  const Walk walk = x.cs == 1 ? (bits ? Walk::ballot : Walk::along_k) : rows_aligned ? Walk::across_rows : Walk::elements;
+  const Walk walk = x.cs == 1 ? (bits ? Walk::warp_along_k : Walk::along_k) : rows_aligned ? Walk::across_rows : Walk::elements;
   const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
-  const index_t threads = walk == Walk::ballot ? items * 32 : items;
+  const index_t threads = walk == Walk::warp_along_k ? items * 2 : items;  // 32 threads a 16 words
   const dim3 grid(unsigned(std::min<index_t>((threads + 255) / 256, 16 * index_t(multiprocessor_count()))),
                   unsigned(std::min<index_t>(members, 65535)));
   auto kernel = pack_kernel<R, Walk::elements>;
   if (walk == Walk::across_rows) kernel = pack_kernel<R, Walk::across_rows>;
   if constexpr (R == Route::bits) {
-    if (walk == Walk::ballot) kernel = pack_kernel<R, Walk::ballot>;
+    if (walk == Walk::warp_along_k) kernel = pack_kernel<R, Walk::warp_along_k>;
   } else {
     if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
   }

@@ -427,18 +427,19 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
     check_launch("or_and_mma::pack_bits_transposed_kernel");
     return out;
   }
-  const Walk walk = x.cs == 1 ? (bits ? Walk::warp_along_k : Walk::along_k) : rows_aligned ? Walk::across_rows : Walk::elements;
+  // Along k, 4-byte aligned rows take a thread a word (measured 11.7 µs at 4096², against 18.8 for
+  // a warp a run); unaligned ones a warp a run (17 µs at 4097², against 80 element by element).
+  const bool k_aligned = x.rs % 4 == 0 && (members == 1 || stride % 4 == 0) && reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
+  const Walk walk = x.cs == 1 ? (bits && !k_aligned ? Walk::warp_along_k : Walk::along_k) : rows_aligned ? Walk::across_rows : Walk::elements;
   const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
   const index_t threads = walk == Walk::warp_along_k ? items * 2 : items;  // 32 threads a 16 words
   const dim3 grid(unsigned(std::min<index_t>((threads + 255) / 256, 16 * index_t(multiprocessor_count()))),
                   unsigned(std::min<index_t>(members, 65535)));
   auto kernel = pack_kernel<R, Walk::elements>;
   if (walk == Walk::across_rows) kernel = pack_kernel<R, Walk::across_rows>;
-  if constexpr (R == Route::bits) {
+  if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
+  if constexpr (R == Route::bits)
     if (walk == Walk::warp_along_k) kernel = pack_kernel<R, Walk::warp_along_k>;
-  } else {
-    if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
-  }
   kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, rows_padded * words_padded, x.p, x.rows,
                                    x.cols, x.rs, x.cs, stride, members);
   check_launch("or_and_mma::pack_kernel");

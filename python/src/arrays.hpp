@@ -159,11 +159,12 @@ struct ArrayInfo {
   index_t cols() const { return shape.back(); }
 };
 
-// Whether x's elements lie in row-major order with no gaps (dimensions of size 1 step anyhow).
+// Whether x's elements lie in row-major order with no gaps (dimensions of size 1 step anyhow, and
+// an array without elements has any strides).
 inline bool c_contiguous(const ArrayInfo& x) {
+  if (std::find(x.shape.begin(), x.shape.end(), 0) != x.shape.end()) return true;
   index_t expected = 1;
   for (std::size_t d = x.shape.size(); d-- > 0;) {
-    if (x.shape[d] == 0) return true;
     if (x.shape[d] != 1 && x.strides[d] != expected) return false;
     expected *= x.shape[d];
   }

@@ -270,6 +270,7 @@ def test_apsp_sparse_matches_the_command_line_on_the_same_mtx(tmp_path, longest,
 
 
 def test_apsp_on_the_gpu(torch_cuda, rng):
+    pytest.importorskip("scipy")
     torch = torch_cuda
     w = random_graph(60, 0.15, rng, negative=True)
     dist, successors = ringmm.apsp(torch.from_numpy(w).cuda(), block=16)
@@ -279,6 +280,7 @@ def test_apsp_on_the_gpu(torch_cuda, rng):
 
 
 def test_apsp_on_the_gpu_with_cupy(cupy, rng):
+    pytest.importorskip("scipy")
     w = random_graph(45, 0.2, rng).astype(np.float32)
     dist, successors = ringmm.apsp(cupy.asarray(w))
     assert isinstance(dist, cupy.ndarray)

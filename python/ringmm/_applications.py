@@ -113,7 +113,7 @@ def hmm_viterbi(init, trans, emission=None, observations=None, *, scores=None, b
     or, for any other observation model,
         scores: the emission log-scores themselves, (T, S) or (B, T, S): scores[b, t, s] is the
             log-likelihood of sequence b's step t in state s.
-    All sequences of a batch have the same length T ≥ 1 (pad shorter ones with scores of 0).
+    All sequences of a batch have the same length T ≥ 1 (one call per length for others).
     backend: "auto", "cpu" or "cuda". GPU arrays run on CUDA on the current stream; host arrays
         on the CPU ("cuda" is refused for them).
 

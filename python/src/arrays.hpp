@@ -134,7 +134,7 @@ inline nb::ndarray<> writable_array(nb::handle object, const char* name) {
 
 // An array as DLPack describes it; strides in elements.
 struct ArrayInfo {
-  const char* name;  // the Python argument: "a", "b", "c", "out"
+  const char* name;  // the Python argument: "a", "b", "c", "out", "weights", ...
   void* data;
   nb::dlpack::dtype dtype;
   Place place;

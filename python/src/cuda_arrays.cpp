@@ -86,8 +86,12 @@ class DeviceMemory {
 int pointer_device(std::uintptr_t data, const std::string& name) {
   cudaPointerAttributes attributes{};
   const cudaError_t status = cudaPointerGetAttributes(&attributes, reinterpret_cast<const void*>(data));
-  if (status != cudaSuccess) cudaGetLastError();
-  if (status != cudaSuccess || (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged))
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    value_error(name + "'s __cuda_array_interface__ points to memory that CUDA cannot identify (" +
+                cudaGetErrorString(status) + ")");
+  }
+  if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged)
     value_error(name + "'s __cuda_array_interface__ points to memory that is not CUDA device memory");
   return attributes.device;
 }

@@ -6,6 +6,8 @@ untouched. Tropical and integer results are compared exactly; float sums within 
 
 import os
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -531,3 +533,34 @@ def test_hmm_mixed_frameworks(torch, rng):
     init, trans, emission = hmm_model(rng, 3, 4, np.float32)
     hmm_raises(TypeError, "init is a torch array but trans is a numpy array", torch.from_numpy(init), trans, emission,
                [0, 1])
+
+
+# ---- the GIL ---------------------------------------------------------------------------------------
+
+def ticks_beside(call):
+    """How often another Python thread gets to run while `call` runs in a thread of its own."""
+    ticks, worker = 0, threading.Thread(target=call)
+    worker.start()
+    while worker.is_alive():
+        ticks += 1
+        time.sleep(0.001)
+    return ticks
+
+
+@pytest.mark.parametrize("application", ["apsp", "hmm_forward"])
+def test_calls_release_the_gil(application, rng):
+    """A call that held the GIL would let the other thread tick only until it starts (a few times);
+    the problem grows until one call lasts a quarter of a second, for 250 ticks' worth of time."""
+    for size in (200, 400, 800, 1600):
+        if application == "apsp":
+            w = rng.uniform(1, 10, (size, size))
+            call = lambda: ringmm.apsp(w)  # noqa: E731
+        else:
+            init, trans, emission = hmm_model(rng, 64, 8, np.float64)
+            observations = rng.integers(0, 8, (size, 40))
+            call = lambda: ringmm.hmm_forward(init, trans, emission, observations)  # noqa: E731
+        start = time.perf_counter()
+        call()
+        if time.perf_counter() - start > 0.25:
+            break
+    assert ticks_beside(call) >= 25

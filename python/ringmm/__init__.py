@@ -11,9 +11,12 @@ on the CPU and on NVIDIA GPUs, for numpy, torch and cupy arrays.
 from dataclasses import dataclass
 
 from . import _core
+from ._applications import apsp, hmm_forward, hmm_viterbi, route, syrk
+from ._cuda_array import CudaArray
 from ._matmul import matmul
 
-__all__ = ["matmul", "semirings", "info", "Semiring"]
+__all__ = ["matmul", "syrk", "apsp", "route", "hmm_viterbi", "hmm_forward", "semirings", "info", "Semiring",
+           "CudaArray"]
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,36 @@
 """The caller's array framework: it allocates results, copies the operands that ringmm cannot read
 in place, and names the stream the product runs on. ringmm reads every framework's arrays through
-DLPack; only these steps need the framework itself."""
+DLPack; only these steps need the framework itself. Arrays that only expose
+__cuda_array_interface__ have no framework behind them: ringmm does those steps itself (CudaArray)."""
 
 import numpy as np
 
+from . import _core
+from ._cuda_array import LEGACY_DEFAULT_STREAM, CudaArray
+
+CUDA_ARRAY_INTERFACE = "__cuda_array_interface__"
+
 
 def framework_name(x):
-    """'numpy', 'torch', 'cupy', 'jax', ... : the package an array type comes from."""
+    """'numpy', 'torch', 'cupy', 'jax', ... : the package an array type comes from, or
+    '__cuda_array_interface__' for other arrays that expose it (numba's, ringmm's CudaArray)."""
     name = type(x).__module__.split(".")[0]
-    return "jax" if name == "jaxlib" else name
+    if name == "jaxlib":
+        return "jax"
+    if name not in _FRAMEWORKS and hasattr(x, CUDA_ARRAY_INTERFACE):
+        return CUDA_ARRAY_INTERFACE
+    return name
+
+
+def is_array(x):
+    """Whether ringmm reads x as it is: DLPack or __cuda_array_interface__."""
+    return hasattr(x, "__dlpack__") or hasattr(x, CUDA_ARRAY_INTERFACE)
 
 
 def as_array(x, name):
-    """x itself when it is an array any framework exports through DLPack; numpy's view of
-    anything else (lists, scalars), as numpy.matmul reads them."""
-    if hasattr(x, "__dlpack__"):
+    """x itself when it is an array ringmm reads as it is (is_array); numpy's view of anything
+    else (lists, scalars), as numpy.matmul reads them."""
+    if is_array(x):
         return x
     try:
         array = np.asarray(x)
@@ -23,6 +39,19 @@ def as_array(x, name):
     if array.dtype == object:
         raise TypeError(f"{name} is not an array of numbers: {type(x).__name__}")
     return array
+
+
+def check_backend(backend):
+    """Refuses a backend that is not a name (_core checks the name itself)."""
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be 'auto', 'cpu' or 'cuda', not {type(backend).__name__}")
+
+
+def check_names(semiring, backend):
+    """Refuses a semiring or backend that is not a name (_core checks the names themselves)."""
+    if not isinstance(semiring, str):
+        raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")
+    check_backend(backend)
 
 
 class NumPy:
@@ -42,6 +71,9 @@ class NumPy:
 
     def broadcast_copy(self, x, shape):
         return np.ascontiguousarray(np.broadcast_to(x, shape))
+
+    def contiguous(self, x):
+        return np.ascontiguousarray(x)
 
     def assign(self, dst, src):
         np.copyto(dst, src)
@@ -93,6 +125,9 @@ class Torch:
     def broadcast_copy(self, x, shape):
         return x.expand(shape).contiguous()
 
+    def contiguous(self, x):
+        return x.contiguous()
+
     def assign(self, dst, src):
         dst.copy_(src)
 
@@ -129,6 +164,10 @@ class CuPy:
         with self._device:
             return self._cupy.ascontiguousarray(self._cupy.broadcast_to(x, shape))
 
+    def contiguous(self, x):
+        with self._device:
+            return self._cupy.ascontiguousarray(x)
+
     def assign(self, dst, src):
         with self._device:
             self._cupy.copyto(dst, src)
@@ -141,7 +180,53 @@ class CuPy:
         return x
 
 
-_FRAMEWORKS = {"numpy": NumPy, "jax": Jax, "torch": Torch, "cupy": CuPy}
+class CudaArrayInterface:
+    """Arrays that expose only __cuda_array_interface__, read in place as CudaArray views; results
+    are CudaArrays in memory ringmm allocates. The work runs on the stream that the first array's
+    interface names (CAI v3), or on the legacy default stream when it names none; it waits for the
+    streams that the other arrays name."""
+
+    def __init__(self, like):
+        if not _core.has_cuda:
+            raise TypeError(f"{type(like).__name__} exposes __cuda_array_interface__, but this build of ringmm has no "
+                            "CUDA backend (it was built for the CPU only): reinstall it where nvcc is found, or pass "
+                            "host arrays")
+        first = self._view(like)
+        self._device = first.device
+        self._stream = LEGACY_DEFAULT_STREAM if first.stream is None else first.stream
+
+    @staticmethod
+    def _view(x):
+        return x if isinstance(x, CudaArray) else CudaArray.from_interface(x)
+
+    def prepare(self, x):
+        view = self._view(x)
+        if view.stream is not None:
+            _core.stream_wait(self._stream, view.stream, view.device)
+        return view.with_stream(None)  # ordered before the work: nothing left to wait for
+
+    def empty(self, shape, dtype):
+        return CudaArray.empty(shape, dtype, self._device)
+
+    def broadcast_copy(self, x, shape):
+        copy = self.empty(shape, x.dtype)
+        self.assign(copy, x)
+        return copy
+
+    def contiguous(self, x):
+        return x if x.is_c_contiguous() else self.broadcast_copy(x, x.shape)
+
+    def assign(self, dst, src):
+        _core.device_copy(dst, src.broadcast_to(dst.shape), self._stream)
+
+    def stream(self):
+        return self._stream
+
+    def result(self, x):
+        return x.with_stream(self._stream)
+
+
+_FRAMEWORKS = {"numpy": NumPy, "jax": Jax, "torch": Torch, "cupy": CuPy, CUDA_ARRAY_INTERFACE: CudaArrayInterface}
 
 
 def framework_of(arrays):

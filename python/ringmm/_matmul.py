@@ -1,7 +1,7 @@
 """ringmm.matmul: the semiring product on arrays, with numpy.matmul's shapes."""
 
 from . import _core
-from ._frameworks import as_array, framework_of
+from ._frameworks import as_array, check_names, framework_of, is_array
 
 
 def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=False, trans_b=False, out=None,
@@ -35,13 +35,10 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     library's messages, which it passes on, call the operands A, B and C). The GIL is released
     during the product.
     """
-    if not isinstance(semiring, str):
-        raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")
-    if not isinstance(backend, str):
-        raise TypeError(f"backend must be 'auto', 'cpu' or 'cuda', not {type(backend).__name__}")
+    check_names(semiring, backend)
     a, b = as_array(a, "a"), as_array(b, "b")
     c = None if c is None else as_array(c, "c")
-    if out is not None and not hasattr(out, "__dlpack__"):
+    if out is not None and not is_array(out):
         raise TypeError(f"out must be an array, not {type(out).__name__}")
     fw = framework_of([("a", a), ("b", b), ("c", c), ("out", out)])
     a, b = fw.prepare(a), fw.prepare(b)
@@ -57,7 +54,7 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     a = a[None, :] if row else a
     b = b[:, None] if col else b
     c_full = None if c is None else _restore(c, row, col)
-    out_full = None if out is None else _restore(out, row, col)
+    out_full = None if out is None else _restore(fw.prepare(out), row, col)
 
     shape, dtype, copies = _core.plan(a, b, c_full, out_full, semiring, trans_a, trans_b)
     batch = tuple(shape[:-2])

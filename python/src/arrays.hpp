@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -141,9 +142,17 @@ struct Place {
   std::string text() const { return gpu ? "cuda:" + std::to_string(id) : "cpu"; }
 };
 
+// An output argument as a writable array; converted by the binding rather than by nanobind, so
+// that a read-only one gets a message naming it.
+inline nb::ndarray<> writable_array(nb::handle object, const char* name) {
+  nb::ndarray<> array;
+  if (!nb::try_cast(object, array)) value_error(std::string(name) + " is not a writable array");
+  return array;
+}
+
 // An array as DLPack describes it; strides in elements.
 struct ArrayInfo {
-  const char* name;  // the Python argument: "a", "b", "c", "out"
+  const char* name;  // the Python argument: "a", "b", "c", "out", "weights", ...
   void* data;
   nb::dlpack::dtype dtype;
   Place place;
@@ -168,6 +177,18 @@ struct ArrayInfo {
   index_t cols() const { return shape.back(); }
 };
 
+// Whether x's elements lie in row-major order with no gaps (dimensions of size 1 step anyhow, and
+// an array without elements has any strides).
+inline bool c_contiguous(const ArrayInfo& x) {
+  if (std::find(x.shape.begin(), x.shape.end(), 0) != x.shape.end()) return true;
+  index_t expected = 1;
+  for (std::size_t d = x.shape.size(); d-- > 0;) {
+    if (x.shape[d] != 1 && x.strides[d] != expected) return false;
+    expected *= x.shape[d];
+  }
+  return true;
+}
+
 // One operand as ringmm reads it: matrices of rows × cols with a leading dimension, one per batch
 // member, batch_stride elements apart (0: one matrix for every member).
 struct Operand {
@@ -180,6 +201,11 @@ struct Operand {
   template <class T>
   MatrixView<T> view(index_t offset = 0) const {
     return {static_cast<T*>(data) + offset, rows, cols, ld, layout};
+  }
+  // The matrix of batch member `member`.
+  template <class T>
+  MatrixView<T> member_view(index_t member) const {
+    return {static_cast<T*>(data) + member * batch_stride, rows, cols, ld, layout};
   }
 };
 
@@ -281,14 +307,14 @@ inline bool broadcasts_to(const Shape& x, const Shape& to) {
 
 inline void check_same_dtype(const ArrayInfo& x, const ArrayInfo& a) {
   if (x.dtype != a.dtype)
-    type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + " but a has " + dtype_name(a.dtype) +
-               " (ringmm does not convert types: convert one of them)");
+    type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + " but " + a.name + " has " +
+               dtype_name(a.dtype) + " (ringmm does not convert types: convert one of them)");
 }
 
 inline void check_same_place(const ArrayInfo& x, const ArrayInfo& a) {
   if (!(x.place == a.place))
-    value_error(std::string(x.name) + " is on " + x.place.text() + " but a is on " + a.place.text() +
-                ": all arrays of a product must be on one device");
+    value_error(std::string(x.name) + " is on " + x.place.text() + " but " + a.name + " is on " + a.place.text() +
+                ": all arrays of a call must be on one device");
 }
 
 // An index matrix (K*: the winning k of every entry, int32) of `shape`, beside a: the argmax product
@@ -358,26 +384,38 @@ inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c
 
 // ---- errors and devices ----------------------------------------------------------------------
 
-// ringmm names the operands A, B, C, K* and the gradients dA, dB, dC; Python callers know them as
-// a, b, out (or c), k_star, grad_a, grad_b and grad_c.
-inline Error renamed(const Error& e, bool accumulate) {
+// e about `subject` instead (the Python argument that the library's name stands for).
+inline Error with_subject(const Error& e, const std::string& subject) {
   const std::string& s = e.subject();
-  const std::string subject = s == "A"    ? "a"
-                              : s == "B"  ? "b"
-                              : s == "C"  ? (accumulate ? "c" : "out")
-                              : s == "K*" ? "k_star"
-                              : s == "dA" ? "grad_a"
-                              : s == "dB" ? "grad_b"
-                              : s == "dC" ? "grad_c"
-                                          : s;
   const std::string what = e.what();
   return Error(e.code(), subject, s.empty() ? what : what.substr(s.size() + 2));
 }
 
-// The context of one call on arrays at `place`: those on a GPU run on CUDA, on the caller's stream.
+// ringmm names the operands A, B, C, K* and the gradients dA, dB, dC; Python callers know them as
+// a, b, out (or c), k_star, grad_a, grad_b and grad_c.
+inline Error renamed(const Error& e, bool accumulate) {
+  const std::string& s = e.subject();
+  return with_subject(e, s == "A"    ? "a"
+                         : s == "B"  ? "b"
+                         : s == "C"  ? (accumulate ? "c" : "out")
+                         : s == "K*" ? "k_star"
+                         : s == "dA" ? "grad_a"
+                         : s == "dB" ? "grad_b"
+                         : s == "dC" ? "grad_c"
+                                     : s);
+}
+
+// An operand that no view describes must have been copied by the Python layer before the call.
+inline void require_in_place(const Operand& x, const char* name) {
+  if (!x.in_place)
+    value_error(std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy");
+}
+
+// The context of a call on arrays at `place`: the backend the caller named (the automatic choice
+// stays quiet: ringmm.info() reports it), forced to CUDA on the caller's stream for arrays on a GPU.
 inline Context call_context(const Place& place, const std::string& backend, std::uintptr_t stream) {
   Context ctx;
-  ctx.on_notice = [](std::string_view) {};  // the automatic backend's choice is ringmm.info()'s to report
+  ctx.on_notice = [](std::string_view) {};
   ctx.backend = parse_backend(backend);
   if (place.gpu) {
     if (ctx.backend == Backend::cpu) value_error("backend 'cpu' cannot read arrays on " + place.text());
@@ -388,6 +426,10 @@ inline Context call_context(const Place& place, const std::string& backend, std:
 }
 
 #if RINGMM_PY_HAVE_CUDA
+inline void cuda_check(cudaError_t status, const std::string& what) {
+  if (status != cudaSuccess) throw Error(Errc::device_error, "device", what + ": " + cudaGetErrorString(status));
+}
+
 // Makes the arrays' GPU current for the call (the library runs on the current device).
 class DeviceGuard {
  public:
@@ -406,6 +448,11 @@ class DeviceGuard {
  private:
   int previous_ = 0;
   bool active_ = false;
+};
+#else
+// Without CUDA every array is in host memory: nothing to select.
+struct DeviceGuard {
+  explicit DeviceGuard(const Place&) {}
 };
 #endif
 

@@ -3,6 +3,7 @@
 // runs the product with the GIL released. The Python layer (python/ringmm) allocates results and
 // copies the operands that no view describes, each in the caller's own framework.
 #include "arrays.hpp"
+#include "bindings.hpp"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -166,4 +167,6 @@ NB_MODULE(_core, m) {
   m.def("canonical_name", [](const std::string& s) { return python_name(parse_semiring_name(s)); });
   m.def("info", &info);
   bind_autograd(m);
+  bind_applications(m);
+  bind_cuda_arrays(m);
 }

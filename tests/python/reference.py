@@ -1,5 +1,6 @@
 """A straightforward numpy reference for every semiring: broadcast the terms a[i, k] ⊗ b[k, j] to
-a (..., M, K, N) array and ⊕-reduce over K. Test data come from here too."""
+a (..., M, K, N) array and ⊕-reduce over K; and references for what the product is used for
+(shortest paths, HMMs). Test data come from here too."""
 
 import numpy as np
 
@@ -146,3 +147,54 @@ def reference_argmax(semiring, a, b, c=None, beta=None):
         scaled = spec.mul(spec.one(dtype) if beta is None else beta, c, dtype)
         k_star = np.where(spec.add(best, scaled) == scaled, -1, k_star)
     return k_star.astype(np.int32)
+
+
+# ---- applications ------------------------------------------------------------------------------
+
+def random_graph(n, density, rng, negative=False):
+    """Dense weights with +inf for no edge; integer weights, so that sums are exact in float64."""
+    w = np.where(rng.random((n, n)) < density, rng.integers(1, 10, (n, n)).astype(np.float64), np.inf)
+    np.fill_diagonal(w, np.inf)
+    if negative:  # potentials: negative edges, but every cycle keeps its (positive) length
+        p = rng.integers(-20, 21, n).astype(np.float64)
+        w = w + p[:, None] - p[None, :]
+    return w
+
+
+def scipy_distances(w, method):
+    """scipy.sparse.csgraph.shortest_path of a dense adjacency matrix (+inf: no edge; 0 is an edge)."""
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    finite = np.isfinite(w)
+    rows, cols = np.nonzero(finite)
+    graph = sparse.csr_matrix((w[finite], (rows, cols)), shape=w.shape)
+    return csgraph.shortest_path(graph, method=method, directed=True)
+
+
+def numpy_viterbi(init, trans, emit):
+    """emit is (T, B, S). Ties: the smallest previous state, then the smallest final state."""
+    steps, batch, states = emit.shape
+    delta = init[None, :] + emit[0]
+    back = np.zeros((steps, batch, states), np.int32)
+    for t in range(1, steps):
+        terms = delta[:, :, None] + trans[None, :, :]  # (B, s, s')
+        back[t] = np.argmax(terms, axis=1)  # numpy's argmax returns the first maximum
+        delta = np.max(terms, axis=1) + emit[t]
+    last = np.argmax(delta, axis=1)
+    score = delta[np.arange(batch), last]
+    path = np.full((batch, steps), -1, np.int32)
+    for b in range(batch):
+        if score[b] == -np.inf:
+            continue
+        path[b, -1] = last[b]
+        for t in range(steps - 1, 0, -1):
+            path[b, t - 1] = back[t, b, path[b, t]]
+    return path, score
+
+
+def numpy_forward(init, trans, emit):
+    alpha = (init[None, :] + emit[0]).astype(np.float64)
+    for t in range(1, emit.shape[0]):
+        alpha = np.logaddexp.reduce(alpha[:, :, None] + trans[None, :, :].astype(np.float64), axis=1) + emit[t]
+    return np.logaddexp.reduce(alpha, axis=1)

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-csgraph = pytest.importorskip("scipy.sparse.csgraph")
-sparse = pytest.importorskip("scipy.sparse")
+from reference import random_graph, scipy_distances
+
+pytest.importorskip("scipy.sparse.csgraph")  # the reference
 
 
 def cli():
@@ -24,29 +25,12 @@ def cli():
     return str(path)
 
 
-def random_graph(n, density, rng, negative=False):
-    """Dense weights with +inf for no edge; integer weights, so that sums are exact in float64."""
-    w = np.where(rng.random((n, n)) < density, rng.integers(1, 10, (n, n)).astype(np.float64), np.inf)
-    np.fill_diagonal(w, np.inf)
-    if negative:  # potentials: negative edges, but every cycle keeps its (positive) length
-        p = rng.integers(-20, 21, n).astype(np.float64)
-        w = w + p[:, None] - p[None, :]
-    return w
-
-
 def solve(tmp_path, w, *extra):
     np.save(tmp_path / "g.npy", w)
     run = subprocess.run([cli(), "apsp", str(tmp_path / "g.npy"), "--out", str(tmp_path / "d.npy"),
                           "--next", str(tmp_path / "n.npy"), *extra], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     return np.load(tmp_path / "d.npy"), np.load(tmp_path / "n.npy")
-
-
-def scipy_distances(w, method):
-    finite = np.isfinite(w)
-    rows, cols = np.nonzero(finite)
-    graph = sparse.csr_matrix((w[finite], (rows, cols)), shape=w.shape)
-    return csgraph.shortest_path(graph, method=method, directed=True)
 
 
 def check_routes(w, d, nxt):

@@ -1,44 +1,17 @@
 """torch, cupy and jax arrays through DLPack: results in the caller's type, on the caller's device
-and stream. Each test skips cleanly where its framework (or a CUDA device) is missing."""
+and stream. Each test skips cleanly where its framework (or a CUDA device) is missing (conftest.py)."""
 
 import numpy as np
 import pytest
 
 import ringmm
+from devices import cuda_build_with_device
 from reference import assert_matches, random_operand, reference
-
-
-def cuda_build_with_device():
-    return bool(ringmm.info()["cuda_devices"])
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(7)
-
-
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
-@pytest.fixture
-def torch_cuda(torch):
-    if not (torch.cuda.is_available() and cuda_build_with_device()):
-        pytest.skip("needs torch with a CUDA device and ringmm's CUDA backend")
-    return torch
-
-
-@pytest.fixture
-def cupy():
-    cupy = pytest.importorskip("cupy")
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:
-        count = 0
-    if not (count and cuda_build_with_device()):
-        pytest.skip("needs cupy with a CUDA device and ringmm's CUDA backend")
-    return cupy
 
 
 # ---- torch ---------------------------------------------------------------------------------------

@@ -11,36 +11,10 @@ import subprocess
 import numpy as np
 import pytest
 
+from reference import numpy_forward, numpy_viterbi
+
 CLI = os.environ.get("RINGMM_CLI") or shutil.which("ringmm")
 pytestmark = pytest.mark.skipif(not CLI or not os.access(CLI, os.X_OK), reason="the ringmm tool was not found (set RINGMM_CLI)")
-
-
-def numpy_viterbi(init, trans, emit):
-    """emit is (T, B, S). Ties: the smallest previous state, then the smallest final state."""
-    steps, batch, states = emit.shape
-    delta = init[None, :] + emit[0]
-    back = np.zeros((steps, batch, states), np.int32)
-    for t in range(1, steps):
-        terms = delta[:, :, None] + trans[None, :, :]  # (B, s, s')
-        back[t] = np.argmax(terms, axis=1)  # numpy's argmax returns the first maximum
-        delta = np.max(terms, axis=1) + emit[t]
-    last = np.argmax(delta, axis=1)
-    score = delta[np.arange(batch), last]
-    path = np.full((batch, steps), -1, np.int32)
-    for b in range(batch):
-        if score[b] == -np.inf:
-            continue
-        path[b, -1] = last[b]
-        for t in range(steps - 1, 0, -1):
-            path[b, t - 1] = back[t, b, path[b, t]]
-    return path, score
-
-
-def numpy_forward(init, trans, emit):
-    alpha = (init[None, :] + emit[0]).astype(np.float64)
-    for t in range(1, emit.shape[0]):
-        alpha = np.logaddexp.reduce(alpha[:, :, None] + trans[None, :, :].astype(np.float64), axis=1) + emit[t]
-    return np.logaddexp.reduce(alpha, axis=1)
 
 
 def run(tmp_path, command, init, trans, emit):

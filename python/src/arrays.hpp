@@ -281,6 +281,7 @@ inline index_t member_offset(const ArrayInfo& x, const Shape& batch, index_t ind
   return offset;
 }
 
+// An operand that no view describes must have been copied by the Python layer before the call.
 inline void require_in_place(const Operand& x, const char* name) {
   if (!x.in_place)
     value_error(std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy");
@@ -403,12 +404,6 @@ inline Error renamed(const Error& e, bool accumulate) {
                          : s == "dB" ? "grad_b"
                          : s == "dC" ? "grad_c"
                                      : s);
-}
-
-// An operand that no view describes must have been copied by the Python layer before the call.
-inline void require_in_place(const Operand& x, const char* name) {
-  if (!x.in_place)
-    value_error(std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy");
 }
 
 // The context of a call on arrays at `place`: the backend the caller named (the automatic choice

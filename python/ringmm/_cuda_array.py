@@ -182,6 +182,8 @@ class CudaArray:
         itemsize = self.dtype.itemsize
         view = _core.dlpack_view(self._data, self.shape, [s // itemsize for s in self.strides], self.dtype.name,
                                  self.device, self.readonly, self)
+        if not hasattr(view, "__dlpack__"):
+            return view  # nanobind's ndarray without a framework comes to Python as the capsule itself
         options = {"max_version": max_version, "dl_device": dl_device, "copy": copy}
         return view.__dlpack__(**{k: v for k, v in options.items() if v is not None})
 

@@ -56,7 +56,8 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     c_full = None if c is None else _restore(c, row, col)
     out_full = None if out is None else _restore(fw.prepare(out), row, col)
 
-    shape, dtype, copies = _core.plan(a, b, c_full, out_full, semiring, trans_a, trans_b)
+    ex = fw.exported
+    shape, dtype, copies = _core.plan(ex(a), ex(b), ex(c_full), ex(out_full), semiring, trans_a, trans_b)
     batch = tuple(shape[:-2])
     if "a" in copies:
         a = fw.broadcast_copy(a, batch + tuple(a.shape[-2:]))
@@ -72,7 +73,8 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     if return_argmax:
         # With c the library reads k_star as well and keeps it where beta ⊗ c wins: -1 says so.
         k_star = fw.full(shape, "int32", -1) if c is not None else fw.empty(shape, "int32")
-    _core.multiply(a, b, target, k_star, semiring, trans_a, trans_b, alpha, beta, c is not None, backend, fw.stream())
+    _core.multiply(ex(a), ex(b), ex(target), ex(k_star), semiring, trans_a, trans_b, alpha, beta, c is not None, backend,
+                   fw.stream())
     if out is not None:
         if target is not out_full:
             fw.assign(out_full, target)

@@ -113,7 +113,9 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --backend B       auto (default), cpu, cuda
   --semiring LIST   comma-separated from {semirings}, or all (default: all)
   --type LIST       comma-separated from {types}, or all (default: all); only the
-                    supported pairs of the two lists run
+                    supported pairs of the two lists run. b1 (bit-packed booleans, gemm on the
+                    CPU: or-and with a u8 C and with a b1 C, plus-times as counts) runs only when
+                    named, on the u8 or-and rows' data; its or-and row notes its rate over theirs
   --shapes LIST     comma-separated N (N x N x N) or MxNxK
                     (default: 256,512 on the CPU; 4096,8192,4097 on CUDA)
   --product P       gemm (default), batched, syrk (C = A^T A with A KxN; needs M = N), argmax

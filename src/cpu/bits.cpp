@@ -406,8 +406,8 @@ void check_no_overlap(const void* c, index_t c_bytes, const BitMatrixView<const 
 void require_cpu(const Context& ctx, std::initializer_list<std::pair<const void*, const char*>> operands) {
   if (ctx.backend == Backend::cuda)
     throw Error(Errc::unsupported, "backend",
-                "b1 products have no CUDA kernel yet; run them on the CPU (Backend::cpu, or Backend::automatic "
-                "with host memory)");
+                "b1 products have no CUDA kernel yet; run them on the CPU backend (cpu, or automatic with host "
+                "memory)");
 #if RINGMM_HAVE_CUDA
   if (ctx.backend == Backend::automatic)
     for (const auto& [pointer, name] : operands)

@@ -73,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const ringmm::npy::Matrix& a = *from_stream.matrix;
   const ringmm::npy::Matrix& b = *from_file.matrix;
-  if (a.dtype != b.dtype || a.rows != b.rows || a.cols != b.cols || a.fortran_order != b.fortran_order || a.data != b.data)
+  if (a.dtype != b.dtype || a.rows != b.rows || a.cols != b.cols || a.fortran_order != b.fortran_order ||
+      a.booleans != b.booleans || a.data != b.data)
     finding("stream and file give different matrices");
   if (a.rows < 0 || a.cols < 0) finding("negative shape accepted");
   // The data is exactly the shape's bytes (rows·cols may be huge only when the other is 0).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ringmm/bits.hpp"
+#include "ringmm/detail/bits.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/npy.hpp"
 
@@ -71,7 +72,9 @@ void check_packed(const ringmm::npy::Matrix& m) {
   for (BitOrder order : {BitOrder::big, BitOrder::little})
     for (index_t cols : {8 * m.cols, 8 * m.cols - 7}) {  // the widest and the narrowest row these bytes hold
       std::vector<bit_word> words(std::size_t(m.rows * words_for_bits(cols)));
-      bits_from_packbits(packed, order, bit_matrix(words.data(), m.rows, cols));
+      const auto bits = bit_matrix(words.data(), m.rows, cols);
+      bits_from_packbits(packed, order, bits);
+      for (index_t i = 0; i < m.rows; ++i) bits.row(i)[bits.row_words() - 1] |= ~detail::b1::last_word_mask(cols);  // readers ignore tails
       std::vector<std::uint8_t> back(m.data.size());
       packbits_from_bits(bit_matrix<const bit_word>(words.data(), m.rows, cols), order,
                          MatrixView<std::uint8_t>{back.data(), m.rows, m.cols, m.cols, Layout::row_major});

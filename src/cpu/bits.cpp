@@ -145,16 +145,24 @@ void epilogue_or_and(const Product& p, index_t r0, index_t r1, index_t c0, index
 }
 
 // C ← α·P + β·C on rows [r0, r1) × columns [c0, c1); P is `counts` (rows `stride` apart, column
-// c0 first), or zero where counts is null. The caller has checked that nothing overflows.
+// c0 first), or zero where counts is null. gemm_b1_count has checked |α|·K + |β|·max|C| against
+// INT32_MAX, so neither term nor their sum overflows int32.
 void epilogue_count(const Product& p, index_t r0, index_t r1, index_t c0, index_t c1, const std::int32_t* counts,
                     index_t stride) {
   const MatrixView<std::int32_t>& c = p.c_count;
-  for (index_t i = r0; i < r1; ++i)
-    for (index_t j = c0; j < c1; ++j) {
-      std::int64_t v = counts ? std::int64_t(p.alpha) * counts[(i - r0) * stride + (j - c0)] : 0;
-      if (p.beta != 0) v += std::int64_t(p.beta) * c(i, j);
-      c(i, j) = std::int32_t(v);
+  const std::int32_t alpha = p.alpha, beta = p.beta;
+  for (index_t i = r0; i < r1; ++i) {
+    const std::int32_t* src = counts ? counts + (i - r0) * stride - c0 : nullptr;
+    if (c.col_stride() == 1) {  // a row: a loop the compiler vectorises
+      std::int32_t* row = c.data + i * c.row_stride();
+      if (beta == 0)
+        for (index_t j = c0; j < c1; ++j) row[j] = src ? alpha * src[j] : 0;
+      else
+        for (index_t j = c0; j < c1; ++j) row[j] = (src ? alpha * src[j] : 0) + beta * row[j];
+    } else {
+      for (index_t j = c0; j < c1; ++j) c(i, j) = (src ? alpha * src[j] : 0) + (beta == 0 ? 0 : beta * c(i, j));
     }
+  }
 }
 
 // ---- the instruction sets ------------------------------------------------------------------------

@@ -248,6 +248,33 @@ struct Vec {  // 32 registers: 4 × 4 accumulators, 4 of Bᵀ, 1 of A
     _mm512_store_si512(lanes, acc);
     return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
   }
+  // A row of four entries reduced together: two rounds of shuffles fold the four vectors into
+  // one, so that one test (or one store) ends the row instead of four reductions. Fold: | or +.
+  template <bool add> RINGMM_B1_INLINE static type fold(type x, type y) {
+    if constexpr (add) return _mm512_add_epi64(x, y);
+    else return _mm512_or_si512(x, y);
+  }
+  template <bool add> RINGMM_B1_INLINE static type fold4(const type (&acc)[4]) {
+    // t01's 128-bit lane q: [a0(2q) ∘ a0(2q+1), a1(2q) ∘ a1(2q+1)]; t23 likewise.
+    const type t01 = fold<add>(_mm512_unpacklo_epi64(acc[0], acc[1]), _mm512_unpackhi_epi64(acc[0], acc[1]));
+    const type t23 = fold<add>(_mm512_unpacklo_epi64(acc[2], acc[3]), _mm512_unpackhi_epi64(acc[2], acc[3]));
+    // 128-bit lanes: [a0 a1 over words 0-3], [a0 a1 over 4-7], [a2 a3 over 0-3], [a2 a3 over 4-7].
+    return fold<add>(_mm512_shuffle_i64x2(t01, t23, _MM_SHUFFLE(2, 0, 2, 0)),
+                     _mm512_shuffle_i64x2(t01, t23, _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  RINGMM_B1_INLINE static bit_word nonzero_bits4(const type (&acc)[4]) {
+    const type u = fold4<false>(acc);
+    const unsigned k = _mm512_test_epi64_mask(u, u);  // bits 0-7: a0 a1 a0 a1 a2 a3 a2 a3
+    const unsigned m = k | (k >> 2);
+    return (m & 3u) | ((m >> 2) & 0xcu);
+  }
+  RINGMM_B1_INLINE static void totals4(const type (&acc)[4], std::int64_t (&out)[4]) {
+    type u = fold4<true>(acc);
+    u = _mm512_add_epi64(u, _mm512_shuffle_i64x2(u, u, _MM_SHUFFLE(2, 3, 0, 1)));  // lanes 0, 1, 4, 5: a0 a1 a2 a3
+    alignas(64) std::int64_t lanes[8];
+    _mm512_store_si512(lanes, u);
+    out[0] = lanes[0], out[1] = lanes[1], out[2] = lanes[4], out[3] = lanes[5];
+  }
 };
 #include "bits_kernel.inc"
 RINGMM_B1_TARGET_END

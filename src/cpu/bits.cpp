@@ -110,9 +110,9 @@ void epilogue_or_and(const Product& p, index_t r0, index_t r1, index_t c0, index
     const index_t w0 = c0 / bits_per_word, w1 = words_for_bits(c1), last = c.row_words() - 1;
     for (index_t i = r0; i < r1; ++i) {
       bit_word* row = c.row(i);
-      const bit_word* f = flags ? flags + (i - r0) * stride - w0 : nullptr;
+      const bit_word* f = flags ? flags + (i - r0) * stride : nullptr;
       for (index_t w = w0; w < w1; ++w) {
-        bit_word word = f ? f[w] : 0;
+        bit_word word = f ? f[w - w0] : 0;
         if (beta) word |= row[w];
         row[w] = w == last ? word & last_word_mask(c.cols) : word;
       }
@@ -152,15 +152,15 @@ void epilogue_count(const Product& p, index_t r0, index_t r1, index_t c0, index_
   const MatrixView<std::int32_t>& c = p.c_count;
   const std::int32_t alpha = p.alpha, beta = p.beta;
   for (index_t i = r0; i < r1; ++i) {
-    const std::int32_t* src = counts ? counts + (i - r0) * stride - c0 : nullptr;
+    const std::int32_t* src = counts ? counts + (i - r0) * stride : nullptr;  // column c0 first
     if (c.col_stride() == 1) {  // a row: a loop the compiler vectorises
-      std::int32_t* row = c.data + i * c.row_stride();
+      std::int32_t* row = c.data + i * c.row_stride() + c0;
       if (beta == 0)
-        for (index_t j = c0; j < c1; ++j) row[j] = src ? alpha * src[j] : 0;
+        for (index_t j = 0; j < c1 - c0; ++j) row[j] = src ? alpha * src[j] : 0;
       else
-        for (index_t j = c0; j < c1; ++j) row[j] = (src ? alpha * src[j] : 0) + beta * row[j];
+        for (index_t j = 0; j < c1 - c0; ++j) row[j] = (src ? alpha * src[j] : 0) + beta * row[j];
     } else {
-      for (index_t j = c0; j < c1; ++j) c(i, j) = (src ? alpha * src[j] : 0) + (beta == 0 ? 0 : beta * c(i, j));
+      for (index_t j = c0; j < c1; ++j) c(i, j) = (src ? alpha * src[j - c0] : 0) + (beta == 0 ? 0 : beta * c(i, j));
     }
   }
 }

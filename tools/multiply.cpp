@@ -156,7 +156,7 @@ MatrixView<const std::uint8_t> packed_bytes(npy::Matrix& x, const std::string& p
   if (x.dtype != DType::u8)
     throw Error(Errc::unsupported, path,
                 "holds " + std::string(to_string(x.dtype)) + "; --type b1 reads uint8 bytes packed by np.packbits");
-  const index_t bytes = cols / 8 + (cols % 8 != 0);
+  const index_t bytes = bytes_for_bits(cols);
   if (x.cols != bytes)
     throw Error(Errc::dimension_mismatch, path,
                 "has " + std::to_string(x.cols) + " bytes per row, which hold " + bits_per_row(x.cols) + ", but " + option +
@@ -201,7 +201,7 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
                     op_text(bt.view.cols, n, req.b_path, req.trans_b) + ": inner dimensions " + std::to_string(k) +
                     " and " + std::to_string(bt.view.cols) + " differ (--a-cols and --b-cols give the files' bits per row)");
   const DType c_type = count ? DType::i32 : DType::u8;
-  const index_t c_file_cols = req.packed_out ? n / 8 + (n % 8 != 0) : n;
+  const index_t c_file_cols = req.packed_out ? bytes_for_bits(n) : n;
   room_for_c(req, m, c_file_cols, c_type);
   if (c0) {
     if (c0->dtype != c_type || (req.packed_out && c0->booleans))

@@ -38,8 +38,9 @@ inline constexpr std::string_view b1_type_name = "b1";
 // k where both are true).
 constexpr bool b1_supports(SemiringKind kind) { return kind == SemiringKind::or_and || kind == SemiringKind::plus_times; }
 
-// Words that hold a row of `cols` bits (cols ≥ 0).
+// Words that hold a row of `cols` bits (cols ≥ 0), and bytes in np.packbits layout (below).
 constexpr index_t words_for_bits(index_t cols) { return cols / bits_per_word + (cols % bits_per_word != 0); }
+constexpr index_t bytes_for_bits(index_t cols) { return cols / 8 + (cols % 8 != 0); }
 
 // A view of a bit matrix; never owns. Word is bit_word or const bit_word.
 template <class Word> struct BitMatrixView {

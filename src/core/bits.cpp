@@ -33,7 +33,7 @@ void require_same_shape(index_t rows, index_t cols, index_t out_rows, index_t ou
 
 // packed must be rows × ceil(cols / 8) bytes.
 void require_packed_shape(const MatrixView<const std::uint8_t>& packed, index_t rows, index_t cols) {
-  const index_t bytes = cols / 8 + (cols % 8 != 0);
+  const index_t bytes = bytes_for_bits(cols);
   if (packed.rows != rows || packed.cols != bytes)
     throw Error(Errc::dimension_mismatch, "packed",
                 "a " + std::to_string(rows) + "x" + std::to_string(cols) + " bit matrix packs into " +

@@ -628,6 +628,12 @@ TEST_F(CliTest, B1PackedFilesMatchNumpy) {
     EXPECT_EQ(values<std::int32_t>(got), values<std::int32_t>(ringmm::npy::read(fixture("b1_counts_c")))) << order;
     fs::remove(path("c.npy"));
   }
+  // A as its transpose (K x M = 77 x 9 bits, --transa): repacked.
+  Outcome t = ringmm("multiply --semiring or-and --type b1 --a " + fixture("b1_at_big") + " --transa --a-cols 9 --b " +
+                     fixture("b1_bt_big") + " --transb --b-cols 77 --out " + path("c.npy"));
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))), values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c"))));
+  fs::remove(path("c.npy"));
   // B as itself (K x N = 77 x 13 bits), packed output: numpy's np.packbits(C, axis=1).
   const Outcome r = ringmm("multiply --semiring or-and --type b1 --a " + fixture("b1_a_big") + " --b " +
                            fixture("b1_b_big") + " --a-cols 77 --b-cols 13 --packed-out --check --out " + path("c.npy"));

@@ -139,10 +139,13 @@ struct Settings {
 
 struct Case {
   SemiringKind kind;
-  DType type;
+  DType type;   // for b1, u8: the element type b1 packs
   Shape shape;
   int threads;  // CPU threads; 0 = OpenMP's default
+  bool b1 = false;  // bit-packed operands (ringmm/bits.hpp): gemm_b1 or gemm_b1_count
 };
+
+std::string type_name(const Case& c) { return std::string(c.b1 ? b1_type_name : to_string(c.type)); }
 
 // Semiring updates one call performs: m·n·k per product; syrk computes one triangle of its
 // symmetric C, n(n+1)/2·k, so its rate compares with the ceilings; each lane of i16x2 is its own
@@ -161,7 +164,7 @@ Record make_record(const Case& c, const Settings& s, std::string backend, std::s
   // Pinned host memory changes ms+xfer only, but every record of such a run says so.
   r.kernel = std::move(kernel) + (s.host == measure::HostMemory::pinned ? " pinned-host" : "");
   r.semiring = std::string(to_string(c.kind));
-  r.type = std::string(to_string(c.type));
+  r.type = type_name(c);
   r.product = std::string(product_name(s.product));
   r.m = c.shape.m;
   r.n = c.shape.n;
@@ -305,12 +308,12 @@ class Bench {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
       try {
-        std::vector<std::string> cells = visit_semiring(c.kind, c.type, [&](auto tag) {
+        std::vector<std::string> cells = c.b1 ? run_cpu_b1(c) : visit_semiring(c.kind, c.type, [&](auto tag) {
           using S = typename decltype(tag)::type;
           return gpu ? run_cuda<S>(c) : run_cpu<S>(c);
         });
-        cells.insert(cells.begin(), {case_label(i, cases.size()), std::string(to_string(c.kind)),
-                                     std::string(to_string(c.type)), shape_text(c.shape)});
+        cells.insert(cells.begin(), {case_label(i, cases.size()), std::string(to_string(c.kind)), type_name(c),
+                                     shape_text(c.shape)});
         print_row(columns_, cells);
         for (const std::string& line : notes_) std::cout << "        " << line << "\n";
         notes_.clear();
@@ -387,7 +390,7 @@ class Bench {
   }
 
   void report_failure(const std::string& label, const Case& c, const Error& e) {
-    std::cout << label << " " << to_string(c.kind) << " " << to_string(c.type) << " " << shape_text(c.shape)
+    std::cout << label << " " << to_string(c.kind) << " " << type_name(c) << " " << shape_text(c.shape)
               << ": error: " << e.what() << std::endl;
   }
 
@@ -398,6 +401,7 @@ class Bench {
     const double work = updates(c, st_);
     const std::string suffix = threads_suffix(c, st_);
     records_.push_back(make_record(c, st_, "cpu", "ringmm" + suffix, seconds));
+    if (c.kind == SemiringKind::or_and) u8_or_and_rates_[{shape_text(c.shape), c.threads}] = work / seconds;
     std::vector<std::string> cells = {std::to_string(c.threads > 0 ? c.threads : omp_get_max_threads()), ms(seconds),
                                       rate(work / seconds),
                                       c.kind == SemiringKind::plus_times ? tera(2 * work / seconds) : "-", ""};
@@ -411,18 +415,64 @@ class Bench {
     } else {
       cells.insert(cells.end(), {"-", "-", ""});
     }
-    // The baseline is plus-times of the same shape at the type's precision; "vs OpenBLAS" compares
-    // update rates (an i16x2 element is two updates, an sgemm element one).
+    append_openblas(cells, c, work / seconds);
+    return cells;
+  }
+
+  // The baseline is plus-times of the same shape at the type's precision; "vs OpenBLAS" compares
+  // update rates (an i16x2 element is two updates, an sgemm element one).
+  void append_openblas(std::vector<std::string>& cells, const Case& c, double updates_per_s) {
     const Case baseline{SemiringKind::plus_times, c.type == DType::f64 ? DType::f64 : DType::f32, c.shape, c.threads};
     if (blas_compiled()) {
       const double blas = openblas_seconds(baseline);
-      const Record r =
-          make_record(baseline, st_, "openblas", blas_kernel_name(baseline.type, st_.product) + suffix, blas);
+      const Record r = make_record(baseline, st_, "openblas",
+                                   blas_kernel_name(baseline.type, st_.product) + threads_suffix(c, st_), blas);
       if (recorded_baselines_.insert(r.kernel + shape_text(c.shape)).second) records_.push_back(r);
-      cells.insert(cells.end(), {r.kernel, ms(blas), tera(*r.flops_per_s), ratio(work / seconds / *r.updates_per_s)});
+      cells.insert(cells.end(), {r.kernel, ms(blas), tera(*r.flops_per_s), ratio(updates_per_s / *r.updates_per_s)});
     } else {
       cells.insert(cells.end(), {"-", "-", "-", "-"});
     }
+  }
+
+  // b1 (ringmm/bits.hpp) on the CPU: the u8 or-and case's random data (the same seeds, so the two
+  // rows of one run compare), A packed along K and B into Bᵀ along K. or-and is timed with a u8 C
+  // (kernel "ringmm", as the u8 rows) and with a b1 C ("ringmm b1-out", what chained squarings
+  // use); plus-times counts into an i32 C.
+  std::vector<std::string> run_cpu_b1(const Case& c) {
+    const Shape& s = c.shape;
+    const auto a = measure::random_vector<OrAnd>(std::size_t(s.m * s.k), 1, s.k);
+    const auto b = measure::random_vector<OrAnd>(std::size_t(s.k * s.n), 2, s.k);
+    std::vector<bit_word> a_words(std::size_t(s.m * words_for_bits(s.k))), bt_words(std::size_t(s.n * words_for_bits(s.k)));
+    const auto a_bits = bit_matrix(a_words.data(), s.m, s.k), bt_bits = bit_matrix(bt_words.data(), s.n, s.k);
+    pack_bits(row_major<const std::uint8_t>(a.data(), s.m, s.k), a_bits);
+    pack_bits(MatrixView<const std::uint8_t>{b.data(), s.n, s.k, std::max<index_t>(1, s.n), Layout::col_major}, bt_bits);
+    Context ctx = st_.ctx;
+    ctx.cpu_threads = c.threads;
+    const std::string suffix = threads_suffix(c, st_);
+    const double work = updates(c, st_);
+    double seconds;
+    if (c.kind == SemiringKind::or_and) {
+      std::vector<std::uint8_t> cu(std::size_t(s.m * s.n));
+      seconds = measure::median_seconds(st_.reps, [&] { gemm_b1(ctx, a_bits, bt_bits, row_major(cu.data(), s.m, s.n)); });
+      std::vector<bit_word> cb(std::size_t(s.m * words_for_bits(s.n)));
+      const double packed =
+          measure::median_seconds(st_.reps, [&] { gemm_b1(ctx, a_bits, bt_bits, bit_matrix(cb.data(), s.m, s.n)); });
+      records_.push_back(make_record(c, st_, "cpu", "ringmm" + suffix, seconds));
+      records_.push_back(make_record(c, st_, "cpu", "ringmm b1-out" + suffix, packed));
+      std::string note = "b1 C: " + ms(packed) + " ms, " + rate(work / packed) + " Tupd/s";
+      const auto u8 = u8_or_and_rates_.find({shape_text(s), c.threads});
+      if (u8 != u8_or_and_rates_.end()) note += "; u8 C over u8 or-and of this run: " + ratio(work / seconds / u8->second);
+      notes_.push_back(note);
+    } else {
+      std::vector<std::int32_t> cc(std::size_t(s.m * s.n));
+      seconds =
+          measure::median_seconds(st_.reps, [&] { gemm_b1_count(ctx, a_bits, bt_bits, row_major(cc.data(), s.m, s.n)); });
+      records_.push_back(make_record(c, st_, "cpu", "ringmm" + suffix, seconds));
+    }
+    std::vector<std::string> cells = {std::to_string(c.threads > 0 ? c.threads : omp_get_max_threads()), ms(seconds),
+                                      rate(work / seconds),
+                                      c.kind == SemiringKind::plus_times ? tera(2 * work / seconds) : "-", "", "-", "-", ""};
+    append_openblas(cells, c, work / seconds);
     return cells;
   }
 
@@ -550,6 +600,7 @@ class Bench {
   std::set<std::string> recorded_baselines_;
   std::vector<std::string> notes_;  // lines printed under the current row
   std::map<std::pair<SemiringKind, DType>, std::optional<double>> ceilings_;
+  std::map<std::pair<std::string, int>, double> u8_or_and_rates_;  // by shape and threads, for the b1 rows
 };
 
 // --tune: the CPU kernel's tuning sweep (cpu_measure.hpp), printed as one table.
@@ -626,7 +677,28 @@ int bench_command(const Args& args) {
     throw UsageError("--transpose-a", "syrk computes A^T A of its one operand");
   const std::vector<int> threads = opt.has("threads") ? parse_threads(*opt.get("threads")) : std::vector<int>{0};
   st.named_threads = opt.has("threads");
-  const auto pairs = ladder ? selected_pairs(opt, "plus-times,max-plus", "f32") : selected_pairs(opt);
+  // --type may name b1, bit-packed storage rather than a DType (ringmm/bits.hpp): it is split off
+  // here, and its cases run after the pairs' for each selected semiring that has a b1 product.
+  const std::string semiring_text = opt.get_or("semiring", ladder ? "plus-times,max-plus" : "all");
+  std::string type_text;
+  bool b1 = false;
+  for (const std::string& item : split_list(opt.get_or("type", ladder ? "f32" : "all"), "--type")) {
+    if (item == b1_type_name) b1 = true;
+    else type_text += (type_text.empty() ? "" : ",") + item;
+  }
+  std::vector<SemiringKind> b1_kinds;
+  if (b1) {
+    if (ladder) throw UsageError("--type", "b1 has no ladder kernels (it runs on the CPU)");
+    if (st.product != Product::gemm) throw UsageError("--type", "b1 times gemm only (--product gemm)");
+    for (const std::string& item : split_list(semiring_text, "--semiring"))
+      for (SemiringKind kind : item == "all" ? std::vector<SemiringKind>(std::begin(all_semirings), std::end(all_semirings))
+                                             : std::vector<SemiringKind>{parse_semiring(item, "--semiring")})
+        if (b1_supports(kind) && std::find(b1_kinds.begin(), b1_kinds.end(), kind) == b1_kinds.end()) b1_kinds.push_back(kind);
+    if (b1_kinds.empty())
+      throw UsageError("--type", "b1 products are or-and and plus-times (counts); --semiring " + semiring_text + " has neither");
+  }
+  const auto pairs = type_text.empty() ? std::vector<std::pair<SemiringKind, DType>>{}
+                                       : selected_pairs(semiring_text, type_text);
   const auto out = opt.get("out");
   if (out) check_results_path(*out, "--out");
   const auto shapes_text = opt.get("shapes");
@@ -651,6 +723,9 @@ int bench_command(const Args& args) {
     throw Error(Errc::backend_unavailable, "--transpose-a", "applies to the CUDA backend; the run uses the CPU backend");
   if (opt.has("threads") && gpu)
     throw Error(Errc::backend_unavailable, "--threads", "chooses CPU threads; the run uses the CUDA backend");
+  if (b1 && gpu)
+    throw Error(Errc::unsupported, "--type",
+                "b1 products run on the CPU only (the CUDA backend has no b1 kernel yet); add --backend cpu");
   const char* default_shapes = tune ? "1024" : ladder ? "1024,4096" : gpu ? "4096,8192,4097" : "256,512";
   const auto shapes = parse_shapes(shapes_text.value_or(default_shapes), st.product);
   st.device = gpu ? gpu_name() : cpu_model();
@@ -670,6 +745,9 @@ int bench_command(const Args& args) {
       for (const Shape& s : shapes)
         if (st.product != Product::argmax || selects(kind, type))
         for (int t : threads) cases.push_back({kind, type, s, t});
+    for (SemiringKind kind : b1_kinds)
+      for (const Shape& s : shapes)
+        for (int t : threads) cases.push_back({kind, DType::u8, s, t, true});
     cases_run = cases.size();
 
     std::cout << "backend " << to_string(st.backend) << " on " << st.device;

@@ -47,6 +47,11 @@ int info_command(const Args& args) {
     for (DType t : all_dtypes) std::cout << (is_supported(s, t) ? "yes    " : "-      ");
     std::cout << "\n";
   }
+  std::cout << "\n" << b1_type_name << " (bit-packed booleans, ringmm/bits.hpp; CPU): ";
+  std::string kinds;
+  for (SemiringKind s : all_semirings)
+    if (b1_supports(s)) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(s));
+  std::cout << kinds << "\n";
   return 0;
 }
 

@@ -57,7 +57,7 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
   --out FILE        where to write C; written only when the product succeeded
   --c FILE          C0 to accumulate into (then beta defaults to the semiring's one)
   --semiring S      {semirings} (default: plus-times)
-  --type T          {types} (default: the files' type; must match them)
+  --type T          {types}, or b1 (below) (default: the files' type; must match them)
   --transa          use op(A) = A transposed
   --transb          use op(B) = B transposed
   --alpha X         scale of the product (number, inf or -inf; default: the semiring's one)
@@ -66,6 +66,17 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
   --border P        auto (default), pad, predicate (CUDA border handling)
   --own-kernels     plus-times f32/f64 on ringmm's kernels instead of OpenBLAS / cuBLAS
   --check           compare with the reference product; on a mismatch C is not written
+
+b1, bit-packed booleans (on the CPU): --type b1 with --semiring or-and writes C as uint8 0/1 (or
+packed, --packed-out); with plus-times (the default semiring) as int32 counts of the k where both
+are true. The files hold uint8 bytes packed along their rows by np.packbits: A as M x K
+(np.packbits(A, axis=1)) and B as its transpose N x K with --transb (np.packbits(B.T, axis=1))
+are used as they are; A with --transa (K x M) and B without --transb (K x N) are repacked first.
+  --a-cols N        bits per row of the packed A file (np.packbits pads rows to whole bytes)
+  --b-cols N        bits per row of the packed B file
+  --bitorder O      big (numpy's default) or little: the bit order of every packed file, --c
+                    and --out included
+  --packed-out      or-and: write C packed (M x ceil(N/8) uint8); --c is then packed as well
 )"},
     {"apsp", apsp_command, "all-pairs shortest paths with routes (blocked Floyd-Warshall)",
      R"(usage: ringmm apsp GRAPH --out D.npy [--next NEXT.npy] [--route I J] [options]
@@ -113,7 +124,9 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --backend B       auto (default), cpu, cuda
   --semiring LIST   comma-separated from {semirings}, or all (default: all)
   --type LIST       comma-separated from {types}, or all (default: all); only the
-                    supported pairs of the two lists run
+                    supported pairs of the two lists run. b1 (bit-packed booleans, gemm on the
+                    CPU: or-and with a u8 C and with a b1 C, plus-times as counts) runs only when
+                    named, on the u8 or-and rows' data; its or-and row notes its rate over theirs
   --shapes LIST     comma-separated N (N x N x N) or MxNxK
                     (default: 256,512 on the CPU; 4096,8192,4097 on CUDA)
   --product P       gemm (default), batched, syrk (C = A^T A with A KxN; needs M = N), argmax

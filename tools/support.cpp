@@ -52,7 +52,10 @@ std::string gpu_name() {
 
 std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt, const std::string& default_semirings,
                                                            const std::string& default_types) {
-  const std::string semiring = opt.get_or("semiring", default_semirings), type = opt.get_or("type", default_types);
+  return selected_pairs(opt.get_or("semiring", default_semirings), opt.get_or("type", default_types));
+}
+
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const std::string& semiring, const std::string& type) {
   std::vector<SemiringKind> kinds;
   std::vector<DType> types;
   for (const std::string& item : split_list(semiring, "--semiring")) {

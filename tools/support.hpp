@@ -121,6 +121,8 @@ std::string gpu_name();
 // their supported pairs.
 std::vector<std::pair<SemiringKind, DType>> selected_pairs(const Options& opt, const std::string& default_semirings = "all",
                                                            const std::string& default_types = "all");
+// The same from the two lists' texts.
+std::vector<std::pair<SemiringKind, DType>> selected_pairs(const std::string& semirings, const std::string& types);
 // Throws UsageError unless `path` ends in .json or .csv (measure::write_records); call it before
 // a long run.
 void check_results_path(const std::string& path, const std::string& option);

@@ -21,6 +21,7 @@ struct Matrix {
   index_t rows = 0;
   index_t cols = 0;
   bool fortran_order = false;
+  bool booleans = false;  // the file held numpy bools ('|b1'), read as u8 0/1
   std::vector<std::byte> data;
 
   template <class T> MatrixView<T> view() { return {reinterpret_cast<T*>(data.data()), rows, cols, cols > 1 ? cols : 1, Layout::row_major}; }

@@ -1,6 +1,7 @@
 // ringmm: dense matrix multiplication over semirings. Include this one header.
 #pragma once
 
+#include "ringmm/bits.hpp"
 #include "ringmm/context.hpp"
 #include "ringmm/dispatch.hpp"
 #include "ringmm/error.hpp"

@@ -417,6 +417,7 @@ Matrix read_from(Source& in, const std::string& name) {
   m.rows = h.rows;
   m.cols = h.cols;
   m.fortran_order = h.fortran_order;
+  m.booleans = h.type.is_bool;
   if (in.known_size) {
     const std::uint64_t available = *in.known_size - prefix_size - header_length;
     if (available < h.data_bytes)

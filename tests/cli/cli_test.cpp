@@ -605,3 +605,124 @@ TEST_F(HmmCliTest, BenchRunsOnTheCpuAndWritesARecord) {
 }
 
 }  // namespace
+
+// b1: np.packbits files (K = 77, not a whole number of bytes) against numpy's products, in both
+// bit orders, with B as its transpose (read as it is) and as itself (repacked by the tool).
+TEST_F(CliTest, B1PackedFilesMatchNumpy) {
+  const std::string cols = " --a-cols 77 --b-cols 77";
+  for (const std::string order : {"big", "little"}) {
+    const std::string ab = " --type b1 --a " + fixture("b1_a_" + order) + " --b " + fixture("b1_bt_" + order) +
+                           " --transb" + cols + " --bitorder " + order + " --out " + path("c.npy");
+    Outcome r = ringmm("multiply --semiring or-and" + ab + " --check");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("shape     M=9 N=13 K=77"), std::string::npos) << r.out;
+    auto got = ringmm::npy::read(path("c.npy"));
+    EXPECT_EQ(got.dtype, ringmm::DType::u8);
+    EXPECT_EQ(values<std::uint8_t>(got), values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c")))) << order;
+    fs::remove(path("c.npy"));
+    r = ringmm("multiply --semiring plus-times" + ab);  // counts
+    ASSERT_EQ(r.status, 0) << r.err;
+    got = ringmm::npy::read(path("c.npy"));
+    EXPECT_EQ(got.dtype, ringmm::DType::i32);
+    EXPECT_EQ(values<std::int32_t>(got), values<std::int32_t>(ringmm::npy::read(fixture("b1_counts_c")))) << order;
+    fs::remove(path("c.npy"));
+  }
+  // A as its transpose (K x M = 77 x 9 bits, --transa): repacked.
+  Outcome t = ringmm("multiply --semiring or-and --type b1 --a " + fixture("b1_at_big") + " --transa --a-cols 9 --b " +
+                     fixture("b1_bt_big") + " --transb --b-cols 77 --out " + path("c.npy"));
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))), values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c"))));
+  fs::remove(path("c.npy"));
+  // B as itself (K x N = 77 x 13 bits), packed output: numpy's np.packbits(C, axis=1).
+  const Outcome r = ringmm("multiply --semiring or-and --type b1 --a " + fixture("b1_a_big") + " --b " +
+                           fixture("b1_b_big") + " --a-cols 77 --b-cols 13 --packed-out --check --out " + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+  const auto got = ringmm::npy::read(path("c.npy"));
+  EXPECT_EQ(got.rows, 9);
+  EXPECT_EQ(got.cols, 2);
+  EXPECT_EQ(values<std::uint8_t>(got), values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c_packed_big"))));
+}
+
+// alpha = 0 with a packed C0 keeps C0 (its pad bits cleared); alpha = 1 ORs the product in; counts
+// with alpha and beta.
+TEST_F(CliTest, B1AlphaBetaAndPackedC0) {
+  const std::string ab = " --type b1 --a " + fixture("b1_a_big") + " --b " + fixture("b1_bt_big") +
+                         " --transb --a-cols 77 --b-cols 77 --out " + path("c.npy");
+  std::vector<std::uint8_t> c0(9 * 2);  // 9x13 bits, big order: the second byte's low 3 bits are padding
+  for (std::size_t i = 0; i < c0.size(); ++i) c0[i] = std::uint8_t(i * 37 + 11);
+  ringmm::npy::write(path("c0.npy"), ringmm::DType::u8, 9, 2, c0.data());
+  Outcome r = ringmm("multiply --semiring or-and" + ab + " --c " + path("c0.npy") + " --packed-out --alpha 0 --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto got = values<std::uint8_t>(ringmm::npy::read(path("c.npy")));
+  ASSERT_EQ(got.size(), c0.size());
+  for (std::size_t i = 0; i < c0.size(); ++i) EXPECT_EQ(got[i], i % 2 ? c0[i] & 0xf8 : c0[i]) << i;
+  fs::remove(path("c.npy"));
+  r = ringmm("multiply --semiring or-and" + ab + " --c " + path("c0.npy") + " --packed-out --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+  got = values<std::uint8_t>(ringmm::npy::read(path("c.npy")));
+  const auto product = values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c_packed_big")));
+  for (std::size_t i = 0; i < c0.size(); ++i) EXPECT_EQ(got[i], (i % 2 ? c0[i] & 0xf8 : c0[i]) | product[i]) << i;
+  fs::remove(path("c.npy"));
+
+  std::vector<std::int32_t> counts0(9 * 13);
+  for (std::size_t i = 0; i < counts0.size(); ++i) counts0[i] = std::int32_t(i * 7) - 300;
+  ringmm::npy::write(path("counts0.npy"), ringmm::DType::i32, 9, 13, counts0.data());
+  r = ringmm("multiply --semiring plus-times" + ab + " --c " + path("counts0.npy") + " --alpha 3 --beta -2 --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+  const auto counts = values<std::int32_t>(ringmm::npy::read(fixture("b1_counts_c")));
+  const auto sums = values<std::int32_t>(ringmm::npy::read(path("c.npy")));
+  ASSERT_EQ(sums.size(), counts.size());
+  for (std::size_t i = 0; i < sums.size(); ++i) EXPECT_EQ(sums[i], 3 * counts[i] - 2 * counts0[i]) << i;
+}
+
+TEST_F(CliTest, B1MistakesAreClearErrors) {
+  const std::string a = " --a " + fixture("b1_a_big"), bt = " --b " + fixture("b1_bt_big") + " --transb";
+  const std::string out = " --out " + path("c.npy");
+  expect_error("multiply --type b1" + a + bt + " --b-cols 77" + out, 2,
+               "--a-cols: --type b1 needs the bits per row of the packed A file");
+  expect_error("multiply --type b1" + a + bt + " --a-cols 77" + out, 2, "--b-cols: --type b1 needs");
+  expect_error("multiply --semiring max-plus --type b1" + a + bt + " --a-cols 77 --b-cols 77" + out, 2,
+               "b1 products are or-and and plus-times");
+  expect_error("multiply --semiring or-and" + a + bt + " --a-cols 77" + out, 2, "--a-cols: applies to --type b1");
+  expect_error("multiply --type b1" + a + bt + " --a-cols 77 --b-cols 77 --packed-out" + out, 2,
+               "--packed-out: counts are int32");
+  expect_error("multiply --type b1" + a + bt + " --a-cols 77 --b-cols 77 --bitorder middle" + out, 2,
+               "--bitorder: unknown value 'middle' (valid: big, little)");
+  // 10 bytes per row hold 73 to 80 bits.
+  expect_error("multiply --type b1" + a + bt + " --a-cols 72 --b-cols 77" + out, 1,
+               fixture("b1_a_big") + ": has 10 bytes per row, which hold 73 to 80 bits, but --a-cols is 72");
+  expect_error("multiply --type b1" + a + bt + " --a-cols 81 --b-cols 77" + out, 1, "but --a-cols is 81");
+  // The K of A and of B^T must agree (A: 80 bits per row here, B^T: 77).
+  expect_error("multiply --type b1" + a + bt + " --a-cols 80 --b-cols 77" + out, 1, "inner dimensions 80 and 77 differ");
+  expect_error("multiply --type b1 --a " + fixture("or_and_bool_a") + bt + " --a-cols 10 --b-cols 77" + out, 1,
+               "holds numpy bools; --type b1 reads uint8 bytes packed by np.packbits");
+  expect_error("multiply --type b1 --a " + fixture("max_plus_i32_a") + bt + " --a-cols 12 --b-cols 77" + out, 1,
+               "holds i32; --type b1 reads uint8");
+  expect_error("multiply --type b1" + a + bt + " --a-cols 77 --b-cols 77 --c " + fixture("b1_or_and_c") + out, 1,
+               "holds u8 but C is i32");
+  expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --packed-out --c " +
+                   fixture("b1_or_and_c") + out,
+               1, "C0 is 9x13 but with --packed-out C is 9x2 bytes (9x13 bits)");
+  expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --backend cuda" + out, 1,
+               "backend: b1 products have no CUDA kernel yet");
+}
+
+TEST_F(CliTest, BenchTimesB1BesideU8) {
+  const Outcome r = ringmm("bench --backend cpu --semiring or-and,plus-times --type u8,b1 --shapes 65x130x200 --reps 1 "
+                           "--out " + path("b1.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("or-and     b1     65x130x200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plus-times b1     65x130x200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("u8 C over u8 or-and of this run: "), std::string::npos) << r.out;
+  const std::string json = slurp(path("b1.json"));
+  EXPECT_NE(json.find("\"kernel\": \"ringmm b1-out\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"type\": \"b1\""), std::string::npos) << json;
+  expect_error("bench --backend cpu --semiring max-plus --type b1 --shapes 64", 2, "b1 products are or-and and plus-times",
+               "bench");
+  expect_error("bench --backend cpu --semiring or-and --type b1 --product syrk --shapes 64", 2, "b1 times gemm only",
+               "bench");
+}

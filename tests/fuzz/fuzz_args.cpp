@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "ringmm/bits.hpp"
 #include "ringmm/context.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/types.hpp"
@@ -47,7 +48,8 @@ Options parse_options(const std::string& command, const Args& args) {
   if (command == "microbench") return Options(args, {{"semiring", true}, {"type", true}, {"out", true}});
   return Options(args, {{"a", true}, {"b", true}, {"out", true}, {"c", true}, {"semiring", true}, {"type", true},
                         {"transa", false}, {"transb", false}, {"alpha", true}, {"beta", true}, {"backend", true},
-                        {"border", true}, {"own-kernels", false}, {"check", false}, {"size", true}});
+                        {"border", true}, {"own-kernels", false}, {"check", false}, {"size", true},
+                        {"a-cols", true}, {"b-cols", true}, {"bitorder", true}, {"packed-out", false}});
 }
 
 // Parses every option the way the commands do and checks what the parsers promise.
@@ -62,6 +64,11 @@ void parse_values(const std::string& command, const Options& opt) {
     const std::int64_t value = opt.integer_or(name, 1, 1, 1 << 16);
     if (value < 1 || value > (1 << 16)) finding(std::string("--") + name + " outside its range");
   }
+  for (const char* name : {"a-cols", "b-cols"}) {  // multiply --type b1 (tools/multiply.cpp)
+    const std::int64_t value = opt.integer_or(name, 0, 0, std::int64_t(1) << 40);
+    if (value < 0 || value > (std::int64_t(1) << 40)) finding(std::string("--") + name + " outside its range");
+  }
+  if (auto order = opt.get("bitorder")) ringmm::parse_bit_order(*order, "--bitorder");
   if (auto shapes = opt.get("shapes")) {
     std::string joined;
     for (const std::string& item : ringmm::tools::split_list(*shapes, "--shapes")) {
@@ -75,13 +82,13 @@ void parse_values(const std::string& command, const Options& opt) {
   ringmm::parse_border(opt.get_or("border", "auto"), "--border");
   if (command == "multiply") {
     ringmm::parse_semiring(opt.get_or("semiring", "plus-times"), "--semiring");
-    if (auto type = opt.get("type")) ringmm::parse_dtype(*type, "--type");
+    if (auto type = opt.get("type"); type && *type != ringmm::b1_type_name) ringmm::parse_dtype(*type, "--type");
   } else {
     // bench and microbench take lists of names or "all" (tools/support.cpp selected_pairs).
     for (const std::string& item : ringmm::tools::split_list(opt.get_or("semiring", "all"), "--semiring"))
       if (item != "all") ringmm::parse_semiring(item, "--semiring");
     for (const std::string& item : ringmm::tools::split_list(opt.get_or("type", "all"), "--type"))
-      if (item != "all") ringmm::parse_dtype(item, "--type");
+      if (item != "all" && item != ringmm::b1_type_name) ringmm::parse_dtype(item, "--type");
   }
 }
 

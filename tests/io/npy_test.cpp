@@ -177,6 +177,7 @@ TEST_F(NpyTest, Versions2And3AndBoolAreRead) {
                                                "{'descr': '|b1', 'fortran_order': False, 'shape': (3, 2), }",
                                                raw_bytes(bools), major));
     EXPECT_EQ(m.dtype, DType::u8);
+    EXPECT_TRUE(m.booleans);  // so that a bool file is not taken for np.packbits bytes
     const std::vector<std::uint8_t> expected = {0, 1, 1, 0, 1, 0};
     EXPECT_EQ(std::memcmp(m.data.data(), expected.data(), 6), 0);
   }
@@ -192,6 +193,10 @@ TEST_F(NpyTest, ReadsNumpysOwnFiles) {
   EXPECT_EQ(c_order.cols, 14);
   EXPECT_EQ(c_order.data, f_order.data);
   EXPECT_EQ(ringmm::npy::read(dir + "/max_plus_i32_a.npy").dtype, DType::i32);
+  EXPECT_TRUE(ringmm::npy::read(dir + "/or_and_bool_a.npy").booleans);
+  const auto packed = ringmm::npy::read(dir + "/b1_a_big.npy");  // np.packbits: plain uint8
+  EXPECT_EQ(packed.dtype, DType::u8);
+  EXPECT_FALSE(packed.booleans);
 }
 
 // ---- malformed files: each refused with its own error naming the file --------------------------

@@ -192,6 +192,9 @@ std::vector<std::uint8_t> unpacked(const BitMatrixView<const bit_word>& x) {
 // as it is, the B file with --transb (it holds Bᵀ); the other orientations are repacked.
 int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix& b_file, std::optional<npy::Matrix>& c0) {
   const bool count = req.kind == SemiringKind::plus_times;
+  // The files' bits are host memory, which the library's CUDA b1 product does not read.
+  if (req.ctx.backend == Backend::cuda)
+    throw UsageError("--backend", "b1 products from files run on the CPU (gemm_b1 runs on CUDA for device memory)");
   const Bits a = packed_operand(a_file, req.a_path, req.a_cols, "--a-cols", req.bit_order, req.trans_a);
   const Bits bt = packed_operand(b_file, req.b_path, req.b_cols, "--b-cols", req.bit_order, !req.trans_b);
   const index_t m = a.view.rows, k = a.view.cols, n = bt.view.rows;

@@ -11,8 +11,10 @@
 // Products take both operands packed along K: A as an M×K bit matrix and B as its transpose Bᵀ, an
 // N×K bit matrix, so that entry (i, j) scans two rows: OR over words of (A_i,w AND Bᵀ_j,w) != 0.
 // They run on the CPU backend (AND and early-exit OR, or AND and POPCNT, on the widest vectors the
-// CPU has). The CUDA backend has no b1 kernel yet: a call that asks for it is refused, and
-// Backend::automatic runs b1 products on the CPU (they need host memory).
+// CPU has) and, for or-and, on the CUDA backend: the tensor cores' 1-bit AND+POPC MMA reads these
+// words as they are (src/cuda/bits.cu, ringmm/cuda/or_and_mma.cuh). CUDA takes device memory only;
+// Backend::automatic runs a call on CUDA when every operand is device memory, else on the CPU.
+// Counts (gemm_b1_count) run on the CPU only.
 //
 // Every call checks its arguments first and throws ringmm::Error (naming A, B, C or the option);
 // a refused call writes nothing.

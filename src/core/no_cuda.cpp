@@ -5,6 +5,7 @@
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/backward.hpp"
+#include "ringmm/detail/bits.hpp"
 #include "ringmm/hmm.hpp"
 
 namespace ringmm {
@@ -26,6 +27,12 @@ template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p)
   template void cuda_run_argmax<S>(const Context&, const Problem<S>&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_INSTANTIATE(::ringmm::S)
 #include "ringmm/builtins.def"
+
+bool gemm_b1_cuda(const Context& ctx, BitMatrixView<const bit_word>, BitMatrixView<const bit_word>,
+                  const MatrixView<std::uint8_t>*, const BitMatrixView<bit_word>*, bool, bool) {
+  if (ctx.backend == Backend::cuda) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+  return false;
+}
 
 template <class T>
 bool hmm_viterbi_cuda(const Context&, const HmmModel<T>&, std::int32_t*, T*, std::int32_t*, ViterbiStep, bool required) {

@@ -436,19 +436,18 @@ void check_no_overlap(const void* c, index_t c_bytes, const BitMatrixView<const 
   if (ranges_overlap(c, c_bytes, bt.data, bytes_of(bt))) throw Error(Errc::aliasing, "C", "C overlaps B^T");
 }
 
-// b1 products run on the CPU: the CUDA backend has no b1 kernel yet, and `automatic` needs host
+// b1 counts run on the CPU: the CUDA backend has no count kernel yet, and `automatic` needs host
 // memory.
 void require_cpu(const Context& ctx, std::initializer_list<std::pair<const void*, const char*>> operands) {
   if (ctx.backend == Backend::cuda)
     throw Error(Errc::unsupported, "backend",
-                "b1 products have no CUDA kernel yet; run them on the CPU backend (cpu, or automatic with host "
-                "memory)");
+                "b1 counts have no CUDA kernel yet; run them on the CPU backend (cpu, or automatic with host memory)");
 #if RINGMM_HAVE_CUDA
   if (ctx.backend == Backend::automatic)
     for (const auto& [pointer, name] : operands)
       if (pointer && cuda_detail::is_device_pointer(pointer))
         throw Error(Errc::unsupported, name,
-                    std::string(name) + " is in device memory, but b1 products have no CUDA kernel yet and run on the "
+                    std::string(name) + " is in device memory, but b1 counts have no CUDA kernel yet and run on the "
                                         "CPU: pass host memory");
 #else
   (void)operands;
@@ -474,7 +473,7 @@ void gemm_b1(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<
   detail::validate_view(c, "C");
   check_shapes(a, bt, c.rows, c.cols);
   check_no_overlap(c.data, bytes_of(c), a, bt);
-  require_cpu(ctx, {{a.data, "A"}, {bt.data, "B"}, {c.data, "C"}});
+  if (detail::gemm_b1_cuda(ctx, a, bt, &c, nullptr, alpha, beta)) return;
   auto p = product(a, bt, alpha, beta);
   p.output = detail::b1::Output::u8;
   p.c_u8 = c;
@@ -488,7 +487,7 @@ void gemm_b1(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<
   detail::validate_bits(c, "C");
   check_shapes(a, bt, c.rows, c.cols);
   check_no_overlap(c.data, bytes_of(c), a, bt);
-  require_cpu(ctx, {{a.data, "A"}, {bt.data, "B"}, {c.data, "C"}});
+  if (detail::gemm_b1_cuda(ctx, a, bt, nullptr, &c, alpha, beta)) return;
   auto p = product(a, bt, alpha, beta);
   p.output = detail::b1::Output::bits;
   p.c_bits = c;

@@ -707,8 +707,8 @@ TEST_F(CliTest, B1MistakesAreClearErrors) {
   expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --packed-out --c " +
                    fixture("b1_or_and_c") + out,
                1, "C0 is 9x13 but with --packed-out C is 9x2 bytes (9x13 bits)");
-  expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --backend cuda" + out, 1,
-               "backend: b1 products have no CUDA kernel yet");
+  expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --backend cuda" + out, 2,
+               "b1 products from files run on the CPU");
 }
 
 TEST_F(CliTest, BenchTimesB1BesideU8) {

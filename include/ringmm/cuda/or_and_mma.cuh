@@ -446,25 +446,16 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   return out;
 }
 
-template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
-  const index_t m = d.m(), n = d.n(), k = d.k();
-  const index_t k_words = (k + elements_per_word(R) - 1) / elements_per_word(R);
-  const index_t words = round_to(k_words, kStageWords);
-  const int tiles_m = int((m + kTileM - 1) / kTileM), tiles_n = int((n + kTileN - 1) / kTileN);
-  const Packed a = pack<R>(d.a, d.stride_a, d.batch, index_t(tiles_m) * kTileM, words, stream);
-  // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
-  const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
-  Packed b;
-  if (!d.symmetric) b = pack<R>(bt, d.stride_b, d.batch, index_t(tiles_n) * kTileN, words, stream);
-
-  KernelArgs args{};
+// The product of packed operands (a, bt: rows padded to tiles, `words` words a row of which
+// `words_used` hold K) into the strided u8 C of `args`, whose other fields the caller set.
+template <Route R>
+void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, index_t words_used, cudaStream_t stream) {
   args.a = a.words.get(), args.member_a = a.member_words;
-  args.bt = d.symmetric ? a.words.get() : b.words.get(), args.member_b = d.symmetric ? a.member_words : b.member_words;
-  args.words = words, args.words_used = round_to(k_words, 8);
-  args.c = d.c.p, args.m = m, args.n = n, args.c_rs = d.c.rs, args.c_cs = d.c.cs, args.stride_c = d.stride_c;
-  args.batch = d.batch, args.tiles_m = tiles_m, args.tiles_n = tiles_n;
-  args.alpha = d.alpha != 0, args.beta = d.beta != 0, args.symmetric = d.symmetric;
-  const index_t tiles = d.symmetric ? index_t(tiles_m) * (tiles_m + 1) / 2 : index_t(tiles_m) * tiles_n;
+  args.bt = bt.words.get(), args.member_b = bt.member_words;
+  args.words = words, args.words_used = round_to(words_used, 8);
+  args.tiles_m = int((args.m + kTileM - 1) / kTileM), args.tiles_n = int((args.n + kTileN - 1) / kTileN);
+  const index_t tiles = args.symmetric ? index_t(args.tiles_m) * (args.tiles_m + 1) / 2
+                                       : index_t(args.tiles_m) * args.tiles_n;
   if (tiles > 0x7fffffff) throw Error(Errc::invalid_argument, "C", "too many tiles for the tensor-core or-and kernel");
   static const bool configured = [] {
     cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<Route::int8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -474,9 +465,23 @@ template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t s
     return true;
   }();
   (void)configured;
-  const dim3 grid(unsigned(tiles), 1, unsigned(std::min<index_t>(d.batch, 65535)));
+  const dim3 grid(unsigned(tiles), 1, unsigned(std::min<index_t>(args.batch, 65535)));
   or_and_mma_kernel<R><<<grid, kThreads, kSharedBytes, stream>>>(args);
   check_launch("or_and_mma_kernel");
+}
+
+template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
+  const index_t m = d.m(), n = d.n(), k = d.k();
+  const index_t k_words = (k + elements_per_word(R) - 1) / elements_per_word(R);
+  const index_t words = round_to(k_words, kStageWords);
+  const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_to(m, kTileM), words, stream);
+  // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
+  const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
+  const Packed b = d.symmetric ? Packed{} : pack<R>(bt, d.stride_b, d.batch, round_to(n, kTileN), words, stream);
+  KernelArgs args{};
+  args.c = d.c.p, args.m = m, args.n = n, args.c_rs = d.c.rs, args.c_cs = d.c.cs, args.stride_c = d.stride_c;
+  args.batch = d.batch, args.alpha = d.alpha != 0, args.beta = d.beta != 0, args.symmetric = d.symmetric;
+  launch<R>(args, a, d.symmetric ? a : b, words, k_words, stream);  // by reference: no copies
 }
 
 }  // namespace or_and_mma

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ringmm/bits.hpp"
+#include "ringmm/context.hpp"
 #include "ringmm/detail/validate.hpp"
 #include "ringmm/error.hpp"
 
@@ -34,6 +35,13 @@ template <class Word> void validate_bits(const BitMatrixView<Word>& v, const std
     throw Error(Errc::null_pointer, name, "null data pointer for a " + std::to_string(v.rows) + "x" +
                                               std::to_string(v.cols) + " bit matrix");
 }
+
+// The CUDA backend of gemm_b1 (src/cuda/bits.cu; src/core/no_cuda.cpp without CUDA), after the
+// checks: true when it ran the product, on device memory; false, having done nothing, when the
+// call belongs to the CPU (Backend::cpu, or automatic with an operand in host memory). Exactly one
+// of c_u8 and c_bits is set.
+bool gemm_b1_cuda(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<const bit_word> bt,
+                  const MatrixView<std::uint8_t>* c_u8, const BitMatrixView<bit_word>* c_bits, bool alpha, bool beta);
 
 // Do the byte ranges [x, x + x_bytes) and [y, y + y_bytes) meet?
 inline bool ranges_overlap(const void* x, index_t x_bytes, const void* y, index_t y_bytes) {

@@ -55,6 +55,9 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     b = b[:, None] if col else b
     c_full = None if c is None else _restore(c, row, col)
     out_full = None if out is None else _restore(fw.prepare(out), row, col)
+    # A read-only CudaArray reaches _core as an unversioned DLPack capsule, which cannot say so.
+    if getattr(out_full, "readonly", False):
+        raise ValueError("out is not a writable array")
 
     ex = fw.exported
     shape, dtype, copies = _core.plan(ex(a), ex(b), ex(c_full), ex(out_full), semiring, trans_a, trans_b)

@@ -10,6 +10,10 @@ on the CPU and on NVIDIA GPUs, for numpy, torch and cupy arrays.
 
 from dataclasses import dataclass
 
+# numpy before the extension: on the H100 machine (torch 2.11), `import ringmm` with _core loaded
+# first and torch imported after it crashed in torch's import; with numpy first it does not.
+import numpy  # noqa: F401
+
 from . import _core
 from ._applications import apsp, hmm_forward, hmm_viterbi, route, syrk
 from ._cuda_array import CudaArray

@@ -11,9 +11,11 @@
 // Products take both operands packed along K: A as an M×K bit matrix and B as its transpose Bᵀ, an
 // N×K bit matrix, so that entry (i, j) scans two rows: OR over words of (A_i,w AND Bᵀ_j,w) != 0.
 // They run on the CPU backend (AND and early-exit OR, or AND and POPCNT, on the widest vectors the
-// CPU has) and, for or-and, on the CUDA backend: the tensor cores' 1-bit AND+POPC MMA reads these
-// words as they are (src/cuda/bits.cu, ringmm/cuda/or_and_mma.cuh). CUDA takes device memory only;
-// Backend::automatic runs a call on CUDA when every operand is device memory, else on the CPU.
+// CPU has) and, for or-and, on the CUDA backend: the tensor cores' 1-bit AND+POPC MMA takes bits in
+// this order, so the words are only copied into rows padded to its tiles (src/cuda/bits.cu,
+// ringmm/cuda/or_and_mma.cuh). CUDA takes device memory only and K < 2³¹; Backend::automatic runs a
+// call on CUDA when its operands are device memory, on the CPU when they are host memory, and
+// refuses a mix.
 // Counts (gemm_b1_count) run on the CPU only.
 //
 // Every call checks its arguments first and throws ringmm::Error (naming A, B, C or the option);

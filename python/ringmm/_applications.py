@@ -35,6 +35,9 @@ def syrk(a, semiring="plus_times", *, trans=False, out=None, backend="auto"):
     fw = framework_of([("a", a), ("out", out)])
     a = fw.prepare(a)
     out_view = None if out is None else fw.prepare(out)
+    # A read-only CudaArray reaches _core as an unversioned DLPack capsule, which cannot say so.
+    if getattr(out_view, "readonly", False):
+        raise ValueError("out is not a writable array")
     # op(a)ᵀ ⊗ op(a) is the product of op(a)ᵀ and op(a): matmul's plan checks and describes it.
     shape, dtype, copies = _core.plan(a, a, None, out_view, semiring, not trans, trans)
     if "a" in copies:

@@ -226,6 +226,11 @@ class CudaArrayInterface:
     def empty(self, shape, dtype):
         return CudaArray.empty(shape, dtype, self._device)
 
+    def full(self, shape, dtype, value):
+        # Only return_argmax with c needs it (k_star starting at -1); CudaArray has no fill yet.
+        raise TypeError("return_argmax with c is not supported for __cuda_array_interface__ arrays yet: "
+                        "pass torch or cupy arrays, or leave out c")
+
     def broadcast_copy(self, x, shape):
         copy = self.empty(shape, x.dtype)
         self.assign(copy, x)

@@ -88,7 +88,8 @@ nb::tuple apsp_plan(Array weights_array) {
 void apsp(nb::ndarray<> dist_array, nb::ndarray<> next_array, bool longest, index_t block, const std::string& backend,
           std::uintptr_t stream) {
   const ArrayInfo dist("dist", dist_array), next("next", next_array);
-  if (dist.shape.size() != 2) value_error("dist must be a matrix");
+  if (dist.shape.size() != 2 || dist.rows() != dist.cols())
+    value_error("dist must be a square matrix, got shape " + shape_text(dist.shape));
   check_internal(dist, dist.shape, dist.dtype, dist);
   check_internal(next, dist.shape, nb::dtype<std::int32_t>(), dist);
   if (block < 0) value_error("block must be a positive number of vertices, got " + std::to_string(block));

@@ -403,6 +403,8 @@ inline Error renamed(const Error& e, bool accumulate) {
                          : s == "dA" ? "grad_a"
                          : s == "dB" ? "grad_b"
                          : s == "dC" ? "grad_c"
+                         : s == "stride_c" ? "out"
+                         : s == "stride_k" ? "k_star"
                                      : s);
 }
 

@@ -79,14 +79,19 @@ bool gemm_b1_cuda(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrix
   const void* c_data = c_u8 ? static_cast<const void*>(c_u8->data) : static_cast<const void*>(c_bits->data);
   const std::pair<const void*, const char*> operands[] = {{a.data, "A"}, {bt.data, "B"}, {c_data, "C"}};
   if (ctx.backend == Backend::cpu) return false;
-  bool all_device = true;
-  for (const auto& [pointer, name] : operands) all_device = all_device && (!pointer || is_device_pointer(pointer));
-  if (ctx.backend == Backend::automatic && !all_device) return false;  // host memory: the CPU's
+  bool any_device = false;
+  for (const auto& [pointer, name] : operands) any_device = any_device || (pointer && is_device_pointer(pointer));
+  if (ctx.backend == Backend::automatic && !any_device) return false;  // host memory: the CPU's
+  // Backend::cuda, or automatic with device memory among the operands: all of them must be.
   for (const auto& [pointer, name] : operands)
     if (pointer && !is_device_pointer(pointer))
       throw Error(Errc::unsupported, name,
-                  std::string(name) + " is host memory: b1 products on the CUDA backend read device memory (or run "
-                                      "them on the CPU backend)");
+                  std::string(name) + " is host memory: b1 products on the CUDA backend read device memory, and the "
+                                      "CPU backend host memory; pass all operands in one of them");
+  // The MMA's int32 counts of shared bits would wrap at 2³¹.
+  if (a.cols >= index_t(0x7fffffff))
+    throw Error(Errc::unsupported, "A",
+                "K = " + std::to_string(a.cols) + " bits: b1 products on CUDA count in int32 and take K < 2^31");
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const index_t m = a.rows, n = bt.rows, k = a.cols;
   if (m == 0 || n == 0) return true;

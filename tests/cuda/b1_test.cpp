@@ -90,12 +90,15 @@ TEST(CudaB1, BackendFollowsTheMemory) {
   gemm_b1(automatic, on_device(da, a.cview()), on_device(dbt, bt.cview()), dc.on_device(got.view));
   dc.to_host(got.storage);
   EXPECT_EQ(got.storage, want.storage);
-  try {
-    gemm_b1(cuda, a.cview(), on_device(dbt, bt.cview()), dc.on_device(got.view));
-    ADD_FAILURE() << "CUDA accepted a host A";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Errc::unsupported) << e.what();
-    EXPECT_EQ(e.subject(), "A") << e.what();
+  // A host A beside device B and C: refused by CUDA, and by automatic (neither backend reads both).
+  for (const Context& ctx : {cuda, automatic}) {
+    try {
+      gemm_b1(ctx, a.cview(), on_device(dbt, bt.cview()), dc.on_device(got.view));
+      ADD_FAILURE() << to_string(ctx.backend) << " accepted a host A beside device B and C";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::unsupported) << e.what();
+      EXPECT_EQ(e.subject(), "A") << e.what();
+    }
   }
 }
 

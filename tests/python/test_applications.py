@@ -564,3 +564,11 @@ def test_calls_release_the_gil(application, rng):
         if time.perf_counter() - start > 0.25:
             break
     assert ticks_beside(call) >= 25
+
+
+def test_core_apsp_refuses_a_matrix_that_is_not_square():
+    """The extension's own check (ringmm.apsp checks first; _core must not trust its caller)."""
+    from ringmm import _core
+
+    with pytest.raises(ValueError, match="dist must be a square matrix"):
+        _core.apsp(np.zeros((5, 3)), np.zeros((5, 3), np.int32), False, 0, "cpu", 0)

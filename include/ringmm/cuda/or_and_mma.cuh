@@ -457,14 +457,9 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
   const index_t tiles = args.symmetric ? index_t(args.tiles_m) * (args.tiles_m + 1) / 2
                                        : index_t(args.tiles_m) * args.tiles_n;
   if (tiles > 0x7fffffff) throw Error(Errc::invalid_argument, "C", "too many tiles for the tensor-core or-and kernel");
-  static const bool configured = [] {
-    cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<Route::int8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    kSharedBytes), "cudaFuncSetAttribute");
-    cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<Route::bits>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    kSharedBytes), "cudaFuncSetAttribute");
-    return true;
-  }();
-  (void)configured;
+  // Per call: the attribute belongs to the current device, and a process may use several.
+  cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
+             "cudaFuncSetAttribute");
   const dim3 grid(unsigned(tiles), 1, unsigned(std::min<index_t>(args.batch, 65535)));
   or_and_mma_kernel<R><<<grid, kThreads, kSharedBytes, stream>>>(args);
   check_launch("or_and_mma_kernel");

@@ -157,9 +157,12 @@ def _hmm(viterbi, init, trans, emission, observations, scores, backend):
 
 def _integer(x, name):
     try:
-        return operator.index(x)
+        value = operator.index(x)
     except TypeError:
         raise TypeError(f"{name} must be an integer, not {type(x).__name__}") from None
+    if not -2**63 <= value < 2**63:
+        raise ValueError(f"{name} = {value} is out of range (a 64-bit integer)")
+    return value
 
 
 def _dense_weights(matrix, longest):

@@ -30,14 +30,18 @@ def is_array(x):
 def as_array(x, name):
     """x itself when it is an array ringmm reads as it is (is_array); numpy's view of anything
     else (lists, scalars), as numpy.matmul reads them."""
+    if isinstance(x, np.ndarray) and (not x.dtype.isnative or x.dtype.kind not in "biufc"):
+        # DLPack exports neither, and the conversion's own error would not name the argument.
+        raise TypeError(f"{name} has dtype {x.dtype.str} ({x.dtype}): ringmm reads numeric arrays "
+                        "arrays in the machine's byte order (x.astype(x.dtype.newbyteorder('=')) converts)")
     if is_array(x):
         return x
     try:
         array = np.asarray(x)
     except Exception as e:
         raise TypeError(f"{name} is not an array: {type(x).__name__} ({e})") from None
-    if array.dtype == object:
-        raise TypeError(f"{name} is not an array of numbers: {type(x).__name__}")
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"{name} is not an array of numbers: {type(x).__name__} of dtype {array.dtype}")
     return array
 
 

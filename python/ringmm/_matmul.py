@@ -1,5 +1,7 @@
 """ringmm.matmul: the semiring product on arrays, with numpy.matmul's shapes."""
 
+import numbers
+
 from . import _core
 from ._frameworks import as_array, check_names, framework_of, is_array
 
@@ -36,6 +38,9 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     during the product.
     """
     check_names(semiring, backend)
+    for name, scalar in (("alpha", alpha), ("beta", beta)):
+        if scalar is not None and not isinstance(scalar, numbers.Real):
+            raise TypeError(f"{name} must be a number, not {type(scalar).__name__}")
     a, b = as_array(a, "a"), as_array(b, "b")
     c = None if c is None else as_array(c, "c")
     if out is not None and not is_array(out):

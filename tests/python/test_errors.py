@@ -99,3 +99,17 @@ def test_jax_on_gpu_is_refused_clearly():
         pytest.skip("jax has no GPU here")
     x = jax.numpy.ones((2, 2), jax.numpy.float32)
     raises(TypeError, "jax arrays on a GPU are not supported yet", x, x)
+
+
+def test_arguments_that_no_conversion_reads_are_named():
+    a = np.zeros((3, 3), np.float32)
+    with pytest.raises(TypeError, match="alpha must be a number, not str"):
+        ringmm.matmul(a, a, alpha="x")
+    with pytest.raises(TypeError, match="beta must be a number, not list"):
+        ringmm.matmul(a, a, c=a, beta=[1])
+    with pytest.raises(TypeError, match="b has dtype >f4"):
+        ringmm.matmul(a, a.astype(">f4"))
+    with pytest.raises(TypeError, match="a is not an array of numbers"):
+        ringmm.matmul([["x", "y"]], a[:2, :2])
+    with pytest.raises(ValueError, match="i = 1180591620717411303424 is out of range"):
+        ringmm.route(np.zeros((2, 2), np.int32), 2**70, 1)

@@ -24,6 +24,7 @@
 #include "ringmm/context.hpp"
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
+#include "ringmm/cuda/heuristics.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -398,7 +399,9 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
 // ---- route --------------------------------------------------------------------------------------
 
-inline index_t round_to(index_t x, index_t m) { return (x + m - 1) / m * m; }
+// The 32-bit words K takes on route R, and those rounded up to whole pipeline stages.
+template <Route R> index_t k_words(index_t k) { return (k + elements_per_word(R) - 1) / elements_per_word(R); }
+template <Route R> index_t stage_words(index_t k) { return round_up(k_words<R>(k), kStageWords); }
 
 // A packed operand: `rows` rows (padded) × `words` words for each of `members` members.
 struct Packed {
@@ -452,7 +455,7 @@ template <Route R>
 void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, index_t words_used, cudaStream_t stream) {
   args.a = a.words.get(), args.member_a = a.member_words;
   args.bt = bt.words.get(), args.member_b = bt.member_words;
-  args.words = words, args.words_used = round_to(words_used, 8);
+  args.words = words, args.words_used = round_up(words_used, 8);
   args.tiles_m = int((args.m + kTileM - 1) / kTileM), args.tiles_n = int((args.n + kTileN - 1) / kTileN);
   const index_t tiles = args.symmetric ? index_t(args.tiles_m) * (args.tiles_m + 1) / 2
                                        : index_t(args.tiles_m) * args.tiles_n;
@@ -467,16 +470,15 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
 
 template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
   const index_t m = d.m(), n = d.n(), k = d.k();
-  const index_t k_words = (k + elements_per_word(R) - 1) / elements_per_word(R);
-  const index_t words = round_to(k_words, kStageWords);
-  const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_to(m, kTileM), words, stream);
+  const index_t words = stage_words<R>(k);
+  const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_up(m, kTileM), words, stream);
   // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
   const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
-  const Packed b = d.symmetric ? Packed{} : pack<R>(bt, d.stride_b, d.batch, round_to(n, kTileN), words, stream);
+  const Packed b = d.symmetric ? Packed{} : pack<R>(bt, d.stride_b, d.batch, round_up(n, kTileN), words, stream);
   KernelArgs args{};
   args.c = d.c.p, args.m = m, args.n = n, args.c_rs = d.c.rs, args.c_cs = d.c.cs, args.stride_c = d.stride_c;
   args.batch = d.batch, args.alpha = d.alpha != 0, args.beta = d.beta != 0, args.symmetric = d.symmetric;
-  launch<R>(args, a, d.symmetric ? a : b, words, k_words, stream);  // by reference: no copies
+  launch<R>(args, a, d.symmetric ? a : b, words, k_words<R>(k), stream);  // by reference: no copies
 }
 
 }  // namespace or_and_mma
@@ -485,9 +487,9 @@ template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t s
 // batch member that has its own operand.
 template <or_and_mma::Route R> double packed_bytes(const detail::Problem<OrAnd>& d) {
   using namespace or_and_mma;
-  const double words = double(round_to((d.k() + elements_per_word(R) - 1) / elements_per_word(R), kStageWords));
+  const double words = double(stage_words<R>(d.k()));
   const double a_members = d.stride_a == 0 ? 1 : double(d.batch), b_members = d.stride_b == 0 ? 1 : double(d.batch);
-  return 4 * words * (double(round_to(d.m(), kTileM)) * a_members + double(round_to(d.n(), kTileN)) * b_members);
+  return 4 * words * (double(round_up(d.m(), kTileM)) * a_members + double(round_up(d.n(), kTileN)) * b_members);
 }
 
 // The engine's route for or-and: true when the product ran on the tensor cores. Declined (false,

@@ -81,6 +81,7 @@ ConfigId find_config(const std::string& name) {
     if (config_table[i].name == name) return ConfigId(i);
     known += (i ? ", " : "") + std::string(config_table[i].name);
   }
+  known += ", " + std::string(small_config_names);
   throw Error(Errc::invalid_argument, "cuda_config", "unknown CUDA configuration '" + name + "'; known: " + known);
 }
 

@@ -288,6 +288,49 @@ TYPED_TEST(CudaEngine, SplitKMatchesReference) {
   for (const Case& c : cases) check_case<TypeParam>(cuda_context("", BorderPolicy::automatic), c, rng);
 }
 
+// The small-product kernel (ringmm/cuda/small_kernel.cuh) under each tile edge it has, on every
+// shape of the tests above (odd, transposed, padded, K = 0, Aᵀ·A, batches with a shared A) and on
+// shapes whose quads are whole and aligned (its vector loads and stores), row- and column-major.
+TYPED_TEST(CudaEngine, SmallKernelMatchesReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(8);
+  std::vector<Case> cases = small_cases();
+  for (index_t s : {0, 1, 7, 33, 127, 129, 1000, 1025}) cases.push_back(Case{s, s == 1025 ? 1000 : s, s == 0 ? 5 : 31});
+  for (Case c : {Case{64, 64, 64}, Case{32, 48, 20}, Case{16, 16, 16}, Case{100, 64, 8}, Case{64, 12, 36}}) {
+    const bool columns = c.m == 32 || c.m == 100;
+    c.layout_a = columns ? Layout::col_major : Layout::row_major;
+    c.layout_b = columns || c.m == 64 ? Layout::col_major : Layout::row_major;
+    c.layout_c = c.m == 16 ? Layout::col_major : Layout::row_major;
+    c.device = c.m != 100;
+    c.random_beta = c.m == 64 || c.m == 16;
+    cases.push_back(c);
+    c.product = Product::batched, c.batch = 5, c.shared_a = c.m == 16;
+    cases.push_back(c);
+  }
+  for (Case c : {Case{33, 33, 20}, Case{64, 64, 16}}) {
+    c.product = Product::syrk, c.random_beta = true, c.device = c.m == 64;
+    cases.push_back(c);
+  }
+  for (const char* tile : {"small16", "small32", "small64"})
+    for (const Case& c : cases) check_case<TypeParam>(cuda_context(tile, BorderPolicy::automatic), c, rng);
+}
+
+// Batches past the grid's z limit of 65 535: the small kernel numbers tiles on grid x, the large
+// kernels launch z in slices. Both, host and device pointers, a shared A.
+TEST(CudaEngineBatches, MoreMembersThanTheGridsZLimit) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(9);
+  for (Case c : {Case{16, 16, 16}, Case{3, 5, 4}}) {
+    c.product = Product::batched, c.batch = 70000;
+    c.device = c.m == 16;
+    c.shared_a = c.m == 3;
+    c.random_beta = c.m == 3;
+    check_case<MaxPlus<float>>(cuda_context("", BorderPolicy::automatic), c, rng);
+    check_case<MaxPlus<std::int32_t>>(cuda_context("", BorderPolicy::automatic), c, rng);
+    check_case<MaxPlus<float>>(cuda_context("b64x64_k16_t4x4_blk", BorderPolicy::predicate), c, rng);
+  }
+}
+
 // ---- or-and on tensor cores ---------------------------------------------------------------------
 
 // Both MMA routes of or-and (ringmm/cuda/or_and_mma.cuh) against the reference: odd, rectangular,

@@ -185,6 +185,46 @@ TEST(KParts, NoSplitPastHalfAWaveOrForBatchesAndTriangles) {
   EXPECT_EQ(k_parts(shape(16, 16, 131072), small, sms, 0), 132);  // occupancy unknown: one per SM
 }
 
+// ---- the small kernel ---------------------------------------------------------------------------
+
+TEST(SmallTile, SmallOrSkinnyProductsAndTheEdgeThatCoversTheShortSide) {
+  EXPECT_EQ(small_tile(shape(64, 64, 64, 4096)), 64);
+  EXPECT_EQ(small_tile(shape(32, 32, 32, 4096)), 32);
+  EXPECT_EQ(small_tile(shape(16, 16, 16, 100000)), 16);
+  EXPECT_EQ(small_tile(shape(65536, 64, 64)), 64);    // M·N large, N = 64 with a short K
+  EXPECT_EQ(small_tile(shape(131072, 16, 16)), 16);   // skinny
+  EXPECT_EQ(small_tile(shape(64, 64, 65536)), 64);    // the parts of its split K
+  EXPECT_EQ(small_tile(shape(1, 1, 1)), 16);
+}
+
+TEST(SmallTile, LargeProductsTrianglesAndEmptyOnesStayOnTheLargeKernels) {
+  EXPECT_EQ(small_tile(shape(256, 256, 256)), 0);
+  EXPECT_EQ(small_tile(shape(4096, 64, 4096)), 0);  // N = 64 but K long: the large kernels' split K
+  EXPECT_EQ(small_tile(shape(20, 5000, 5000)), 0);
+  EXPECT_EQ(small_tile(shape(8192, 8192, 32)), 0);
+  EXPECT_EQ(small_tile(shape(0, 16, 16)), 0);
+  Workload syrk = shape(16, 16, 16);
+  syrk.symmetric = true;
+  EXPECT_EQ(small_tile(syrk), 0);
+}
+
+TEST(SmallTile, NamedApartFromTheTable) {
+  EXPECT_EQ(small_config_tile("small16"), 16);
+  EXPECT_EQ(small_config_tile("small64"), 64);
+  EXPECT_EQ(small_config_tile("b64x64_k16_t4x4_blk"), 0);
+  EXPECT_EQ(small_config_tile(""), 0);
+  for (const ConfigInfo& c : config_table) EXPECT_EQ(small_config_tile(c.name), 0) << c.name;
+}
+
+TEST(SmallTile, SplitKFillsTheSmallKernelsSlotsWithShortParts) {
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 64, sms), 396);    // 396 slots of one tile each
+  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms), 1024);   // 6336 tile slots, parts of 64
+  EXPECT_EQ(k_parts_small(shape(64, 64, 100), 64, sms), 1);        // under two parts of 64
+  EXPECT_EQ(k_parts_small(shape(65536, 64, 64), 64, sms), 1);      // 1024 blocks fill the machine
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536, 2), 64, sms), 1);   // batches are not split
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 0, sms), 1);
+}
+
 TEST(Rounding, UpToMultiples) {
   EXPECT_EQ(round_up(4097, 128), 4224);
   EXPECT_EQ(round_up(4096, 128), 4096);

@@ -80,6 +80,13 @@ inline constexpr int config_count = int(sizeof(config_table) / sizeof(config_tab
 
 constexpr const ConfigInfo& config_info(ConfigId id) { return config_table[int(id)]; }
 
+// The small-product kernel (small_kernel.cuh) is named apart from the table: "small16", "small32"
+// and "small64" run it with that tile edge. Returns the edge, or 0 for any other name.
+constexpr int small_config_tile(std::string_view name) {
+  return name == "small16" ? 16 : name == "small32" ? 32 : name == "small64" ? 64 : 0;
+}
+inline constexpr std::string_view small_config_names = "small16, small32, small64";
+
 // The configuration that runs the fringe: the one the table marks use_fringe.
 constexpr ConfigId fringe_config() {
   for (int i = 0; i < config_count; ++i)

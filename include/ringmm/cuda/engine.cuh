@@ -8,7 +8,8 @@
 //   route   log-plus to the shift trick where it pays (log_plus.cuh); or-and to the tensor cores
 //           (or_and_mma.cuh); plus-times f32/f64 to cuBLAS
 //           where Context::vendor_blas allows, products whose output
-//           tiles fill under half a wave to split-K, everything else to the kernels;
+//           tiles fill under half a wave to split-K, products with a small M or N to the small
+//           kernel (small_kernel.cuh), everything else to the large kernels;
 //   pad     pad mode: pack operands that are not already tile-multiple k-major buffers; C is
 //           written in place unless M or N is below a tile (then a padded C is copied out), the
 //           ragged last block row and column running as a predicated fringe beside the interior;
@@ -35,6 +36,7 @@
 #include "ringmm/cuda/launch.cuh"
 #include "ringmm/cuda/log_plus.cuh"
 #include "ringmm/cuda/or_and_mma.cuh"
+#include "ringmm/cuda/small_kernel.cuh"
 #include "ringmm/cuda/staging.cuh"
 #include "ringmm/cuda/support_kernels.cuh"
 #include "ringmm/cuda/vendor_blas.hpp"
@@ -51,9 +53,18 @@ template <class S> ConfigId config_for(const Context& ctx, Border border, const 
   return choose_config(w, border, multiprocessor_count(), [](ConfigId id) { return resident_blocks<S>(id); });
 }
 
-// Split-K only where the caller left the kernels to the engine.
-template <class S> index_t split_k_parts(const Context& ctx, ConfigId id, const Workload& w) {
+// The small kernel's tile edge for this call, 0 for the large kernels: the one the caller named,
+// else the heuristic's where the caller left the kernels to the engine.
+inline int small_tile_for(const Context& ctx, const Workload& w) {
+  if (const int named = small_config_tile(ctx.cuda_config)) return named;
+  return ctx.names_cuda_kernels() ? 0 : small_tile(w);
+}
+
+// Split-K only where the caller left the kernels to the engine; parts sized for the kernel that
+// runs them (small: the small kernel's tile edge, else 0).
+template <class S> index_t split_k_parts(const Context& ctx, ConfigId id, int small, const Workload& w) {
   if (ctx.names_cuda_kernels()) return 1;
+  if (small) return k_parts_small(w, small, multiprocessor_count());
   return k_parts(w, config_info(id), multiprocessor_count(), resident_blocks<S>(id));
 }
 
@@ -228,7 +239,9 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const Workload w = workload_of(p);
   const Border border = choose_border(ctx.border, w);
-  const ConfigId id = config_for<S>(ctx, border, w);
+  const int small = small_tile_for(ctx, w);
+  // A named small configuration is not in the table (and turns split-K off, so id is not read).
+  const ConfigId id = small_config_tile(ctx.cuda_config) ? ConfigId{} : config_for<S>(ctx, border, w);
   const Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
 
   if (!nested) check_values<S>(p, device, stream);
@@ -239,9 +252,11 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
     return;
   }
   if (!run_on_vendor_blas<S>(ctx, p, staged, stream)) {
-    if (const index_t parts = nested ? 1 : split_k_parts<S>(ctx, id, w); parts > 1)
+    if (const index_t parts = nested ? 1 : split_k_parts<S>(ctx, id, small, w); parts > 1)
       run_split_k<S>(staged.on_device(p), parts, stream,
                      [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, true); });
+    else if (small)
+      run_small<S>(small, staged.on_device(p), stream);
     else
       run_kernels<S>(id, border, staged, p, stream);
   }

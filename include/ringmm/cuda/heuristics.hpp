@@ -96,6 +96,20 @@ ConfigId choose_config(const Workload& w, Border border, int sms, ResidentBlocks
   return best;
 }
 
+// The small-product kernel (small_kernel.cuh) for products whose M and N per member are at most 64
+// (a batch of small products, or the parts of a split K), or whose M or N is at most 64 with
+// K ≤ 256 (skinny). There the large kernel's 64×64 and 128×128 tiles are mostly empty or its two
+// blocks per SM leave memory latency exposed (docs/performance-log.md). A skinny product with a
+// long K stays on the large kernels: the small kernel's blocks, several tiles each, would be too
+// few to fill the machine. Returns the tile edge T, the smallest of 16, 32, 64 that covers
+// min(M, N), or 0 for the large kernels. Aᵀ·A stays there too (they compute one triangle).
+inline int small_tile(const Workload& w) {
+  const index_t lo = std::min(w.m, w.n), hi = std::max(w.m, w.n);
+  if (w.symmetric || lo == 0) return 0;
+  if (!(hi <= 64 || (lo <= 64 && w.k <= 256))) return 0;
+  return lo <= 16 ? 16 : lo <= 32 ? 32 : 64;
+}
+
 // Split-K, for products whose output tiles fill under half a wave while K is long (one block
 // would walk all of K while the other SMs idle): K is cut into parts of at least min_part_k, as
 // many as fill the machine's resident-block slots once. One part means no split. Batches and Aᵀ·A
@@ -107,6 +121,22 @@ inline index_t k_parts(const Workload& w, const ConfigInfo& cfg, int sms, int re
   const index_t slots = index_t(sms) * std::max(1, resident_blocks);
   if (tiles == 0 || 2 * tiles > slots) return 1;
   return std::max<index_t>(1, std::min(slots / tiles, w.k / min_part_k));
+}
+
+// Split-K for the small kernel (small_tile(w) = T): the parts become members of one batch, so
+// they fill the small kernel's slots (3 resident blocks per SM, its launch bound, each of
+// small_tiles_per_block(T) tiles) where the whole product's blocks fill under half of them. Parts
+// are shorter than the large kernels' (min_part_k_small): the small kernel has no long K walk to
+// amortise. One part means no split; batches and Aᵀ·A are not split.
+constexpr index_t min_part_k_small = 64;
+constexpr int small_resident_blocks = 3;
+constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile / 4)); }
+inline index_t k_parts_small(const Workload& w, int tile, int sms) {
+  if (w.batch != 1 || w.symmetric || tile == 0) return 1;
+  const index_t tiles = ceil_div(w.m, tile) * ceil_div(w.n, tile), per_block = small_tiles_per_block(tile);
+  const index_t slots = index_t(sms) * small_resident_blocks;
+  if (tiles == 0 || 2 * ceil_div(tiles, per_block) > slots) return 1;
+  return std::max<index_t>(1, std::min(slots * per_block / tiles, w.k / min_part_k_small));
 }
 
 }  // namespace ringmm::cuda_detail

@@ -159,14 +159,16 @@ void launch_product(ConfigId id, Border border, bool split, KernelArgs<S> args, 
   else launch<S>(id, border, args, args.triangular ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n, batch, stream);
 }
 
-// Split-K: runs the device problem p as `parts` K chunks (the last one takes the remainder) into
+// Split-K: runs the device problem p as at most `parts` K chunks (the last one takes the remainder) into
 // a workspace, each through run_part (α = 1̄, β = 0̄; the full chunks as one batch), then reduces
 // them into p.c with p's α and β.
 template <class S, class RunPart>
 void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream, RunPart&& run_part) {
   using T = element_t<S>;
   const index_t m = p.m(), n = p.n(), k = p.k();
-  const index_t chunk = ceil_div(k, parts), full = k / chunk, rest = k - full * chunk;
+  // Chunks of a multiple of 16, so that every part's operands keep the 16-byte alignment of the
+  // whole (row-major A, column-major B: the parts' batch stride is the chunk).
+  const index_t chunk = round_up(ceil_div(k, parts), 16), full = k / chunk, rest = k - full * chunk;
   const index_t count = full + (rest > 0 ? 1 : 0);
   DeviceBuffer<T> w(std::size_t(count * m * n), stream);
   detail::Problem<S> part = p;

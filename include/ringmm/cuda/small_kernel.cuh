@@ -1,0 +1,315 @@
+// The small-product kernel: one block of 256 threads over several T×T tiles of C at once
+// (T = 16, 32 or 64: 16, 4 or 1 tiles), each thread 4×4 outputs of one tile. It takes products
+// whose M or N is small (heuristics.hpp, small_tile), where the large kernel (gemm_kernel.cuh)
+// wastes its tile and its occupancy: that kernel runs one 64×64 or 128×128 tile per block at
+// 110–128 registers, two blocks per SM, so a 32³ product used a quarter of its tile, a 16³ one a
+// sixteenth, and with 16 warps per SM one block's loads were not hidden behind another's
+// arithmetic (ncu, batch 4096 × 64³ f32 max-plus: 25 % occupancy, DRAM at 29 %).
+//
+//   work     the tiles of every member of the batch, numbered member-major; block b takes tiles
+//            b·tiles … b·tiles + tiles − 1, so the grid is one-dimensional and no batch count
+//            overflows it
+//   operands the caller's strided views, read in place (no padded copies). Each operand moves in
+//            quads of 4 elements along its contiguous axis (k, or m for A and n for B): one vector
+//            load where every quad is aligned and wholly inside or outside the operand, element by
+//            element with bounds checks otherwise. Shared memory holds [k][m] and [k][n], so a
+//            thread's 4 values of one k are one broadcast vector read
+//   K        walked in chunks of BK, the next chunk's quads loaded into registers while the
+//            current one is consumed; the other blocks on the SM hide the rest
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/gemm_kernel.cuh"
+#include "ringmm/cuda/heuristics.hpp"
+#include "ringmm/detail/problem.hpp"
+
+namespace ringmm::cuda_detail {
+
+template <int T_> struct SmallTile {
+  static constexpr int T = T_;  // tile edge
+  static constexpr int threads = 256;
+  static constexpr int axis_threads = T / 4;  // threads along m and along n of one tile
+  static constexpr int tile_threads = axis_threads * axis_threads;
+  static constexpr int tiles = threads / tile_threads;  // tiles per block: 16, 4, 1
+  static_assert(tiles == small_tiles_per_block(T), "heuristics.hpp counts the same tiles per block");
+  static constexpr int BK = T == 16 ? 8 : 16;           // keeps a block's panels within ~20 KB (f32)
+  static constexpr int LD = T + 4;                      // row pitch: quads stay aligned
+  // One tile's [BK][LD] panel, padded by 16 elements so that the two tiles a warp of T = 16 reads
+  // fall on different banks.
+  static constexpr int panel = BK * LD + 16;
+  static constexpr int quads_per_thread = tiles * T * BK / 4 / threads;  // per operand and chunk
+  static_assert(T == 16 || T == 32 || T == 64, "small tiles are 16, 32 or 64");
+  static_assert(tiles * T * BK / 4 % threads == 0, "every thread moves the same number of quads");
+};
+
+// How an operand moves: quads along k or along its m (n) axis.
+enum class QuadAxis : unsigned char { k, x };
+
+// One operand of the small kernel: element (x, k) of batch member z at p[z·stride + x·xs + k·ks],
+// x < extent (M for A, N for B), k < K.
+template <class T> struct SmallOperand {
+  const T* p;
+  index_t xs, ks, stride, extent;
+  QuadAxis axis;
+  bool vector;  // quads are aligned vectors, each wholly inside or outside the operand
+};
+
+template <class S> struct SmallArgs {
+  using T = element_t<S>;
+  SmallOperand<T> a, b;  // a: x = i; b: x = j
+  T* c;                  // element (i, j) of member z at c[z·stride_c + i·c_rs + j·c_cs]
+  index_t c_rs, c_cs, stride_c;
+  index_t m, n, k;
+  index_t tiles_m, tiles_n, tile_count;  // tile_count = batch · tiles_m · tiles_n
+  index_t first_tile;                    // of this launch (grids past INT_MAX blocks run in slices)
+  scalar_t<S> alpha, beta;
+  bool c_vector;   // rows of C written as quads: c_cs = 1, aligned, N a multiple of 4
+  bool symmetric;  // Aᵀ·A: entries i ≥ j written, and mirrored into (j, i); C read there only
+};
+
+template <class T> struct alignas(sizeof(T) * 4 <= 16 ? sizeof(T) * 4 : 16) Quad {
+  T v[4];
+};
+
+// 4 contiguous elements as one or two vector accesses (the address is aligned to alignof(Quad)).
+template <class T> __device__ __forceinline__ Quad<T> load_quad(const T* p) {
+  if constexpr (sizeof(T) * 4 <= 16) {
+    return *reinterpret_cast<const Quad<T>*>(p);
+  } else {
+    const Vec<T, 2> lo = *reinterpret_cast<const Vec<T, 2>*>(p), hi = *reinterpret_cast<const Vec<T, 2>*>(p + 2);
+    return Quad<T>{{lo.v[0], lo.v[1], hi.v[0], hi.v[1]}};
+  }
+}
+
+template <class T> __device__ __forceinline__ void store_quad(T* p, const Quad<T>& q) {
+  if constexpr (sizeof(T) * 4 <= 16) {
+    *reinterpret_cast<Quad<T>*>(p) = q;
+  } else {
+    *reinterpret_cast<Vec<T, 2>*>(p) = Vec<T, 2>{{q.v[0], q.v[1]}};
+    *reinterpret_cast<Vec<T, 2>*>(p + 2) = Vec<T, 2>{{q.v[2], q.v[3]}};
+  }
+}
+
+// The quads one thread moves for one operand, chunk after chunk: where each is read from and where
+// it lands in shared memory.
+template <class S, class Tile> struct SmallStage {
+  using T = element_t<S>;
+  static constexpr int Q = Tile::quads_per_thread;
+  Quad<T> reg[Q];
+  const T* src[Q];  // the quad's first element in chunk 0
+  int x_left[Q];    // rows (columns) of the operand from the quad's first one on; ≤ 0 when none
+
+  // The tile t within the block, row (column) x within the tile and k within the chunk of the
+  // quad numbered l: BK/4 quads along k per row, or T/4 quads along x per k.
+  static __device__ __forceinline__ void where(QuadAxis axis, int l, int& t, int& x, int& k) {
+    if (axis == QuadAxis::k) {
+      k = (l % (Tile::BK / 4)) * 4;
+      x = (l / (Tile::BK / 4)) % Tile::T;
+      t = l / (Tile::BK / 4 * Tile::T);
+    } else {
+      x = (l % (Tile::T / 4)) * 4;
+      k = (l / (Tile::T / 4)) % Tile::BK;
+      t = l / (Tile::T / 4 * Tile::BK);
+    }
+  }
+
+  // x_tile(r): the tile's index along this operand's x axis, from r = tile within its member.
+  template <class XTile>
+  __device__ __forceinline__ void start(const SmallOperand<T>& op, const SmallArgs<S>& args, index_t block_tile,
+                                        XTile&& x_tile, int tid) {
+    const index_t per_member = args.tiles_m * args.tiles_n;
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      int t, x, k;
+      where(op.axis, tid + q * Tile::threads, t, x, k);
+      const index_t g = block_tile + t, z = g / per_member;
+      const index_t x0 = x_tile(g % per_member) * Tile::T + x;
+      const bool live = g < args.tile_count;
+      x_left[q] = live ? int(std::min<index_t>(op.extent - x0, Tile::T)) : 0;
+      src[q] = live ? op.p + z * op.stride + x0 * op.xs + index_t(k) * op.ks : op.p;
+    }
+  }
+
+  // The quads of the chunk starting at k0 into registers (0̄ outside the operand).
+  __device__ __forceinline__ void load(const SmallOperand<T>& op, index_t k0, index_t k_end, int tid) {
+    const T zero = S::zero();
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      int t, x, kq;
+      where(op.axis, tid + q * Tile::threads, t, x, kq);
+      const index_t k = k0 + kq;
+      const T* p = src[q] + k0 * op.ks;
+      if (op.vector) {
+        if (x_left[q] > 0 && k < k_end) reg[q] = load_quad(p);
+        else reg[q] = Quad<T>{{zero, zero, zero, zero}};
+      } else if (op.axis == QuadAxis::k) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) reg[q].v[e] = (x_left[q] > 0 && k + e < k_end) ? p[e * op.ks] : zero;
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) reg[q].v[e] = (x_left[q] > e && k < k_end) ? p[e * op.xs] : zero;
+      }
+    }
+  }
+
+  __device__ __forceinline__ void store(const SmallOperand<T>& op, T* panels, int tid) const {
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      int t, x, k;
+      where(op.axis, tid + q * Tile::threads, t, x, k);
+      T* s = panels + t * Tile::panel + k * Tile::LD + x;
+      if (op.axis == QuadAxis::x) {
+        store_quad(s, reg[q]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[e * Tile::LD] = reg[q].v[e];
+      }
+    }
+  }
+};
+
+template <class S, class Tile>
+__global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : small_resident_blocks)) small_kernel(const SmallArgs<S> args) {
+  using T = element_t<S>;
+  using traits = semiring_traits<S>;
+  constexpr int BK = Tile::BK, LD = Tile::LD;
+  __shared__ alignas(16) T a_s[Tile::tiles * Tile::panel];
+  __shared__ alignas(16) T b_s[Tile::tiles * Tile::panel];
+
+  const int tid = int(threadIdx.x);
+  const index_t block_tile = args.first_tile + index_t(blockIdx.x) * Tile::tiles;
+  SmallStage<S, Tile> stage_a, stage_b;
+  stage_a.start(args.a, args, block_tile, [&](index_t r) { return r / args.tiles_n; }, tid);
+  stage_b.start(args.b, args, block_tile, [&](index_t r) { return r % args.tiles_n; }, tid);
+
+  // This thread's outputs: tile t of the block, rows ty·4 …, columns tx·4 ….
+  const int t = tid / Tile::tile_threads, lt = tid % Tile::tile_threads;
+  const int tx = lt % Tile::axis_threads, ty = lt / Tile::axis_threads;
+  const T* a_frag = a_s + t * Tile::panel + ty * 4;
+  const T* b_frag = b_s + t * Tile::panel + tx * 4;
+
+  reg_t<S> acc[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = traits::initial_register();
+
+  if (args.k > 0) {
+    stage_a.load(args.a, 0, args.k, tid);
+    stage_b.load(args.b, 0, args.k, tid);
+  }
+  for (index_t k0 = 0; k0 < args.k; k0 += BK) {
+    stage_a.store(args.a, a_s, tid);
+    stage_b.store(args.b, b_s, tid);
+    __syncthreads();
+    if (k0 + BK < args.k) {  // the next chunk's loads in flight during this chunk's arithmetic
+      stage_a.load(args.a, k0 + BK, args.k, tid);
+      stage_b.load(args.b, k0 + BK, args.k, tid);
+    }
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      const Quad<T> qa = load_quad(a_frag + kk * LD), qb = load_quad(b_frag + kk * LD);
+      operand_t<S> fa[4], fb[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) fa[e] = traits::to_register(qa.v[e]), fb[e] = traits::to_register(qb.v[e]);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
+    }
+    __syncthreads();  // the panels are refilled next
+  }
+
+  const index_t g = block_tile + t;
+  if (g >= args.tile_count) return;
+  const index_t per_member = args.tiles_m * args.tiles_n, z = g / per_member, r = g % per_member;
+  const index_t i0 = (r / args.tiles_n) * Tile::T + ty * 4, j0 = (r % args.tiles_n) * Tile::T + tx * 4;
+  T* c = args.c + z * args.stride_c;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const index_t gi = i0 + i;
+    if (gi >= args.m) break;
+    T* row = c + gi * args.c_rs;
+    if (args.symmetric) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const index_t gj = j0 + j;
+        if (gj > gi) break;
+        T* out = row + gj * args.c_cs;
+        *out = traits::epilogue(args.alpha, traits::from_register(acc[i][j]), args.beta, out);
+        c[gj * args.c_rs + gi * args.c_cs] = *out;
+      }
+    } else if (args.c_vector && j0 < args.n) {  // N is a multiple of 4: the quad is whole
+      Quad<T> out;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        out.v[j] = traits::epilogue(args.alpha, traits::from_register(acc[i][j]), args.beta, row + j0 + j);
+      store_quad(row + j0, out);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (j0 + j >= args.n) break;
+        T* out = row + (j0 + j) * args.c_cs;
+        *out = traits::epilogue(args.alpha, traits::from_register(acc[i][j]), args.beta, out);
+      }
+    }
+  }
+}
+
+// ---- host side --------------------------------------------------------------------------------
+
+// Operand (x, k) of a strided view: for A x = row, for B x = column.
+template <class T>
+SmallOperand<T> small_operand(const T* p, index_t xs, index_t ks, index_t extent, index_t k, index_t stride,
+                              index_t batch) {
+  SmallOperand<T> op{p, xs, ks, batch == 1 ? 0 : stride, extent, QuadAxis::k, false};
+  // Quads along the axis whose stride is 1 (k first: row-major A, column-major B).
+  op.axis = (ks == 1 || xs != 1) ? QuadAxis::k : QuadAxis::x;
+  const index_t along = op.axis == QuadAxis::k ? k : extent;  // quads whole: a multiple of 4
+  const index_t across = op.axis == QuadAxis::k ? xs : ks;    // each line's quads aligned
+  const std::uintptr_t align = alignof(Quad<T>);
+  op.vector = along % 4 == 0 && (across % 4 == 0 || (op.axis == QuadAxis::k ? extent : k) <= 1) &&
+              op.stride % 4 == 0 && reinterpret_cast<std::uintptr_t>(p) % align == 0;
+  return op;
+}
+
+template <class S, int T>
+void launch_small_tile(SmallArgs<S> args, cudaStream_t stream) {
+  using Tile = SmallTile<T>;
+  args.tiles_m = ceil_div(args.m, T), args.tiles_n = ceil_div(args.n, T);
+  args.tile_count *= args.tiles_m * args.tiles_n;
+  const index_t blocks = ceil_div(args.tile_count, Tile::tiles);
+  for (index_t b0 = 0; b0 < blocks; b0 += INT_MAX) {
+    args.first_tile = b0 * Tile::tiles;
+    small_kernel<S, Tile><<<unsigned(std::min<index_t>(INT_MAX, blocks - b0)), Tile::threads, 0, stream>>>(args);
+    check_launch("small_kernel");
+  }
+}
+
+// The product p (device views) on the small kernel with T×T tiles.
+template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStream_t stream) {
+  using T = element_t<S>;
+  const index_t m = p.m(), n = p.n(), k = p.k();
+  if (m == 0 || n == 0 || p.batch == 0) return;
+  SmallArgs<S> args{};
+  args.a = small_operand<T>(p.a.p, p.a.rs, p.a.cs, m, k, p.stride_a, p.batch);
+  args.b = small_operand<T>(p.b.p, p.b.cs, p.b.rs, n, k, p.stride_b, p.batch);
+  args.c = p.c.p, args.c_rs = p.c.rs, args.c_cs = p.c.cs, args.stride_c = p.batch == 1 ? 0 : p.stride_c;
+  args.m = m, args.n = n, args.k = k;
+  args.tile_count = p.batch;  // times the tiles per member, in launch_small_tile
+  args.alpha = p.alpha, args.beta = p.beta, args.symmetric = p.symmetric;
+  args.c_vector = p.c.cs == 1 && n % 4 == 0 && (p.c.rs % 4 == 0 || m == 1) && args.stride_c % 4 == 0 &&
+                  reinterpret_cast<std::uintptr_t>(p.c.p) % alignof(Quad<T>) == 0;
+  switch (tile) {
+    case 16: return launch_small_tile<S, 16>(args, stream);
+    case 32: return launch_small_tile<S, 32>(args, stream);
+    default: return launch_small_tile<S, 64>(args, stream);
+  }
+}
+
+}  // namespace ringmm::cuda_detail

@@ -455,6 +455,32 @@ TEST(CudaEngineRefusals, IntegerTropicalOutOfRange) {
   }
 }
 
+// The device scan reads compact operands as one flat run; a refused value is still named by its
+// row, column and batch member, for row- and column-major members alike.
+TEST(CudaEngineRefusals, CompactBatchesNameTheRefusedElement) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = MaxPlus<std::int32_t>;
+  const index_t rows = 5, cols = 4, batch = 3;
+  for (Layout layout : {Layout::row_major, Layout::col_major}) {
+    std::vector<std::int32_t> a(std::size_t(rows * cols * batch), 1), b(std::size_t(cols * cols * batch), 2);
+    std::vector<std::int32_t> c(std::size_t(rows * cols * batch), 0);
+    const index_t i = 2, j = 3, member = 1;
+    const index_t at = member * rows * cols + (layout == Layout::row_major ? i * cols + j : j * rows + i);
+    a[std::size_t(at)] = std::int32_t(1) << 29;
+    DeviceCopy<std::int32_t> da(a), db(b), dc(c);
+    const index_t ld_a = layout == Layout::row_major ? cols : rows;
+    try {
+      gemm_batched<S>(cuda_context("", BorderPolicy::automatic), Op::N, MatrixView<const std::int32_t>{da.ptr, rows, cols, ld_a, layout},
+                      rows * cols, Op::N, MatrixView<const std::int32_t>{db.ptr, cols, cols, cols, Layout::row_major},
+                      cols * cols, MatrixView<std::int32_t>{dc.ptr, rows, cols, cols, Layout::row_major}, rows * cols, batch);
+      ADD_FAILURE() << "accepted an out-of-range A";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::value_out_of_range) << e.what();
+      EXPECT_NE(std::string(e.what()).find("element (2, 3) of batch member 1"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(CudaEngineRefusals, MaxTimesOutsideItsDomain) {
   RINGMM_SKIP_WITHOUT_GPU();
   for (bool device : {false, true}) {

@@ -184,8 +184,8 @@ void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream
     part.batch = 1, part.stride_a = part.stride_b = part.stride_c = 0;
     run_part(part);
   }
-  const unsigned blocks = unsigned(std::min<index_t>((m * n + 255) / 256, 4096));
-  reduce_parts_kernel<S><<<blocks, 256, 0, stream>>>(p.c.p, m, n, p.c.rs, p.c.cs, w.get(), count, m * n, p.alpha, p.beta);
+  const unsigned blocks = unsigned(std::min<index_t>(ceil_div(m * n, reduce_lanes), 8192));
+  reduce_parts_kernel<S><<<blocks, dim3(reduce_lanes, reduce_groups), 0, stream>>>(p.c.p, m, n, p.c.rs, p.c.cs, w.get(), count, m * n, p.alpha, p.beta);
   check_launch("reduce_parts_kernel");
 }
 

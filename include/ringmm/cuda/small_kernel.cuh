@@ -118,20 +118,18 @@ template <class S, class Tile> struct SmallStage {
     }
   }
 
-  // x_tile(r): the tile's index along this operand's x axis, from r = tile within its member.
-  template <class XTile>
-  __device__ __forceinline__ void start(const SmallOperand<T>& op, const SmallArgs<S>& args, index_t block_tile,
-                                        XTile&& x_tile, int tid) {
-    const index_t per_member = args.tiles_m * args.tiles_n;
+  // first_x[t]: the first row (column) of the block's tile t along this operand's x axis;
+  // member[t]: its batch member, negative past the last tile.
+  __device__ __forceinline__ void start(const SmallOperand<T>& op, const index_t* first_x, const index_t* member,
+                                        int tid) {
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
       int t, x, k;
       where(op.axis, tid + q * Tile::threads, t, x, k);
-      const index_t g = block_tile + t, z = g / per_member;
-      const index_t x0 = x_tile(g % per_member) * Tile::T + x;
-      const bool live = g < args.tile_count;
+      const index_t x0 = first_x[t] + x;
+      const bool live = member[t] >= 0;
       x_left[q] = live ? int(std::min<index_t>(op.extent - x0, Tile::T)) : 0;
-      src[q] = live ? op.p + z * op.stride + x0 * op.xs + index_t(k) * op.ks : op.p;
+      src[q] = live ? op.p + member[t] * op.stride + x0 * op.xs + index_t(k) * op.ks : op.p;
     }
   }
 
@@ -181,11 +179,22 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : sm
   __shared__ alignas(16) T a_s[Tile::tiles * Tile::panel];
   __shared__ alignas(16) T b_s[Tile::tiles * Tile::panel];
 
+  // Where the block's tiles lie, worked out once per tile: 64-bit divisions cost ~100 instructions
+  // each, as much as a third of a 64³ product's arithmetic when every thread did its own.
+  __shared__ index_t tile_member[Tile::tiles], tile_i0[Tile::tiles], tile_j0[Tile::tiles];
   const int tid = int(threadIdx.x);
   const index_t block_tile = args.first_tile + index_t(blockIdx.x) * Tile::tiles;
+  if (tid < Tile::tiles) {
+    const index_t g = block_tile + tid, per_member = args.tiles_m * args.tiles_n;
+    const index_t r = g % per_member;
+    tile_member[tid] = g < args.tile_count ? g / per_member : -1;
+    tile_i0[tid] = (r / args.tiles_n) * Tile::T;
+    tile_j0[tid] = (r % args.tiles_n) * Tile::T;
+  }
+  __syncthreads();
   SmallStage<S, Tile> stage_a, stage_b;
-  stage_a.start(args.a, args, block_tile, [&](index_t r) { return r / args.tiles_n; }, tid);
-  stage_b.start(args.b, args, block_tile, [&](index_t r) { return r % args.tiles_n; }, tid);
+  stage_a.start(args.a, tile_i0, tile_member, tid);
+  stage_b.start(args.b, tile_j0, tile_member, tid);
 
   // This thread's outputs: tile t of the block, rows ty·4 …, columns tx·4 ….
   const int t = tid / Tile::tile_threads, lt = tid % Tile::tile_threads;
@@ -225,11 +234,9 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : sm
     __syncthreads();  // the panels are refilled next
   }
 
-  const index_t g = block_tile + t;
-  if (g >= args.tile_count) return;
-  const index_t per_member = args.tiles_m * args.tiles_n, z = g / per_member, r = g % per_member;
-  const index_t i0 = (r / args.tiles_n) * Tile::T + ty * 4, j0 = (r % args.tiles_n) * Tile::T + tx * 4;
-  T* c = args.c + z * args.stride_c;
+  if (tile_member[t] < 0) return;
+  const index_t i0 = tile_i0[t] + ty * 4, j0 = tile_j0[t] + tx * 4;
+  T* c = args.c + tile_member[t] * args.stride_c;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const index_t gi = i0 + i;

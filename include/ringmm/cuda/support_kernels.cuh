@@ -58,17 +58,31 @@ __global__ void unpack_kernel(T* c, index_t rows, index_t cols, index_t rs, inde
 // Split-K's last step: C ← α ⊗ (⊕ of the `parts` row-major m×n slabs of w, `part_stride` apart)
 // ⊕ β ⊗ C. The slabs hold finalised partial products (α = 1̄, β = 0̄); ⊕ and finalize commute
 // because finalize is monotone and idempotent, so the result equals one pass over all of K.
+// A block of reduce_lanes × reduce_groups threads takes reduce_lanes adjacent elements, each
+// thread row a share of the parts, then sums the rows: a small C cut into hundreds of parts
+// (64×64×65536: 373) kept one thread walking every part of an element, hundreds of loads in a row.
+inline constexpr int reduce_lanes = 32, reduce_groups = 8;
 template <class S>
 __global__ void reduce_parts_kernel(element_t<S>* c, index_t rows, index_t cols, index_t rs, index_t cs,
                                     const element_t<S>* w, index_t parts, index_t part_stride, scalar_t<S> alpha,
                                     scalar_t<S> beta) {
   using T = element_t<S>;
+  __shared__ T partial[reduce_groups][reduce_lanes];
   const index_t total = rows * cols;
-  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
-    T acc = w[e];
-    for (index_t s = 1; s < parts; ++s) acc = S::add(acc, w[s * part_stride + e]);
-    T* out = c + (e / cols) * rs + (e % cols) * cs;
-    *out = semiring_traits<S>::epilogue(alpha, acc, beta, out);
+  const int lane = int(threadIdx.x), group = int(threadIdx.y);
+  for (index_t base = index_t(blockIdx.x) * reduce_lanes; base < total; base += index_t(gridDim.x) * reduce_lanes) {
+    const index_t e = base + lane;
+    T acc = S::zero();
+    if (e < total)
+      for (index_t s = group; s < parts; s += reduce_groups) acc = S::add(acc, w[s * part_stride + e]);
+    partial[group][lane] = acc;
+    __syncthreads();
+    if (group == 0 && e < total) {
+      for (int g = 1; g < reduce_groups; ++g) acc = S::add(acc, partial[g][lane]);
+      T* out = c + (e / cols) * rs + (e % cols) * cs;
+      *out = semiring_traits<S>::epilogue(alpha, acc, beta, out);
+    }
+    __syncthreads();  // partial is refilled next
   }
 }
 
@@ -78,18 +92,35 @@ template <class S>
 __global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index_t rows, index_t cols, index_t rs,
                             index_t cs, index_t stride, index_t batch, bool lower_only) {
   // A block walks whole lines (rows, or columns of a column-major operand): its threads read
-  // consecutive elements, and no element costs a 64-bit division.
+  // consecutive elements, and no element costs a 64-bit division. Compact operands are one run.
   const bool col_major = rs == 1 && cs != 1;
   const index_t lines = col_major ? cols : rows, len = col_major ? rows : cols;
   const index_t line_step = col_major ? cs : rs, step = col_major ? rs : cs;
   detail::ValueScan local;
-  for (index_t l = blockIdx.x; l < lines * batch; l += gridDim.x) {
-    const index_t bt = l / lines, line = l % lines;
-    const element_t<S>* p = x + bt * stride + line * line_step;
-    for (index_t t = threadIdx.x; t < len; t += blockDim.x) {
-      const index_t i = col_major ? t : line, j = col_major ? line : t;
-      if (lower_only && j > i) continue;
-      detail::scan_value<S>(local, p[t * step], (unsigned long long)((bt * rows + i) * cols + j));
+  const bool flat = !lower_only && step == 1 && line_step == len && (batch == 1 || stride == lines * len);
+  if (flat) {
+    // Compact members back to back: one flat run, every thread busy whatever the line length (a
+    // batch of 4096 × 64² i32 spent 0.5 ms a line at a time with 64 of 256 threads). Positions
+    // count row by row: the flat index, or for column-major members worked out for a refused value.
+    const index_t total = lines * len * batch, size = rows * cols;
+    for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
+      const element_t<S> v = x[e];
+      unsigned long long position = (unsigned long long)e;
+      if (col_major && !semiring_traits<S>::valid_input(v)) {
+        const index_t bt = e / size, r = e % size;
+        position = (unsigned long long)(bt * size + (r % rows) * cols + r / rows);
+      }
+      detail::scan_value<S>(local, v, position);
+    }
+  } else {
+    for (index_t l = blockIdx.x; l < lines * batch; l += gridDim.x) {
+      const index_t bt = l / lines, line = l % lines;
+      const element_t<S>* p = x + bt * stride + line * line_step;
+      for (index_t t = threadIdx.x; t < len; t += blockDim.x) {
+        const index_t i = col_major ? t : line, j = col_major ? line : t;
+        if (lower_only && j > i) continue;
+        detail::scan_value<S>(local, p[t * step], (unsigned long long)((bt * rows + i) * cols + j));
+      }
     }
   }
   // One atomic per warp, not per thread: hundreds of thousands of atomics on one address cost

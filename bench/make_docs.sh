@@ -51,6 +51,14 @@ r=bench/results/nan-policy-h100-2026-11-23
     echo; cat /tmp/nan-policy-$run.md
   done
 } > docs/perf/nan-policy.md
+# Issue 12's shapes, from the latest session of scripts/gpu/shapes_runs.sh once one is recorded.
+shapes=
+if compgen -G "bench/results/shapes-h100-*.json" > /dev/null; then
+  python3 bench/shapes_table.py --out docs/perf/shapes.md > /dev/null
+  shapes=", docs/perf/shapes.md"
+else
+  echo "bench/make_docs.sh: no bench/results/shapes-h100-*.json yet (scripts/gpu/shapes_runs.sh measures them): docs/perf/shapes.md skipped"
+fi
 # The seeds' experiments: docs/seeds.md and its figures, and the README's headline figure.
 python3 bench/plots.py
-echo "wrote docs/perf/cuda-targets.md, docs/perf/summa-scaling.md, docs/perf/registry-compare.md, docs/perf/nan-policy.md"
+echo "wrote docs/perf/cuda-targets.md, docs/perf/summa-scaling.md, docs/perf/registry-compare.md, docs/perf/nan-policy.md$shapes"

@@ -21,6 +21,10 @@
 #   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
 #   seeds     scripts/gpu/seeds_runs.sh: the seeds' experiments docs/seeds.md lacks (about 5 min);
 #             copy $res/seeds/seeds-h100-*.json into bench/results and run bench/make_docs.sh
+#   shapes    scripts/gpu/shapes_runs.sh: issue 12's table (batches of small products, small and
+#             skinny shapes, 8192³, every pair at 4096³ and 4097³, host to host; about 2.5 min),
+#             SHAPES_TAG tags the files; copy $res/shapes/shapes-h100-*.json into bench/results
+#             and run bench/make_docs.sh (docs/perf/shapes.md)
 # Everything lands in $OUT/device-<tag>.tar.gz (after every step, so a run cut off keeps what it
 # did); the summary is printed last and also saved as $OUT/summary-<tag>.txt.
 set -uo pipefail
@@ -166,8 +170,14 @@ for step in $steps; do
       sed -n '/^== summary/,$p' "$res/seeds.log" | tee -a "$summary"
       grep -E '^!!|error' "$res/seeds.log" | head -10 | tee -a "$summary"
       ;;
+    shapes)
+      OUT=$res/shapes "$here/shapes_runs.sh" "$build/tools/ringmm" "${SHAPES_TAG:-}" > "$res/shapes.log" 2>&1
+      note "shapes rc=$?"
+      sed -n '/^== summary/,$p' "$res/shapes.log" | tee -a "$summary"
+      grep -E '^!!|error' "$res/shapes.log" | head -10 | tee -a "$summary"
+      ;;
     *)
-      note "unknown step '$step' (steps: build tests sanitize sass bench compare ladder sweep summa seeds)"
+      note "unknown step '$step' (steps: build tests sanitize sass bench compare ladder sweep summa seeds shapes)"
       ;;
   esac
   tar -C "$res" -czf "$out/device-$tag.tar.gz" .

@@ -7,10 +7,10 @@ import numpy as np
 from . import _core
 from ._frameworks import as_array, check_names, framework_of, is_array
 
-# The one-call path (_core.matmul) allocates numpy results itself; torch registers when a Torch
+# The one-call path (_core.one_call_matmul) allocates numpy results itself; torch registers when a Torch
 # framework is first made (_frameworks.Torch).
 _core.use_numpy(np.ndarray, np.empty, np.dtype("int32"))
-_one_call = _core.matmul
+_one_call = _core.one_call_matmul
 
 
 def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=False, trans_b=False, out=None,

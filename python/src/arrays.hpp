@@ -171,6 +171,9 @@ struct ArrayInfo {
       strides.push_back(x.stride(i));
     }
   }
+  // An array described directly: one this binding allocated, with known layout.
+  ArrayInfo(const char* name, void* data, nb::dlpack::dtype dtype, Place place, Shape shape, Shape strides)
+      : name(name), data(data), dtype(dtype), place(place), shape(std::move(shape)), strides(std::move(strides)) {}
   std::size_t batch_dims() const { return shape.size() - 2; }
   index_t rows() const { return shape[shape.size() - 2]; }
   index_t cols() const { return shape.back(); }

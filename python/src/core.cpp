@@ -130,6 +130,7 @@ struct Frameworks {
   PyObject* torch_stream = nullptr;    // device index -> its current stream (cudaStream_t) as an int
   PyObject* dtype = PyUnicode_InternFromString("dtype");
   PyObject* new_empty = PyUnicode_InternFromString("new_empty");
+  PyObject* data_ptr = PyUnicode_InternFromString("data_ptr");
   PyObject* dtype_keyword = PyTuple_Pack(1, dtype);
   PyObject* semirings = PyDict_New();  // the spellings seen so far -> SemiringKind
   PyObject* backends = PyDict_New();   // the backend names seen so far -> Backend
@@ -218,9 +219,11 @@ template <class Array> bool import_array(Framework fw, nb::handle x, Array& arra
   return nb::try_cast(capsule, array, false);
 }
 
-// A new array of `shape` beside a (its framework, device and dtype; int32 for index), read through
-// DLPack into `array`.
-nb::object allocate(Framework fw, nb::handle a, const Shape& shape, bool index, nb::ndarray<>& array) {
+// A new array of `shape` beside a (its framework, device and dtype; int32 for index), described
+// in `info`: row-major and contiguous, as numpy.empty and Tensor.new_empty make it, read through its
+// data pointer alone (a DLPack export would cost more than the allocation).
+nb::object allocate(Framework fw, nb::handle a, const ArrayInfo& like, const Shape& shape, bool index,
+                    const char* name, std::optional<ArrayInfo>& info) {
   Frameworks& f = frameworks();
   const nb::object dims = nb::steal(PyTuple_New(Py_ssize_t(shape.size())));
   if (!dims.is_valid()) throw nb::python_error();
@@ -230,6 +233,7 @@ nb::object allocate(Framework fw, nb::handle a, const Shape& shape, bool index, 
     PyTuple_SET_ITEM(dims.ptr(), Py_ssize_t(i), d);
   }
   nb::object result;
+  void* data = nullptr;
   if (fw == Framework::numpy) {
     nb::object dtype;
     if (index) {
@@ -240,15 +244,33 @@ nb::object allocate(Framework fw, nb::handle a, const Shape& shape, bool index, 
     }
     PyObject* args[] = {dims.ptr(), dtype.ptr()};
     result = nb::steal(PyObject_Vectorcall(f.numpy_empty, args, 2, nullptr));
-  } else if (index) {  // a.new_empty(shape, dtype=torch.int32)
-    PyObject* args[] = {a.ptr(), dims.ptr(), f.torch_int32};
-    result = nb::steal(PyObject_VectorcallMethod(f.new_empty, args, 2, f.dtype_keyword));
-  } else {  // a.new_empty(shape)
-    PyObject* args[] = {a.ptr(), dims.ptr()};
-    result = nb::steal(PyObject_VectorcallMethod(f.new_empty, args, 2, nullptr));
+    if (!result.is_valid()) throw nb::python_error();
+    Py_buffer view;
+    if (PyObject_GetBuffer(result.ptr(), &view, PyBUF_WRITABLE) != 0) throw nb::python_error();
+    data = view.buf;
+    PyBuffer_Release(&view);  // result keeps the memory
+  } else {
+    if (index) {  // a.new_empty(shape, dtype=torch.int32)
+      PyObject* args[] = {a.ptr(), dims.ptr(), f.torch_int32};
+      result = nb::steal(PyObject_VectorcallMethod(f.new_empty, args, 2, f.dtype_keyword));
+    } else {  // a.new_empty(shape)
+      PyObject* args[] = {a.ptr(), dims.ptr()};
+      result = nb::steal(PyObject_VectorcallMethod(f.new_empty, args, 2, nullptr));
+    }
+    if (!result.is_valid()) throw nb::python_error();
+    PyObject* args[] = {result.ptr()};
+    const nb::object pointer = nb::steal(PyObject_VectorcallMethod(f.data_ptr, args, 1, nullptr));
+    if (!pointer.is_valid()) throw nb::python_error();
+    data = PyLong_AsVoidPtr(pointer.ptr());
+    if (PyErr_Occurred()) throw nb::python_error();
   }
-  if (!result.is_valid()) throw nb::python_error();
-  if (!import_array(fw, result, array)) throw nb::type_error("ringmm cannot read the array it allocated for the result");
+  Shape strides(shape.size());
+  index_t step = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= std::max<index_t>(shape[d], 1);
+  }
+  info.emplace(name, data, index ? nb::dtype<std::int32_t>() : like.dtype, like.place, shape, std::move(strides));
   return result;
 }
 
@@ -277,6 +299,28 @@ Shape result_shape(Shape shape, bool row, bool col) {
   return shape;
 }
 
+// The framework of x when the one-call path reads it.
+bool framework_of(nb::handle x, Framework& fw) {
+  const Frameworks& f = frameworks();
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()));
+  if (type == f.numpy_type) fw = Framework::numpy;
+  else if (type == f.torch_type) fw = Framework::torch;
+  else return false;
+  return true;
+}
+
+// The stream a call on arrays at `place` runs on: torch's current stream of their GPU, or none.
+std::uintptr_t current_stream(const Place& place) {
+  if (!place.gpu) return 0;
+  const nb::object device = nb::steal(PyLong_FromLong(place.id));
+  if (!device.is_valid()) throw nb::python_error();
+  const nb::object stream = nb::steal(PyObject_CallOneArg(frameworks().torch_stream, device.ptr()));
+  if (!stream.is_valid()) throw nb::python_error();
+  const auto value = std::uintptr_t(PyLong_AsUnsignedLongLong(stream.ptr()));
+  if (PyErr_Occurred()) throw nb::python_error();
+  return value;
+}
+
 nb::object one_call_matmul(nb::handle a_object, nb::handle b_object, nb::handle semiring_object, nb::handle c_object,
                            nb::handle alpha_object, nb::handle beta_object, nb::handle trans_a_object,
                            nb::handle trans_b_object, nb::handle out_object, nb::handle argmax_object,
@@ -285,9 +329,7 @@ nb::object one_call_matmul(nb::handle a_object, nb::handle b_object, nb::handle 
   const Frameworks& f = frameworks();
   PyTypeObject* type = Py_TYPE(a_object.ptr());
   Framework fw;
-  if (reinterpret_cast<PyObject*>(type) == f.numpy_type) fw = Framework::numpy;
-  else if (reinterpret_cast<PyObject*>(type) == f.torch_type) fw = Framework::torch;
-  else return general;
+  if (!framework_of(a_object, fw)) return general;
   const bool has_out = !out_object.is_none(), accumulate = !c_object.is_none();
   bool trans_a, trans_b, argmax;
   std::optional<double> alpha, beta;
@@ -298,7 +340,7 @@ nb::object one_call_matmul(nb::handle a_object, nb::handle b_object, nb::handle 
     return general;
 
   nb::ndarray<nb::ro> a_array, b_array;
-  nb::ndarray<> out_array, result_array, k_star_array;
+  nb::ndarray<> out_array;
   if (!import_array(fw, a_object, a_array) || !import_array(fw, b_object, b_array) ||
       (has_out && !import_array(fw, out_object, out_array)))
     return general;
@@ -334,42 +376,74 @@ nb::object one_call_matmul(nb::handle a_object, nb::handle b_object, nb::handle 
     p = make_plan(*a, *b, c ? &*c : nullptr, out ? &*out : nullptr, kind, trans_a, trans_b);
     if (!p.a.in_place || !p.b.in_place || (out && !p.out.in_place)) return general;
     if (argmax && !selects(kind, p.type)) return general;
-    std::uintptr_t stream = 0;
-    if (a->place.gpu) {
-      const nb::object device = nb::steal(PyLong_FromLong(a->place.id));
-      const nb::object s = nb::steal(PyObject_CallOneArg(f.torch_stream, device.ptr()));
-      if (!s.is_valid()) throw nb::python_error();
-      stream = std::uintptr_t(PyLong_AsUnsignedLongLong(s.ptr()));
-      if (PyErr_Occurred()) throw nb::python_error();
-    }
-    ctx = call_context(a->place, backend, stream);
+    ctx = call_context(a->place, backend, current_stream(a->place));
   } catch (const std::exception&) {
     return general;
   }
 
   // The result (and k_star) as the general path shapes it: vectors' dimensions dropped.
-  nb::object result, k_star_object;
+  nb::object result = nb::borrow(out_object), k_star_object;
+  std::optional<ArrayInfo> result_info, k_star_info;
   Operand k_star;
+  const Shape shape = result_shape(p.shape, row, col);
   if (!has_out) {
-    const Shape shape = result_shape(p.shape, row, col);
-    result = allocate(fw, a_object, shape, false, result_array);
-    if (argmax) k_star_object = allocate(fw, a_object, shape, true, k_star_array);
-    ArrayInfo r("out", result_array);
-    restore(r, row, col);
-    p.out = describe(r, p.batch);
-    require_in_place(p.out, "out");
-  } else {
-    result = nb::borrow(out_object);
-    if (argmax) k_star_object = allocate(fw, a_object, result_shape(p.shape, row, col), true, k_star_array);
+    result = allocate(fw, a_object, *a, shape, false, "out", result_info);
+    restore(*result_info, row, col);
+    p.out = describe(*result_info, p.batch);
   }
   if (argmax) {
-    ArrayInfo k("k_star", k_star_array);
-    restore(k, row, col);
-    k_star = describe(k, p.batch);
-    require_in_place(k_star, "k_star");
+    k_star_object = allocate(fw, a_object, *a, shape, true, "k_star", k_star_info);
+    restore(*k_star_info, row, col);
+    k_star = describe(*k_star_info, p.batch);
   }
   run_product(p, argmax ? &k_star : nullptr, kind, trans_a, trans_b, alpha, beta, accumulate, ctx, a->place);
   if (argmax) return nb::make_tuple(result, k_star_object);
+  return result;
+}
+
+// ringmm.syrk's common cases in one call, as one_call_matmul does ringmm.matmul's: a numpy array or
+// torch tensor read in place, with no out or a 2-D out written in place; NotImplemented otherwise.
+nb::object one_call_syrk(nb::handle a_object, nb::handle semiring_object, nb::handle trans_object,
+                         nb::handle out_object, nb::handle backend_object) {
+  const nb::object general = nb::borrow(Py_NotImplemented);
+  const Frameworks& f = frameworks();
+  Framework fw;
+  bool trans;
+  const bool has_out = !out_object.is_none();
+  if (!framework_of(a_object, fw) || (has_out && Py_TYPE(out_object.ptr()) != Py_TYPE(a_object.ptr())) ||
+      !flag(trans_object, trans))
+    return general;
+  nb::ndarray<nb::ro> a_array;
+  nb::ndarray<> out_array;
+  if (!import_array(fw, a_object, a_array) || (has_out && !import_array(fw, out_object, out_array))) return general;
+
+  std::optional<ArrayInfo> a, out;
+  Plan p;
+  SemiringKind kind = SemiringKind::plus_times;
+  Context ctx;
+  try {
+    a.emplace("a", a_array);
+    if (has_out) out.emplace("out", out_array);
+    Backend backend;
+    if (!cached_name(f.semirings, semiring_object, kind, parse_semiring_name) ||
+        !cached_name(f.backends, backend_object, backend, [](const std::string& s) { return parse_backend(s); }))
+      return general;
+    // op(a)ᵀ·op(a) is the product of op(a)ᵀ and op(a): that product's plan describes a and out.
+    p = make_plan(*a, *a, nullptr, out ? &*out : nullptr, kind, !trans, trans);
+    // A batch into out goes through a new array first (the general path), so that a refused member
+    // leaves out untouched.
+    if (!p.a.in_place || (out && (!p.out.in_place || p.shape.size() != 2))) return general;
+    ctx = call_context(a->place, backend, current_stream(a->place));
+  } catch (const std::exception&) {
+    return general;
+  }
+  nb::object result = nb::borrow(out_object);
+  if (!has_out) {
+    std::optional<ArrayInfo> result_info;
+    result = allocate(fw, a_object, *a, p.shape, false, "out", result_info);
+    p.out = describe(*result_info, p.batch);
+  }
+  run_syrk(p, kind, trans, ctx, a->place);
   return result;
 }
 
@@ -439,7 +513,10 @@ NB_MODULE(_core, m) {
   m.def("multiply", &multiply, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("k_star").none(),
         nb::arg("semiring"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("alpha").none(), nb::arg("beta").none(),
         nb::arg("accumulate"), nb::arg("backend"), nb::arg("stream"));
-  m.def("matmul", &one_call_matmul, nb::arg("a"), nb::arg("b"), nb::arg("semiring").none(), nb::arg("c").none(),
+  m.def("one_call_syrk", &one_call_syrk, nb::arg("a"), nb::arg("semiring").none(), nb::arg("trans").none(),
+        nb::arg("out").none(), nb::arg("backend").none(),
+        "ringmm.syrk's common cases in one call; NotImplemented hands the call to the Python layer");
+  m.def("one_call_matmul", &one_call_matmul, nb::arg("a"), nb::arg("b"), nb::arg("semiring").none(), nb::arg("c").none(),
         nb::arg("alpha").none(), nb::arg("beta").none(), nb::arg("trans_a").none(), nb::arg("trans_b").none(),
         nb::arg("out").none(), nb::arg("return_argmax").none(), nb::arg("backend").none(),
         "ringmm.matmul's common cases in one call; NotImplemented hands the call to the Python layer");

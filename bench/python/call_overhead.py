@@ -11,9 +11,9 @@ On the GPU, the product: 64×64×64 f32 max-plus on torch CUDA tensors, 8 operan
   events, out=  the same into a preallocated out;
   loop          back-to-back calls, wall time per call between two synchronisations: the rate at
                 which a Python loop issues products.
-On the host, 8³ and 64³ f32 max-plus on numpy arrays and torch CPU tensors, each call timed by the
-host clock as `ringmm bench --backend cpu` times the C++ call (median over --reps calls), with and
-without out=.
+On the host, 1³, 8³ and 64³ f32 max-plus on numpy arrays and torch CPU tensors, each call timed by
+the host clock as `ringmm bench --backend cpu` times the C++ call (median over --reps calls), with
+and without out=; the targets are taken at 64³.
 Needs a CUDA device, torch, and the package built with its CUDA backend, and exits with an error
 otherwise; --cpu runs the host figures alone (torch optional), on any machine.
 """
@@ -25,7 +25,7 @@ from common import (cpp_record, cpp_seconds, event_seconds, host_seconds, median
                     require_cuda, target, write_results)
 
 SIZE, SETS, LIMIT_US = 64, 8, 10.0
-HOST_SIZES = (8, 64)
+HOST_SIZES = (1, 8, 64)
 
 
 def cuda_figures(torch, ringmm, tool, reps):

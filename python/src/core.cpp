@@ -1,7 +1,8 @@
 // ringmm._core: the extension module behind the Python package. It sees arrays of any framework
 // through DLPack (numpy, torch, cupy, jax), maps them onto ringmm's matrix views, checks them, and
 // runs the product with the GIL released. The Python layer (python/ringmm) allocates results and
-// copies the operands that no view describes, each in the caller's own framework.
+// copies the operands that no view describes, each in the caller's own framework; for numpy arrays
+// and torch tensors read in place, one_call_matmul does all of it here, in one call.
 #include "arrays.hpp"
 #include "bindings.hpp"
 

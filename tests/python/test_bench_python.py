@@ -56,7 +56,7 @@ def test_call_overhead_on_the_host(tmp_path):
     result = json.loads(out.read_text())
     assert result["benchmark"] == "call_overhead" and result["torch"] == torch.__version__
     kernels = {(r["kernel"], r["m"]) for r in result["records"]}
-    for size in (8, 64):
+    for size in (1, 8, 64):
         for call in ("numpy", "numpy out=", "torch cpu", "torch cpu out="):
             assert (f"ringmm.matmul {call}, host clock", size) in kernels
         assert ("ringmm bench (C++ API), host clock", size) in kernels

@@ -28,6 +28,11 @@ def syrk(a, semiring="plus_times", *, trans=False, out=None, backend="auto"):
     since every built-in ⊗ is commutative. Returns an array of a's framework and device. A bad
     argument raises ValueError or TypeError naming it, before anything is written to out.
     """
+    # numpy arrays and torch tensors read in place: checked, allocated and computed in one C++ call,
+    # which hands every other call (and every refusal) to the general path below.
+    result = _core.one_call_syrk(a, semiring, trans, out, backend)
+    if result is not NotImplemented:
+        return result
     check_names(semiring, backend)
     a = as_array(a, "a")
     if out is not None and not is_array(out):

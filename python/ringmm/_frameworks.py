@@ -113,14 +113,29 @@ class Jax(NumPy):
 class Torch:
     """torch tensors on the CPU or a CUDA device; the product runs on torch's current stream."""
 
+    _torch = _to_dlpack = _current_stream = None  # set by the first Torch made (_setup)
+
     def __init__(self, like):
+        if Torch._torch is None:
+            Torch._setup()
+        self._device = like.device
+
+    @staticmethod
+    def _setup():
+        """Imports torch once, and registers its tensors with the one-call path of ringmm.matmul."""
         import torch
 
         from torch.utils.dlpack import to_dlpack
 
-        self._torch = torch
-        self._to_dlpack = to_dlpack
-        self._device = like.device
+        # The current stream's cudaStream_t of a device index, without making a torch.cuda.Stream.
+        current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if current_stream is None:
+            def current_stream(device):
+                return torch.cuda.current_stream(device).cuda_stream
+        Torch._to_dlpack = staticmethod(to_dlpack)
+        Torch._current_stream = staticmethod(current_stream)
+        Torch._torch = torch
+        _core.use_torch(torch.Tensor, to_dlpack, torch.int32, current_stream)
 
     def prepare(self, x):
         # DLPack refuses tensors that require grad; ringmm.matmul itself is not differentiable
@@ -150,7 +165,7 @@ class Torch:
     def stream(self):
         if self._device.type != "cuda":
             return 0
-        return self._torch.cuda.current_stream(self._device).cuda_stream
+        return self._current_stream(self._device.index)
 
     def result(self, x):
         return x

@@ -2,8 +2,15 @@
 
 import numbers
 
+import numpy as np
+
 from . import _core
 from ._frameworks import as_array, check_names, framework_of, is_array
+
+# The one-call path (_core.one_call_matmul) allocates numpy results itself; torch registers when a Torch
+# framework is first made (_frameworks.Torch).
+_core.use_numpy(np.ndarray, np.empty, np.dtype("int32"))
+_one_call = _core.one_call_matmul
 
 
 def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=False, trans_b=False, out=None,
@@ -37,6 +44,17 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     library's messages, which it passes on, call the operands A, B and C). The GIL is released
     during the product.
     """
+    # numpy arrays and torch tensors that ringmm reads in place are checked, allocated and multiplied
+    # in one C++ call; it hands every other call (and every refusal) to the general path below.
+    result = _one_call(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend)
+    if result is not NotImplemented:
+        return result
+    return _general(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend)
+
+
+def _general(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend):
+    """ringmm.matmul on any framework's arrays: the Python layer allocates, copies and assigns in the
+    caller's framework, between _core.plan and _core.multiply."""
     check_names(semiring, backend)
     for name, scalar in (("alpha", alpha), ("beta", beta)):
         if scalar is not None and not isinstance(scalar, numbers.Real):

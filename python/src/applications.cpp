@@ -24,6 +24,22 @@
 #endif
 
 namespace ringmm_py {
+
+void run_syrk(const Plan& p, SemiringKind kind, bool trans, const Context& ctx, const Place& place) {
+  try {
+    const DeviceGuard device(place);
+    visit_semiring(kind, p.type, [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      using T = element_t<S>;
+      const nb::gil_scoped_release release;
+      for (index_t member = 0; member < p.members; ++member)
+        ringmm::syrk<S>(ctx, trans ? Op::T : Op::N, p.a.member_view<const T>(member), p.out.member_view<T>(member));
+    });
+  } catch (const Error& e) {
+    throw renamed(e, false);
+  }
+}
+
 namespace {
 
 using Array = nb::ndarray<nb::ro>;
@@ -55,18 +71,7 @@ void syrk(Array a_array, nb::handle out_object, const std::string& semiring, boo
   require_in_place(p.a, "a");
   require_in_place(p.out, "out");
   const Context ctx = call_context(a.place, backend, stream);
-  try {
-    const DeviceGuard device(a.place);
-    visit_semiring(kind, p.type, [&](auto tag) {
-      using S = typename decltype(tag)::type;
-      using T = element_t<S>;
-      const nb::gil_scoped_release release;
-      for (index_t member = 0; member < p.members; ++member)
-        ringmm::syrk<S>(ctx, trans ? Op::T : Op::N, p.a.member_view<const T>(member), p.out.member_view<T>(member));
-    });
-  } catch (const Error& e) {
-    throw renamed(e, false);
-  }
+  run_syrk(p, kind, trans, ctx, a.place);
 }
 
 // ---- all-pairs shortest paths ------------------------------------------------------------------

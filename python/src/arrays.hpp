@@ -53,11 +53,10 @@ inline std::string python_name(SemiringKind kind) {
 inline SemiringKind parse_semiring_name(const std::string& text) {
   std::string name = text;
   std::replace(name.begin(), name.end(), '-', '_');
+  for (const auto& [kind, id] : semiring_ids)
+    if (name == id || (kind == SemiringKind::or_and && name == "lor_land")) return kind;
   std::string valid;
-  for (const auto& [kind, id] : semiring_ids) {
-    if (name == id || name == python_name(kind)) return kind;
-    valid += (valid.empty() ? "" : ", ") + python_name(kind);
-  }
+  for (const auto& [kind, id] : semiring_ids) valid += (valid.empty() ? "" : ", ") + python_name(kind);
   value_error("unknown semiring '" + text + "' (valid: " + valid +
               "; the command line's spellings such as max-plus work too)");
 }
@@ -172,6 +171,9 @@ struct ArrayInfo {
       strides.push_back(x.stride(i));
     }
   }
+  // An array described directly: one this binding allocated, with known layout.
+  ArrayInfo(const char* name, void* data, nb::dlpack::dtype dtype, Place place, Shape shape, Shape strides)
+      : name(name), data(data), dtype(dtype), place(place), shape(std::move(shape)), strides(std::move(strides)) {}
   std::size_t batch_dims() const { return shape.size() - 2; }
   index_t rows() const { return shape[shape.size() - 2]; }
   index_t cols() const { return shape.back(); }
@@ -410,16 +412,19 @@ inline Error renamed(const Error& e, bool accumulate) {
 
 // The context of a call on arrays at `place`: the backend the caller named (the automatic choice
 // stays quiet: ringmm.info() reports it), forced to CUDA on the caller's stream for arrays on a GPU.
-inline Context call_context(const Place& place, const std::string& backend, std::uintptr_t stream) {
+inline Context call_context(const Place& place, Backend backend, std::uintptr_t stream) {
   Context ctx;
   ctx.on_notice = [](std::string_view) {};
-  ctx.backend = parse_backend(backend);
+  ctx.backend = backend;
   if (place.gpu) {
     if (ctx.backend == Backend::cpu) value_error("backend 'cpu' cannot read arrays on " + place.text());
     ctx.backend = Backend::cuda;
     ctx.cuda_stream = reinterpret_cast<void*>(stream);
   }
   return ctx;
+}
+inline Context call_context(const Place& place, const std::string& backend, std::uintptr_t stream) {
+  return call_context(place, parse_backend(backend), stream);
 }
 
 #if RINGMM_PY_HAVE_CUDA

@@ -3,7 +3,14 @@
 #pragma once
 #include <nanobind/nanobind.h>
 
+#include "arrays.hpp"
+
 namespace ringmm_py {
+
+// The planned syrk (op(a)ᵀ·op(a), one per batch member: p describes a as the product of op(a)ᵀ and
+// op(a), and out) with the GIL released; the library's errors name Python's arguments
+// (applications.cpp; _core.syrk and ringmm.syrk's one-call path run it).
+void run_syrk(const Plan& p, SemiringKind kind, bool trans, const Context& ctx, const Place& place);
 
 // syrk, apsp, route, hmm_plan, hmm (applications.cpp).
 void bind_applications(nanobind::module_& m);

@@ -29,6 +29,6 @@ echo "pytest: $(tail -1 "$out/pytest.log")"
 grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -20
 
 cd bench/python
-python3 call_overhead.py --ringmm "$root/build-tool/tools/ringmm" --out "$out/python-call-overhead.json" 2>&1 | tail -8
+python3 call_overhead.py --ringmm "$root/build-tool/tools/ringmm" --out "$out/python-call-overhead.json" 2>&1 | tail -24
 python3 large_product.py --ringmm "$root/build-tool/tools/ringmm" --out "$out/python-large-product.json" 2>&1 | tail -8
 timeout 240 python3 training_step.py --out "$out/python-training-step.json" 2>&1 | tail -8

@@ -1,7 +1,11 @@
-"""bench/python: the training-step benchmark's two models agree (on the CPU, small), and every script
-refuses to run without a CUDA device, saying why. The timings themselves need a GPU (bench/python/run.sh)."""
+"""bench/python: the training-step benchmark's two models agree (on the CPU, small), every script
+refuses to run without a CUDA device, saying why, and call_overhead.py --cpu writes its host figures
+anywhere (with the ringmm tool: RINGMM_CLI). The GPU timings need a GPU (bench/python/run.sh)."""
 
+import json
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -38,3 +42,25 @@ def test_without_cuda_the_scripts_exit_saying_why(script, tmp_path):
     assert run.returncode == 1
     assert "needs a CUDA device" in run.stderr or "cannot run on the GPU" in run.stderr
     assert not out.exists()
+
+
+CLI = os.environ.get("RINGMM_CLI") or shutil.which("ringmm")
+
+
+@pytest.mark.skipif(not CLI or not os.access(CLI, os.X_OK), reason="the ringmm tool was not found (set RINGMM_CLI)")
+def test_call_overhead_on_the_host(tmp_path):
+    out = tmp_path / "result.json"
+    run = subprocess.run([sys.executable, str(BENCH / "call_overhead.py"), "--cpu", "--reps", "20", "--ringmm", CLI,
+                          "--out", str(out)], capture_output=True, text=True, cwd=BENCH)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "call_overhead" and result["torch"] == torch.__version__
+    kernels = {(r["kernel"], r["m"]) for r in result["records"]}
+    for size in (1, 8, 64):
+        for call in ("numpy", "numpy out=", "torch cpu", "torch cpu out="):
+            assert (f"ringmm.matmul {call}, host clock", size) in kernels
+        assert ("ringmm bench (C++ API), host clock", size) in kernels
+    assert all(r["backend"] == "cpu" and r["seconds"] > 0 for r in result["records"])
+    assert [t["target"] for t in result["targets"]] == [
+        "host call overhead above C++ (64^3 f32 max-plus, numpy)",
+        "host call overhead above C++ (64^3 f32 max-plus, torch cpu)"]

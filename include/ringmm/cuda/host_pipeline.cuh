@@ -221,33 +221,46 @@ bool run_host_pipeline(const detail::Problem<S>& p, Residence device, cudaStream
     return std::remove_cvref_t<decltype(x)>{x.p + i0 * x.rs, h, x.cols, x.rs, x.cs};
   };
 
-  transfers.upload(p.b.p, as_lines(p.b), sizeof(T), db.get(), pinned_b);
-  const detail::Strided<const T> b_dev = device_view(static_cast<const T*>(db.get()), p.b);
   const index_t rows = panel_rows<S>(p, reads_c), panels = ceil_div(m, rows);
-  for (index_t i = 0; i <= panels; ++i) {
-    if (i < panels) {
-      const index_t i0 = i * rows, h = std::min(rows, m - i0);
-      const detail::Strided<const T> a_host = rows_of(p.a, i0, h);
-      const detail::Strided<T> c_host = rows_of(p.c, i0, h);
-      transfers.upload(a_host.p, as_lines(a_host), sizeof(T), da.get() + i0 * k, pinned_a);
-      if (reads_c) transfers.upload(c_host.p, as_lines(c_host), sizeof(T), dc.get() + i0 * n, pinned_c);
-      cuda_check(cudaEventRecord(r.uploaded, r.up), "cudaEventRecord");
-      cuda_check(cudaStreamWaitEvent(stream, r.uploaded, 0), "cudaStreamWaitEvent");
-      detail::Problem<S> q = p;
-      q.a = device_view(static_cast<const T*>(da.get() + i0 * k), a_host);
-      q.b = b_dev;
-      q.c = device_view(dc.get() + i0 * n, c_host);
-      q.stride_a = q.stride_b = q.stride_c = 0;
-      run_panel(q);
-      cuda_check(cudaEventRecord(r.computed[i % 2], stream), "cudaEventRecord");
+  auto first_row = [&](index_t i) { return i * rows; };
+  auto height = [&](index_t i) { return std::min(rows, m - i * rows); };
+  // Panel i's rows of A (and of C, when read) up; the main stream's next product waits for them.
+  auto upload_panel = [&](index_t i) {
+    const detail::Strided<const T> a_host = rows_of(p.a, first_row(i), height(i));
+    transfers.upload(a_host.p, as_lines(a_host), sizeof(T), da.get() + first_row(i) * k, pinned_a);
+    if (reads_c) {
+      const detail::Strided<T> c_host = rows_of(p.c, first_row(i), height(i));
+      transfers.upload(c_host.p, as_lines(c_host), sizeof(T), dc.get() + first_row(i) * n, pinned_c);
     }
-    if (i > 0) {  // panel i−1 comes back while panel i runs
-      const index_t i0 = (i - 1) * rows, h = std::min(rows, m - i0);
-      const detail::Strided<T> c_host = rows_of(p.c, i0, h);
-      cuda_check(cudaStreamWaitEvent(r.down, r.computed[(i - 1) % 2], 0), "cudaStreamWaitEvent");
-      transfers.download(c_host.p, as_lines(c_host), sizeof(T), dc.get() + i0 * n, pinned_c);
-    }
+    cuda_check(cudaEventRecord(r.uploaded, r.up), "cudaEventRecord");
+    cuda_check(cudaStreamWaitEvent(stream, r.uploaded, 0), "cudaStreamWaitEvent");
+  };
+  const detail::Strided<const T> b_dev = device_view(static_cast<const T*>(db.get()), p.b);
+  auto multiply_panel = [&](index_t i) {
+    detail::Problem<S> q = p;
+    q.a = device_view(static_cast<const T*>(da.get() + first_row(i) * k), rows_of(p.a, first_row(i), height(i)));
+    q.b = b_dev;
+    q.c = device_view(dc.get() + first_row(i) * n, rows_of(p.c, first_row(i), height(i)));
+    q.stride_a = q.stride_b = q.stride_c = 0;
+    run_panel(q);
+    cuda_check(cudaEventRecord(r.computed[i % 2], stream), "cudaEventRecord");
+  };
+  auto download_panel = [&](index_t i) {
+    const detail::Strided<T> c_host = rows_of(p.c, first_row(i), height(i));
+    cuda_check(cudaStreamWaitEvent(r.down, r.computed[i % 2], 0), "cudaStreamWaitEvent");
+    transfers.download(c_host.p, as_lines(c_host), sizeof(T), dc.get() + first_row(i) * n, pinned_c);
+  };
+
+  // The product of panel i is queued before the host stages panel i+1 and empties panel i−1, so
+  // the GPU has the next product in hand while the host copies.
+  transfers.upload(p.b.p, as_lines(p.b), sizeof(T), db.get(), pinned_b);
+  upload_panel(0);
+  for (index_t i = 0; i < panels; ++i) {
+    multiply_panel(i);
+    if (i + 1 < panels) upload_panel(i + 1);
+    if (i > 0) download_panel(i - 1);
   }
+  download_panel(panels - 1);
   transfers.finish();
   return true;
 }

@@ -1,6 +1,7 @@
 // The CUDA engine against the CPU reference: every built-in semiring × configuration × border
 // policy on odd, rectangular, transposed and padded shapes, host and device pointers, batches,
-// Aᵀ·A, β = 0̄ with a poisoned C, and refused inputs leaving C untouched.
+// Aᵀ·A, β = 0̄ with a poisoned C, host A, B and C through the host pipeline (pageable and pinned),
+// and refused inputs leaving C untouched.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "ringmm/cuda/configs.hpp"
+#include "ringmm/cuda/host_staging.hpp"
 #include "ringmm/ringmm.hpp"
 #include "cuda_testing.hpp"
 #include "ringmm_testing.hpp"
@@ -21,6 +23,7 @@ using namespace ringmm;
 using ringmm::testing::poison;
 using ringmm::testing::random_value;
 using ringmm::testing::DeviceCopy;
+using ringmm::testing::PinnedCopy;
 
 // Every configuration of this build's table (RINGMM_CUDA_ALL_CONFIGS adds the ones the heuristic
 // never picks), named as Context::cuda_config takes them; with_heuristic adds "" first.
@@ -71,6 +74,7 @@ struct Case {
   Product product = Product::gemm;
   index_t batch = 1;
   bool shared_a = false;  // batch stride 0 for A
+  unsigned pinned = 0;    // host operands in page-locked memory: 1 A, 2 B, 4 C
 };
 
 std::string describe(const Case& c, const Context& ctx) {
@@ -79,7 +83,7 @@ std::string describe(const Case& c, const Context& ctx) {
          " batch=" + std::to_string(c.batch) + (c.device ? " device" : " host") + " config=" +
          (ctx.cuda_config.empty() ? "auto" : ctx.cuda_config) + " border=" + std::string(to_string(ctx.border)) +
          (ctx.vendor_blas ? "" : " own-kernels") + (c.random_alpha ? " alpha" : "") + (c.random_beta ? " beta" : "") +
-         (c.product == Product::syrk ? " syrk" : "");
+         (c.product == Product::syrk ? " syrk" : "") + (c.pinned ? " pinned=" + std::to_string(c.pinned) : "");
 }
 
 // True when every element outside the views of C's members kept its value.
@@ -141,6 +145,11 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
     call(av, bv, cv);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     dc.to_host(actual.storage);
+  } else if (c.pinned) {
+    PinnedCopy<T> pa(a.storage), pb(b.storage), pc(actual.storage);
+    call(c.pinned & 1 ? pa.in_place_of(a.view) : a.view, c.pinned & 2 ? pb.in_place_of(b.view) : b.view,
+         c.pinned & 4 ? pc.in_place_of(actual.view) : actual.view);
+    if (c.pinned & 4) pc.to_host(actual.storage);
   } else {
     call(a.view, b.view, actual.view);
   }
@@ -331,6 +340,105 @@ TEST(CudaEngineBatches, MoreMembersThanTheGridsZLimit) {
   }
 }
 
+// ---- the host pipeline --------------------------------------------------------------------------
+
+// Sets the host pipeline's tuning (ringmm/cuda/host_staging.hpp) for one test and restores it.
+class HostPipelineSettings {
+ public:
+  HostPipelineSettings(std::size_t min_bytes, index_t panel_rows, std::size_t slot_bytes) : saved_(tuning()) {
+    tuning().min_bytes = min_bytes, tuning().panel_rows = panel_rows, tuning().slot_bytes = slot_bytes;
+  }
+  ~HostPipelineSettings() {
+    tuning().min_bytes = saved_.min_bytes, tuning().panel_rows = saved_.panel_rows, tuning().slot_bytes = saved_.slot_bytes;
+  }
+  static unsigned long runs() { return tuning().runs.load(); }
+
+ private:
+  struct Saved {
+    std::size_t min_bytes;
+    index_t panel_rows;
+    std::size_t slot_bytes;
+    explicit Saved(const cuda_detail::HostPipelineTuning& t) : min_bytes(t.min_bytes), panel_rows(t.panel_rows), slot_bytes(t.slot_bytes) {}
+  };
+  static cuda_detail::HostPipelineTuning& tuning() { return cuda_detail::host_pipeline_tuning(); }
+  Saved saved_;
+};
+
+// check_case on host operands, expecting the call to take the host pipeline.
+template <class S> void check_pipelined(const Context& ctx, const Case& c, std::mt19937_64& rng) {
+  const unsigned long before = HostPipelineSettings::runs();
+  check_case<S>(ctx, c, rng);
+  EXPECT_EQ(HostPipelineSettings::runs(), before + 1) << "not pipelined: " << describe(c, ctx);
+}
+
+// Host A, B and C in row panels of 128 (the last one ragged) through staging slots of 4 KiB, so
+// that chunks hold many lines, one line, or a piece of one: M = 1, 7, 129, 1000, 1025, K = 0,
+// rectangular, transposed, padded, column-major, β reading C, pageable, pinned and mixed memory.
+TYPED_TEST(CudaEngine, HostPipelineMatchesReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const HostPipelineSettings small(0, 128, 4096);
+  std::mt19937_64 rng(12);
+  const index_t shapes[][3] = {{1, 1, 1},     {1, 300, 70},   {7, 5, 3},      {129, 65, 17},  {300, 130, 0},
+                               {1000, 33, 129}, {1025, 200, 64}, {256, 1100, 9}, {129, 1025, 1030}, {640, 7, 300}};
+  const unsigned pinned[] = {0, 7, 0, 4, 3, 0, 7, 1, 0, 6};
+  int i = 0;
+  for (const auto& s : shapes) {
+    Case c{s[0], s[1], s[2]};
+    c.op_a = (i & 1) ? Op::T : Op::N;
+    c.op_b = (i & 2) ? Op::T : Op::N;
+    c.layout_a = (i % 3 == 0) ? Layout::col_major : Layout::row_major;
+    c.layout_b = (i % 5 == 1) ? Layout::col_major : Layout::row_major;
+    c.layout_c = (i % 4 == 3) ? Layout::col_major : Layout::row_major;
+    c.pad = (i % 3 == 2) ? 3 : 0;
+    c.random_alpha = i % 4 >= 2;
+    c.random_beta = i % 2 == 1;
+    c.pinned = pinned[i];
+    check_pipelined<TypeParam>(cuda_context("", BorderPolicy::automatic), c, rng);
+    Context own = cuda_context("", BorderPolicy::automatic);
+    own.vendor_blas = false;
+    check_pipelined<TypeParam>(own, c, rng);
+    ++i;
+  }
+}
+
+// The pipeline as it runs by default (panel rows chosen per call, slots of the default size) on
+// a stream of the caller's, and a configuration and border named for its panels.
+TYPED_TEST(CudaEngine, HostPipelineDefaultPanels) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const HostPipelineSettings any_size(0, 0, cuda_detail::HostPipelineTuning{}.slot_bytes);
+  std::mt19937_64 rng(13);
+  std::vector<Case> cases = {{1000, 1025, 64}, {2049, 300, 40}, {1025, 129, 0}, {300, 2000, 512}};
+  cases[1].random_beta = true, cases[1].layout_c = Layout::col_major;
+  cases[2].random_beta = true, cases[2].pinned = 7;
+  cases[3].op_a = Op::T, cases[3].pad = 5, cases[3].pinned = 2;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  Context on_stream = cuda_context("", BorderPolicy::automatic);
+  on_stream.cuda_stream = stream;
+  for (const Case& c : cases) {
+    check_pipelined<TypeParam>(on_stream, c, rng);
+    check_pipelined<TypeParam>(cuda_context(std::string(cuda_detail::config_table[0].name), BorderPolicy::pad), c, rng);
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// Below the size threshold, and for batches and Aᵀ·A, host operands take the ordinary staging.
+TEST(CudaHostPipeline, TakenOnlyWhereItApplies) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(14);
+  const unsigned long before = HostPipelineSettings::runs();
+  check_case<MaxPlus<float>>(cuda_context("", BorderPolicy::automatic), Case{200, 200, 200}, rng);  // 480 KB < 8 MiB
+  EXPECT_EQ(HostPipelineSettings::runs(), before);
+  const HostPipelineSettings small(0, 128, 4096);
+  Case batched{33, 65, 17};
+  batched.product = Product::batched, batched.batch = 3;
+  Case syrk{130, 130, 9};
+  syrk.product = Product::syrk;
+  check_case<MaxPlus<float>>(cuda_context("", BorderPolicy::automatic), batched, rng);
+  check_case<MaxPlus<float>>(cuda_context("", BorderPolicy::automatic), syrk, rng);
+  EXPECT_EQ(HostPipelineSettings::runs(), before);
+}
+
 // ---- or-and on tensor cores ---------------------------------------------------------------------
 
 // Both MMA routes of or-and (ringmm/cuda/or_and_mma.cuh) against the reference: odd, rectangular,
@@ -494,6 +602,16 @@ TEST(CudaEngineRefusals, MaxTimesOutsideItsDomain) {
 TEST(CudaEngineRefusals, PlusTimesI32Overflow) {
   RINGMM_SKIP_WITHOUT_GPU();
   for (bool device : {false, true}) expect_refusal<PlusTimes<std::int32_t>>(std::int32_t(1) << 30, "A", device);
+}
+
+// Host operands that would take the host pipeline are checked before its first panel is written.
+TEST(CudaEngineRefusals, HostPipelineWritesNothingOnRefusal) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const HostPipelineSettings small(0, 16, 4096);  // 40 rows: three panels
+  for (const char* subject : {"A", "B", "C", "alpha", "beta"}) {
+    expect_refusal<MaxPlus<std::int32_t>>(std::int32_t(1) << 29, subject, false);
+    expect_refusal<MaxTimes<float>>(-0.5f, subject, false);
+  }
 }
 
 TEST(CudaEngineRefusals, UnknownConfiguration) {

@@ -4,6 +4,8 @@
 //           (Context::border, else the copy-cost model): heuristics.hpp;
 //   check   refuse out-of-range inputs before any write: host operands are scanned on the host,
 //           device operands by scan_kernel, for which device-pointer calls wait;
+//   pipe    A, B and C all host memory: row panels through the host pipeline (host_pipeline.cuh),
+//           each panel's product by the routes below;
 //   stage   copy host operands into compact device buffers; device pointers are used in place;
 //   route   log-plus to the shift trick where it pays (log_plus.cuh); or-and to the tensor cores
 //           (or_and_mma.cuh); plus-times f32/f64 to cuBLAS
@@ -33,6 +35,7 @@
 #include "ringmm/cuda/device.hpp"
 #include "ringmm/cuda/gemm_kernel.cuh"
 #include "ringmm/cuda/heuristics.hpp"
+#include "ringmm/cuda/host_pipeline.cuh"
 #include "ringmm/cuda/launch.cuh"
 #include "ringmm/cuda/log_plus.cuh"
 #include "ringmm/cuda/or_and_mma.cuh"
@@ -234,8 +237,12 @@ template <class S> void finish(const detail::Problem<S>& p, const Staged<S>& s, 
 
 // ---- one call -------------------------------------------------------------------------------
 
-// nested: a part of a split-K call, on device views whose values the outer call checked.
-template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, bool nested = false) {
+// How a call was entered: by the caller; as a row panel of the host pipeline (device views whose
+// values the outer call checked; every route); as a part of split-K (checked device views; the
+// kernels only).
+enum class Entry { caller, panel, split_part };
+
+template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry = Entry::caller) {
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const Workload w = workload_of(p);
   const Border border = choose_border(ctx.border, w);
@@ -244,17 +251,22 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
   const ConfigId id = small_config_tile(ctx.cuda_config) ? ConfigId{} : config_for<S>(ctx, border, w);
   const Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
 
-  if (!nested) check_values<S>(p, device, stream);
+  if (entry == Entry::caller) {
+    check_values<S>(p, device, stream);
+    if (run_host_pipeline<S>(p, device, stream,
+                             [&](const detail::Problem<S>& panel) { cuda_run_impl<S>(ctx, panel, Entry::panel); }))
+      return;
+  }
   Staged<S> staged = stage<S>(p, device, stream);
-  if (!nested && (run_log_plus_shift<S>(ctx, staged.on_device(p), stream) ||
-                  run_or_and_mma<S>(ctx, staged.on_device(p), stream))) {
+  if (entry != Entry::split_part && (run_log_plus_shift<S>(ctx, staged.on_device(p), stream) ||
+                                     run_or_and_mma<S>(ctx, staged.on_device(p), stream))) {
     finish<S>(p, staged, device, stream);
     return;
   }
   if (!run_on_vendor_blas<S>(ctx, p, staged, stream)) {
-    if (const index_t parts = nested ? 1 : split_k_parts<S>(ctx, id, small, w); parts > 1)
+    if (const index_t parts = entry == Entry::split_part ? 1 : split_k_parts<S>(ctx, id, small, w); parts > 1)
       run_split_k<S>(staged.on_device(p), parts, stream,
-                     [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, true); });
+                     [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, Entry::split_part); });
     else if (small)
       run_small<S>(small, staged.on_device(p), stream);
     else

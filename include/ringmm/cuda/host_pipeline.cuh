@@ -202,7 +202,7 @@ bool run_host_pipeline(const detail::Problem<S>& p, Residence device, cudaStream
   // for the stream's earlier work, and so does this.
   if (pageable) cuda_check(cudaStreamSynchronize(stream), "host pipeline (cudaStreamSynchronize)");
   PipelineResources& r = pipeline_resources();
-  const StagingLease staging(pageable ? acquire_staging(tuning.slot_bytes) : nullptr);
+  const StagingLease staging(pageable ? acquire_staging(std::max<std::size_t>(tuning.slot_bytes, 4096)) : nullptr);
   // Compact device copies of the whole operands (as the ordinary staging makes), panel i's rows
   // at row i·rows; at least one element, so that every view is a device pointer.
   const DeviceBuffer<T> da(std::size_t(std::max<index_t>(1, m * k)), stream);

@@ -17,6 +17,8 @@
 #             against each other and against RECORDED (default: run f of bench/results);
 #             COMPARE_CASES (lines of name:bench arguments) picks other cases
 #   ladder    ringmm microbench and ringmm bench --ladder
+#   explore   scripts/gpu/small_explore.cu: the small kernel's tile and pipeline variants, kernel
+#             only, on issue 12's small shapes (under a minute)
 #   sweep     every configuration × border (rebuilds with RINGMM_CUDA_ALL_CONFIGS=ON)
 #   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
 #   seeds     scripts/gpu/seeds_runs.sh: the seeds' experiments docs/seeds.md lacks (about 5 min);
@@ -102,6 +104,14 @@ for step in $steps; do
       note "== SASS opcodes of the 128x128 pad kernels (opcode count kernel)"
       grep "Tile<128, 128" "$res/sass_counts.txt" | grep "Border)0" | grep -E "FMNMX|VIADDMNMX|LOP3|FFMA|DSETP" |
         sed -e 's/ringmm::cuda_detail::gemm_kernel<ringmm::\([A-Za-z]*<[a-z0-9:_]*>\|OrAnd\).*/\1/' | tee -a "$summary"
+      ;;
+    explore)
+      nvcc -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -O3 -I"$root/include" "$here/small_explore.cu" \
+        -o "$res/small_explore" > "$res/explore-build.log" 2>&1 &&
+        "$res/small_explore" --reps 10 > "$res/small-explore-$tag.jsonl" 2> "$res/small-explore-$tag.txt"
+      note "small-kernel explore rc=$? ($(grep -c MISMATCH "$res/small-explore-$tag.txt") mismatches)"
+      rm -f "$res/small_explore"
+      grep -E 'engine|mb4 st1|mb2 st2' "$res/small-explore-$tag.txt" | tee -a "$summary"
       ;;
     bench)
       OUT=$res/bench "$here/bench_targets.sh" "$build/tools/ringmm" "$tag" > "$res/bench.log" 2>&1

@@ -123,18 +123,22 @@ inline index_t k_parts(const Workload& w, const ConfigInfo& cfg, int sms, int re
   return std::max<index_t>(1, std::min(slots / tiles, w.k / min_part_k));
 }
 
+// The small kernel's resident blocks per SM with 4-byte registers (its launch bound; wider types
+// fit fewer): 4 for T = 64 (64 registers), 2 for T = 32 and 16, whose blocks carry more tiles and
+// run a two-panel pipeline (scripts/gpu/small_explore.cu measured each choice).
+constexpr int small_resident_blocks(int tile) { return tile == 64 ? 4 : 2; }
+constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile / 4)); }
+
 // Split-K for the small kernel (small_tile(w) = T): the parts become members of one batch, so
-// they fill the small kernel's slots (3 resident blocks per SM, its launch bound, each of
+// they fill the small kernel's slots (small_resident_blocks(T) per SM, each of
 // small_tiles_per_block(T) tiles) where the whole product's blocks fill under half of them. Parts
 // are shorter than the large kernels' (min_part_k_small): the small kernel has no long K walk to
 // amortise. One part means no split; batches and Aᵀ·A are not split.
 constexpr index_t min_part_k_small = 64;
-constexpr int small_resident_blocks = 3;
-constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile / 4)); }
 inline index_t k_parts_small(const Workload& w, int tile, int sms) {
   if (w.batch != 1 || w.symmetric || tile == 0) return 1;
   const index_t tiles = ceil_div(w.m, tile) * ceil_div(w.n, tile), per_block = small_tiles_per_block(tile);
-  const index_t slots = index_t(sms) * small_resident_blocks;
+  const index_t slots = index_t(sms) * small_resident_blocks(tile);
   if (tiles == 0 || 2 * ceil_div(tiles, per_block) > slots) return 1;
   return std::max<index_t>(1, std::min(slots * per_block / tiles, w.k / min_part_k_small));
 }

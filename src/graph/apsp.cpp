@@ -23,9 +23,10 @@
 // round (entries of D[:,K] do not improve in step 3), so the gather is one cheap O(n²) pass.
 //
 // The driver below is shared by the CPU (loops + the CPU argmax kernel) and CUDA (kernels in
-// apsp_cuda.cu + the CUDA argmax kernel on device pointers, no host round trip per round). A
-// distributed version would keep this sequence: broadcast the panels along the process grid, then
-// the same local argmax product, i.e. dist::gemm_argmax when it exists.
+// apsp_cuda.cu + the CUDA argmax kernel on device pointers, no host round trip per round). The
+// distributed solver (src/dist/apsp.cpp) keeps this sequence on a block-cyclic matrix: it runs the
+// host steps of fw_host.hpp on its blocks and broadcasts the panels along the process grid between
+// the local argmax products.
 #include "ringmm/apsp.hpp"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // ringmm apsp: all-pairs shortest (or DAG longest) paths with routes, from a .mtx or .npy graph,
-// or on a random dense graph (--bench N) for timing.
+// or on a random dense graph (--bench N) for timing; with --summa, distributed under mpirun
+// (apsp_summa.cpp, which shares the parsing, the graph loading and the outputs declared in apsp.hpp).
 #include <omp.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "apsp.hpp"
 #include "args.hpp"
 #include "commands.hpp"
 #include "measure/records.hpp"
@@ -27,22 +29,102 @@ namespace ringmm::tools {
 
 namespace {
 
-struct ApspRequest {
-  std::optional<std::string> graph_path;  // absent with --bench
-  index_t bench_vertices = 0;
-  double bench_density = 1.0;
-  std::uint64_t seed = 1;
-  int reps = 1;
-  std::optional<std::string> out_path, next_path, record_path;
-  std::optional<std::pair<index_t, index_t>> route;
-  std::optional<DType> type;
-  std::optional<npy::Matrix> npy_graph;  // a .npy graph, read once to learn its element type
-  ApspOptions options;
-  Context ctx;
-};
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string route_text(const std::vector<index_t>& path) {
+  std::string text;
+  for (std::size_t s = 0; s < path.size(); ++s) text += (s ? " -> " : "") + std::to_string(path[s]);
+  return text;
+}
+
+template <class T> int run_apsp(ApspRequest& req) {
+  index_t n = 0;
+  std::string summary;
+  const std::string name = graph_name(req);
+  std::vector<T> weights = load_graph<T>(req, n, summary);
+  check_route(req, n);
+
+  const auto view = MatrixView<const T>{weights.data(), n, n, std::max<index_t>(n, 1), Layout::row_major};
+  if (!req.graph_path && n > 1024 && req.ctx.resolved_backend() == Backend::cuda) {  // warm-up: device start-up and kernel loading stay out of the timing
+    ApspOptions small = req.options;
+    small.block = std::min<index_t>(req.options.block, 1024);
+    apsp<T>(req.ctx, MatrixView<const T>{weights.data(), 1024, 1024, n, Layout::row_major}, small);
+  }
+  ApspResult<T> result;
+  std::vector<double> solve_times, total_times;
+  for (int rep = 0; rep < req.reps; ++rep) {
+    try {
+      total_times.push_back(measure::HostClock{}([&] { result = apsp<T>(req.ctx, view, req.options); }));
+    } catch (const CycleError&) {
+      throw;
+    } catch (const Error& e) {
+      throw naming_the_graph(e, req);
+    }
+    solve_times.push_back(result.solve_seconds);
+  }
+  const double solve = measure::median(solve_times), total = measure::median(total_times);
+  const double rate = n > 0 && solve > 0 ? double(n) * double(n) * double(n) / solve : 0;
+  const char* semiring = req.options.longest ? "max-plus" : "min-plus";
+  std::cout << "graph     " << name << ": " << summary << "\n"
+            << "paths     " << (req.options.longest ? "longest" : "shortest") << " (" << semiring << " "
+            << to_string(dtype_of<T>::value) << ")\n"
+            << "backend   " << to_string(result.backend) << ", block " << result.block << "\n"
+            << "time      solve " << fixed(solve * 1e3, 3) << " ms (distances and successors"
+            << (result.backend == Backend::cuda ? ", on the device" : "") << "), total " << fixed(total * 1e3, 3) << " ms"
+            << (req.reps > 1 ? " (median of " + std::to_string(req.reps) + ")" : "") << "\n"
+            << "rate      " << (rate > 0 ? scientific(rate) + " updates/s (n^3 / solve time)" : "-") << "\n";
+
+  if (req.record_path) {
+    measure::Record r;
+    r.suite = "apsp";
+    r.device = result.backend == Backend::cuda ? gpu_name() : cpu_model();
+    r.backend = std::string(to_string(result.backend));
+    r.kernel = "blocked-fw-argmax b=" + std::to_string(result.block);
+    r.semiring = semiring;
+    r.type = std::string(to_string(dtype_of<T>::value));
+    r.product = "apsp";
+    r.m = r.n = r.k = n;
+    r.batch = 1;
+    r.seconds = solve;
+    r.seconds_with_transfers = total;
+    if (rate > 0) r.updates_per_s = rate;
+    r.date = utc_timestamp();
+    measure::write_records(*req.record_path, {r});
+    std::cout << "record    " << *req.record_path << "\n";
+  }
+
+  write_outputs<T>(req, n, result.dist.data(), result.next.data());
+  print_route<T>(req, n, result.dist.data(), result.next.data());
+  return 0;
+}
+
+// Pulls out what the option parser cannot take: the graph (the one positional argument) and
+// "--route I J" (two values).
+Args split_positionals(const Args& args, ApspRequest& req, std::initializer_list<OptionSpec> spec) {
+  Args rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--route") {
+      if (i + 2 >= args.size()) throw UsageError("--route", "needs two vertices: --route I J");
+      if (req.route) throw UsageError("--route", "given more than once");
+      const index_t max = std::numeric_limits<std::int32_t>::max();
+      req.route = {parse_integer(args[i + 1], "--route", 0, max), parse_integer(args[i + 2], "--route", 0, max)};
+      i += 2;
+      continue;
+    }
+    if (arg.compare(0, 2, "--") == 0) {
+      rest.push_back(arg);
+      const std::string name = arg.substr(2, arg.find('=') - 2);
+      const bool takes_value = std::any_of(spec.begin(), spec.end(), [&](const OptionSpec& o) { return o.name == name && o.takes_value; });
+      if (takes_value && arg.find('=') == std::string::npos && i + 1 < args.size()) rest.push_back(args[++i]);
+      continue;
+    }
+    if (req.graph_path) throw UsageError(arg, "unexpected argument (the graph is " + *req.graph_path + ")");
+    req.graph_path = arg;
+  }
+  return rest;
 }
 
 // Refuses, before allocating, a graph whose dense matrices (weights, distances, successors) cannot
@@ -114,139 +196,63 @@ template <class T> std::vector<T> random_weights(index_t n, double density, std:
   return w;
 }
 
-std::string route_text(const std::vector<index_t>& path) {
-  std::string text;
-  for (std::size_t s = 0; s < path.size(); ++s) text += (s ? " -> " : "") + std::to_string(path[s]);
-  return text;
+}  // namespace
+
+template <class T> std::vector<T> load_graph(ApspRequest& req, index_t& n, std::string& summary) {
+  if (req.graph_path) return load_weights<T>(req, n, summary);
+  n = req.bench_vertices;
+  check_room<T>(n, "--bench");
+  summary = std::to_string(n) + " vertices, density " + fixed(req.bench_density, 3) + ", seed " + std::to_string(req.seed);
+  return random_weights<T>(n, req.bench_density, req.seed);
 }
 
-template <class T> int run_apsp(ApspRequest& req) {
-  index_t n = 0;
-  std::string summary;
-  const std::string name = req.graph_path ? *req.graph_path : "random graph";
-  std::vector<T> weights;
-  if (req.graph_path) {
-    weights = load_weights<T>(req, n, summary);
-  } else {
-    n = req.bench_vertices;
-    check_room<T>(n, "--bench");
-    weights = random_weights<T>(n, req.bench_density, req.seed);
-    summary = std::to_string(n) + " vertices, density " + fixed(req.bench_density, 3) + ", seed " + std::to_string(req.seed);
-  }
+std::string graph_name(const ApspRequest& req) { return req.graph_path ? *req.graph_path : "random graph"; }
+
+void check_route(const ApspRequest& req, index_t n) {
   if (req.route)
     for (const index_t v : {req.route->first, req.route->second})
       if (v < 0 || v >= n)
-        throw UsageError("--route", "vertex " + std::to_string(v) + " is out of range: " + name + " has " +
+        throw UsageError("--route", "vertex " + std::to_string(v) + " is out of range: " + graph_name(req) + " has " +
                                         std::to_string(n) + " vertices, numbered 0.." + std::to_string(n - 1));
+}
 
-  const auto view = MatrixView<const T>{weights.data(), n, n, std::max<index_t>(n, 1), Layout::row_major};
-  if (!req.graph_path && n > 1024 && req.ctx.resolved_backend() == Backend::cuda) {  // warm-up: device start-up and kernel loading stay out of the timing
-    ApspOptions small = req.options;
-    small.block = std::min<index_t>(req.options.block, 1024);
-    apsp<T>(req.ctx, MatrixView<const T>{weights.data(), 1024, 1024, n, Layout::row_major}, small);
-  }
-  ApspResult<T> result;
-  std::vector<double> solve_times, total_times;
-  for (int rep = 0; rep < req.reps; ++rep) {
-    try {
-      total_times.push_back(measure::HostClock{}([&] { result = apsp<T>(req.ctx, view, req.options); }));
-    } catch (const CycleError&) {
-      throw;
-    } catch (const Error& e) {
-      if (e.subject() != "weights") throw;  // name the file the weights came from
-      throw Error(e.code(), name, std::string(e.what()).substr(e.subject().size() + 2));
-    }
-    solve_times.push_back(result.solve_seconds);
-  }
-  const double solve = measure::median(solve_times), total = measure::median(total_times);
-  const double rate = n > 0 && solve > 0 ? double(n) * double(n) * double(n) / solve : 0;
-  const char* semiring = req.options.longest ? "max-plus" : "min-plus";
-  std::cout << "graph     " << name << ": " << summary << "\n"
-            << "paths     " << (req.options.longest ? "longest" : "shortest") << " (" << semiring << " "
-            << to_string(dtype_of<T>::value) << ")\n"
-            << "backend   " << to_string(result.backend) << ", block " << result.block << "\n"
-            << "time      solve " << fixed(solve * 1e3, 3) << " ms (distances and successors"
-            << (result.backend == Backend::cuda ? ", on the device" : "") << "), total " << fixed(total * 1e3, 3) << " ms"
-            << (req.reps > 1 ? " (median of " + std::to_string(req.reps) + ")" : "") << "\n"
-            << "rate      " << (rate > 0 ? scientific(rate) + " updates/s (n^3 / solve time)" : "-") << "\n";
+Error naming_the_graph(const Error& e, const ApspRequest& req) {
+  if (e.subject() != "weights") return e;
+  return Error(e.code(), graph_name(req), std::string(e.what()).substr(e.subject().size() + 2));
+}
 
-  if (req.record_path) {
-    measure::Record r;
-    r.suite = "apsp";
-    r.device = result.backend == Backend::cuda ? gpu_name() : cpu_model();
-    r.backend = std::string(to_string(result.backend));
-    r.kernel = "blocked-fw-argmax b=" + std::to_string(result.block);
-    r.semiring = semiring;
-    r.type = std::string(to_string(dtype_of<T>::value));
-    r.product = "apsp";
-    r.m = r.n = r.k = n;
-    r.batch = 1;
-    r.seconds = solve;
-    r.seconds_with_transfers = total;
-    if (rate > 0) r.updates_per_s = rate;
-    r.date = utc_timestamp();
-    measure::write_records(*req.record_path, {r});
-    std::cout << "record    " << *req.record_path << "\n";
-  }
-
+template <class T> void write_outputs(const ApspRequest& req, index_t n, const T* dist, const std::int32_t* next) {
   const DType type = dtype_of<T>::value;
   if (req.out_path) {
-    npy::write(*req.out_path, type, n, n, result.dist.data());
+    npy::write(*req.out_path, type, n, n, dist);
     std::cout << "wrote     " << *req.out_path << " (" << n << "x" << n << " " << to_string(type) << " distances)\n";
   }
   if (req.next_path) {
     try {
-      npy::write(*req.next_path, DType::i32, n, n, result.next.data());
+      npy::write(*req.next_path, DType::i32, n, n, next);
     } catch (...) {
       if (req.out_path) std::filesystem::remove(*req.out_path);  // all outputs or none
       throw;
     }
     std::cout << "wrote     " << *req.next_path << " (" << n << "x" << n << " i32 successors)\n";
   }
-  if (req.route) {
-    const auto [from, to] = *req.route;
-    const std::vector<index_t> path = ringmm::route(row_major<const std::int32_t>(result.next.data(), n, n), from, to);
-    std::cout << "route     " << from << " to " << to << ": ";
-    if (path.empty()) std::cout << "no path\n";
-    else std::cout << route_text(path) << " (length " << show_value(result.dist[std::size_t(from * n + to)]) << ", "
-                   << path.size() - 1 << (path.size() == 2 ? " edge" : " edges") << ")\n";
-  }
-  return 0;
 }
 
-// Pulls out what the option parser cannot take: the graph (the one positional argument) and
-// "--route I J" (two values).
-Args split_positionals(const Args& args, ApspRequest& req, std::initializer_list<OptionSpec> spec) {
-  Args rest;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--route") {
-      if (i + 2 >= args.size()) throw UsageError("--route", "needs two vertices: --route I J");
-      if (req.route) throw UsageError("--route", "given more than once");
-      const index_t max = std::numeric_limits<std::int32_t>::max();
-      req.route = {parse_integer(args[i + 1], "--route", 0, max), parse_integer(args[i + 2], "--route", 0, max)};
-      i += 2;
-      continue;
-    }
-    if (arg.compare(0, 2, "--") == 0) {
-      rest.push_back(arg);
-      const std::string name = arg.substr(2, arg.find('=') - 2);
-      const bool takes_value = std::any_of(spec.begin(), spec.end(), [&](const OptionSpec& o) { return o.name == name && o.takes_value; });
-      if (takes_value && arg.find('=') == std::string::npos && i + 1 < args.size()) rest.push_back(args[++i]);
-      continue;
-    }
-    if (req.graph_path) throw UsageError(arg, "unexpected argument (the graph is " + *req.graph_path + ")");
-    req.graph_path = arg;
-  }
-  return rest;
+template <class T> void print_route(const ApspRequest& req, index_t n, const T* dist, const std::int32_t* next) {
+  if (!req.route) return;
+  const auto [from, to] = *req.route;
+  const std::vector<index_t> path = ringmm::route(row_major<const std::int32_t>(next, n, n), from, to);
+  std::cout << "route     " << from << " to " << to << ": ";
+  if (path.empty()) std::cout << "no path\n";
+  else std::cout << route_text(path) << " (length " << show_value(dist[std::size_t(from * n + to)]) << ", "
+                 << path.size() - 1 << (path.size() == 2 ? " edge" : " edges") << ")\n";
 }
 
-}  // namespace
-
-int apsp_command(const Args& args) {
+ApspRequest parse_apsp(const Args& args) {
   const std::initializer_list<OptionSpec> spec = {{"out", true},     {"next", true},  {"longest", false}, {"backend", true},
                                                   {"block", true},   {"type", true},  {"bench", true},    {"density", true},
-                                                  {"seed", true},    {"reps", true},  {"record", true},   {"threads", true}};
+                                                  {"seed", true},    {"reps", true},  {"record", true},   {"threads", true},
+                                                  {"summa", false},  {"grid", true}};
   ApspRequest req;
   const Options opt(split_positionals(args, req, spec), spec);
   req.out_path = opt.get("out");
@@ -279,18 +285,50 @@ int apsp_command(const Args& args) {
   if (req.out_path && req.next_path && std::filesystem::absolute(*req.out_path) == std::filesystem::absolute(*req.next_path))
     throw UsageError("--next", "is the same file as --out");
 
-  // The element type: --type, else a .npy file's own, else f32 for --bench and f64 for .mtx (exact
-  // for any weight the file can spell).
-  DType type = req.type.value_or(DType::f64);
-  if (!req.type) {
-    if (!req.graph_path) type = DType::f32;
-    else if (ends_with(*req.graph_path, ".npy")) type = DType::f32;
+  req.summa = opt.flag("summa");
+  if (auto g = opt.get("grid")) {
+    if (!req.summa) throw UsageError("--grid", "applies to --summa only (mpirun -n P ringmm apsp GRAPH --summa --grid PRxPC)");
+    std::tie(req.prow, req.pcol) = parse_grid(*g, "--grid");
   }
-  if (req.graph_path && ends_with(*req.graph_path, ".npy")) {
-    req.npy_graph = npy::read(*req.graph_path);
-    if (!req.type && req.npy_graph->dtype == DType::f64) type = DType::f64;
+  if (req.summa && req.record_path) throw UsageError("--record", "is not available with --summa");
+  return req;
+}
+
+// The element type: --type, else a .npy file's own, else f32 for --bench and f64 for .mtx (exact
+// for any weight the file can spell).
+DType apsp_type(const ApspRequest& req, std::optional<DType> npy_dtype) {
+  if (req.type) return *req.type;
+  if (!req.graph_path) return DType::f32;
+  if (is_npy(req)) return npy_dtype == DType::f64 ? DType::f64 : DType::f32;
+  return DType::f64;
+}
+
+bool is_npy(const ApspRequest& req) { return req.graph_path && ends_with(*req.graph_path, ".npy"); }
+
+int apsp_command(const Args& args) {
+  if (std::find(args.begin(), args.end(), "--summa") != args.end()) {
+#if RINGMM_TOOL_HAS_SUMMA
+    return apsp_summa_command(args);
+#else
+    throw Error(Errc::backend_unavailable, "--summa",
+                mpi_compiled() ? "this build of the tool has no distributed layer"
+                               : "this build of ringmm has no MPI (configure with RINGMM_ENABLE_MPI=ON)");
+#endif
   }
+  ApspRequest req = parse_apsp(args);
+  if (is_npy(req)) req.npy_graph = npy::read(*req.graph_path);
+  const DType type = apsp_type(req, req.npy_graph ? std::optional(req.npy_graph->dtype) : std::nullopt);
   return type == DType::f32 ? run_apsp<float>(req) : run_apsp<double>(req);
 }
+
+#define RINGMM_APSP_TOOL(T)                                                                                   \
+  template std::vector<T> load_graph<T>(ApspRequest&, index_t&, std::string&);                                \
+  template void write_outputs<T>(const ApspRequest&, index_t, const T*, const std::int32_t*);                 \
+  template void print_route<T>(const ApspRequest&, index_t, const T*, const std::int32_t*);
+RINGMM_APSP_TOOL(float)
+RINGMM_APSP_TOOL(double)
+#undef RINGMM_APSP_TOOL
+
+
 
 }  // namespace ringmm::tools

@@ -95,6 +95,12 @@ std::int64_t parse_integer(std::string_view text, const std::string& subject, st
   return value;
 }
 
+std::pair<int, int> parse_grid(const std::string& text, const std::string& subject) {
+  const std::size_t x = text.find('x');
+  if (x == std::string::npos) throw UsageError(subject, "expected PRxPC such as 2x3, got '" + text + "'");
+  return {int(parse_integer(text.substr(0, x), subject, 1, 1 << 20)), int(parse_integer(text.substr(x + 1), subject, 1, 1 << 20))};
+}
+
 std::vector<std::string> split_list(std::string_view text, const std::string& subject) {
   std::vector<std::string> items;
   std::size_t start = 0;

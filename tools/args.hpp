@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -55,6 +56,8 @@ class Options {
 // parse_real accepts decimal and exponent forms, "inf", "+inf", "-inf" (not nan).
 double parse_real(std::string_view text, const std::string& subject);
 std::int64_t parse_integer(std::string_view text, const std::string& subject, std::int64_t min, std::int64_t max);
+// A process grid "PRxPC" such as 2x3.
+std::pair<int, int> parse_grid(const std::string& text, const std::string& subject);
 // Splits "a,b,c" into its items; empty items are a UsageError.
 std::vector<std::string> split_list(std::string_view text, const std::string& subject);
 

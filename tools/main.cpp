@@ -81,6 +81,7 @@ are used as they are; A with --transa (K x M) and B without --transb (K x N) are
     {"apsp", apsp_command, "all-pairs shortest paths with routes (blocked Floyd-Warshall)",
      R"(usage: ringmm apsp GRAPH --out D.npy [--next NEXT.npy] [--route I J] [options]
        ringmm apsp --bench N [--density P] [--seed S] [--reps R] [--record FILE] [options]
+       mpirun -n P ringmm apsp GRAPH --summa [--grid PRxPC] [--block NB] --out D.npy [options]
 
 Shortest paths between every pair of vertices of a weighted directed graph, with the successor
 matrix that spells out each path. Blocked Floyd-Warshall over min-plus (max-plus with --longest)
@@ -98,12 +99,19 @@ whose block updates are argmax products. Vertices are numbered from 0 (also for 
   --backend B       auto (default), cpu, cuda
   --block N         vertices per Floyd-Warshall round (default 1024 on CUDA, 128 on the CPU;
                     at most 1024 on CUDA)
-  --threads N       CPU threads (default: OpenMP's)
+  --threads N       CPU threads (default: OpenMP's; with --summa, per rank: the node's cores
+                    divided by its ranks)
 
   --bench N         time a random graph of N vertices instead of reading one: edges with
                     probability --density (default 1), weights uniform in [1, 100), --seed S
   --reps R          solve R times and report the median (default 1)
   --record FILE     also write the timing as a .json or .csv record (suite "apsp")
+
+  --summa           distributed over the ranks of mpirun (CPU): rank 0 reads the graph and
+                    writes the outputs; the matrices are spread block-cyclically with --block as
+                    both the layout's block and the Floyd-Warshall block; the same results as
+                    without --summa on the CPU with that block (not with --record)
+  --grid PRxPC      process grid for --summa (default: the near-square factorisation of P)
 
 A negative cycle (positive with --longest) is an error that lists the vertices on it; nothing is
 written then. Outputs are written only after a successful solve. The rate printed is n^3 over the

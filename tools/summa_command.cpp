@@ -11,13 +11,13 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "measure/random_data.hpp"
+#include "mpi_tools.hpp"
 #include "ringmm/dist.hpp"
 #include "ringmm/ringmm.hpp"
 #include "support.hpp"
@@ -59,27 +59,6 @@ Prints the time (slowest rank), updates/s in total and per rank, and the bytes e
 received beside the 2D lower bound (M·K + K·N)/√P words.
 )";
 
-// Initialises MPI for the command when the process has not (the tool's main does not).
-class MpiSession {
- public:
-  MpiSession() {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      MPI_Init(nullptr, nullptr);
-      owns_ = true;
-    }
-  }
-  ~MpiSession() {
-    if (owns_) MPI_Finalize();
-  }
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-
- private:
-  bool owns_ = false;
-};
-
 struct Request {
   std::optional<std::string> a_path, b_path, c_path, out_path, results_path;
   index_t m = 0, n = 0, k = 0;
@@ -95,13 +74,6 @@ struct Request {
   int threads = 0;
   int reps = 3;
 };
-
-std::pair<int, int> parse_grid(const std::string& text) {
-  const std::size_t x = text.find('x');
-  if (x == std::string::npos) throw UsageError("--grid", "expected PRxPC such as 2x3, got '" + text + "'");
-  return {int(parse_integer(text.substr(0, x), "--grid", 1, 1 << 20)),
-          int(parse_integer(text.substr(x + 1), "--grid", 1, 1 << 20))};
-}
 
 Request parse(const Args& args) {
   const Options opt(args, {{"a", true},       {"b", true},       {"c", true},        {"out", true},     {"results", true},
@@ -142,23 +114,13 @@ Request parse(const Args& args) {
     if (!req.c_path) throw UsageError("--beta", "needs --c (there is no C0 to scale)");
     req.beta = opt.real_or("beta", 0);
   }
-  if (auto g = opt.get("grid")) std::tie(req.prow, req.pcol) = parse_grid(*g);
+  if (auto g = opt.get("grid")) std::tie(req.prow, req.pcol) = parse_grid(*g, "--grid");
   req.block = opt.integer_or("block", 256, 1, 1 << 24);
   req.variant = dist::parse_variant(opt.get_or("variant", "broadcast"), "--variant");
   req.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
   req.threads = int(opt.integer_or("threads", 0, 0, 4096));
   req.reps = int(opt.integer_or("reps", 3, 1, 1000));
   return req;
-}
-
-// CPU threads per rank when --threads is not given: the node's cores shared among its ranks.
-int default_threads(MPI_Comm comm) {
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int node_ranks = 1;
-  MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
-  return std::max(1, int(std::thread::hardware_concurrency()) / node_ranks);
 }
 
 // Random data by global position, so that the matrix does not depend on the grid: each (row,
@@ -343,11 +305,6 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
   return 0;
 }
 
-// The error text as run_guarded would print it.
-std::string describe(const Error& e) {
-  return e.subject().empty() ? std::string(to_string(e.code())) + ": " + e.what() : e.what();
-}
-
 }  // namespace
 
 int summa_command(const Args& args) {
@@ -359,15 +316,7 @@ int summa_command(const Args& args) {
     return 0;
   }
   try {
-    // Every rank must have the same command line; then parse errors are the same everywhere.
-    std::string joined;
-    for (const auto& arg : args) joined += arg + '\n';
-    std::uint64_t fingerprint = 1469598103934665603ull;
-    for (unsigned char ch : joined) fingerprint = (fingerprint ^ ch) * 1099511628211ull;
-    std::string shown = "'";
-    for (const auto& arg : args) shown += (shown.size() > 1 ? " " : "") + arg;
-    dist::check_agreement(MPI_COMM_WORLD, {{"command line", std::int64_t(fingerprint >> 1), shown + "'"}},
-                          "ringmm summa");
+    agree_on_command_line(args, "ringmm summa");
     Request req;
     try {
       req = parse(args);

@@ -14,8 +14,9 @@
 //
 // Backends: Backend::cpu runs the blocked CPU argmax kernel; Backend::cuda keeps everything on the
 // device (one upload, one download) and runs the phases as small kernels and one n×b·b×n argmax
-// product per round. A distributed version (SUMMA) would replace the phase-3 product and the panel
-// broadcasts; see the comment at the top of src/graph/apsp.cpp.
+// product per round. The distributed version, ringmm::dist::apsp (ringmm/dist.hpp), runs the same
+// rounds on a block-cyclic matrix over MPI, with the panels broadcast along the process grid, and
+// gives the CPU backend's results bit for bit.
 #pragma once
 
 #include <cstdint>

@@ -23,9 +23,10 @@
 // round (entries of D[:,K] do not improve in step 3), so the gather is one cheap O(n²) pass.
 //
 // The driver below is shared by the CPU (loops + the CPU argmax kernel) and CUDA (kernels in
-// apsp_cuda.cu + the CUDA argmax kernel on device pointers, no host round trip per round). A
-// distributed version would keep this sequence: broadcast the panels along the process grid, then
-// the same local argmax product, i.e. dist::gemm_argmax when it exists.
+// apsp_cuda.cu + the CUDA argmax kernel on device pointers, no host round trip per round). The
+// distributed solver (src/dist/apsp.cpp) keeps this sequence on a block-cyclic matrix: it runs the
+// host steps of fw_host.hpp on its blocks and broadcasts the panels along the process grid between
+// the local argmax products.
 #include "ringmm/apsp.hpp"
 
 #include <algorithm>
@@ -38,6 +39,7 @@
 #include <omp.h>
 
 #include "fw_buffers.hpp"
+#include "fw_host.hpp"
 #include "ringmm/gemm.hpp"
 
 #if defined(RINGMM_APSP_CUDA)
@@ -54,39 +56,17 @@ namespace {
 using graph::FwBuffers;
 using graph::improves;
 
-template <class T> constexpr T zero_of(bool longest) {
-  return longest ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-}
-
-template <class T> std::string value_text(T x) {
-  if (std::isnan(x)) return "NaN";
-  if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
-  return std::to_string(double(x));
-}
-
 // ---- the CPU steps ---------------------------------------------------------------------------
 
 int threads_of(const Context& ctx) { return ctx.cpu_threads > 0 ? ctx.cpu_threads : 0; }
 
-// Weights → D, NEXT: +∞ is "no edge" (0̄: +∞, or −∞ with longest), the diagonal starts at 1̄ = 0
-// unless a self-loop makes a cycle of the wrong sign. NaN and −∞ weights are refused.
+// Weights → D, NEXT (graph::initial_entry); NaN and −∞ weights are refused before any change.
 template <class T> void host_prepare(const FwBuffers<T>& b) {
-  const T none = zero_of<T>(b.longest);
   for (index_t i = 0; i < b.n; ++i)
-    for (index_t j = 0; j < b.n; ++j) {
-      const T w = b.dist[i * b.ld_dist + j];
-      if (std::isnan(w) || w == -std::numeric_limits<T>::infinity())
-        throw Error(Errc::value_out_of_range, "weights",
-                    "weight (" + std::to_string(i) + ", " + std::to_string(j) + ") is " + value_text(w) +
-                        " (a weight is a number; +inf means no edge)");
-    }
+    for (index_t j = 0; j < b.n; ++j)
+      if (const T w = b.dist[i * b.ld_dist + j]; graph::refused_weight(w)) throw graph::refused_weight_error(i, j, w);
   for (index_t i = 0; i < b.n; ++i)
-    for (index_t j = 0; j < b.n; ++j) {
-      T& d = b.dist[i * b.ld_dist + j];
-      if (std::isinf(d)) d = none;
-      if (i == j) d = improves(d, T(0), b.longest) ? d : T(0);
-      b.next[i * b.ld_next + j] = (i == j) ? std::int32_t(i) : (d == none ? -1 : std::int32_t(j));
-    }
+    for (index_t j = 0; j < b.n; ++j) graph::initial_entry(i, j, b.longest, b.dist[i * b.ld_dist + j], b.next[i * b.ld_next + j]);
 }
 
 template <class T> void host_phase1(const FwBuffers<T>& b, index_t k0, index_t kb) {
@@ -115,19 +95,6 @@ template <class T> void host_copy_panels(const FwBuffers<T>& b, index_t k0, inde
     }
   if (row_too)
     for (index_t r = 0; r < kb; ++r) std::copy_n(b.dist + (k0 + r) * b.ld_dist, b.n, b.row + r * b.n);
-}
-
-void host_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
-                 const std::int32_t* next_col, index_t ld_col, int threads) {
-#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) if (rows > 256)
-  for (index_t i = 0; i < rows; ++i)
-    for (index_t j = 0; j < cols; ++j) {
-      std::int32_t& c = k[i * ld_k + j];
-      if (c >= 0) {
-        next[i * ld_next + j] = next_col[i * ld_col + c];
-        c = -1;
-      }
-    }
 }
 
 // ---- the driver --------------------------------------------------------------------------------
@@ -171,7 +138,7 @@ template <class S> struct HostSteps {
   }
   void gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
               const std::int32_t* next_col, index_t ld_col) const {
-    host_gather(next, ld_next, k, ld_k, rows, cols, next_col, ld_col, threads);
+    graph::host_gather(next, ld_next, k, ld_k, rows, cols, next_col, ld_col, threads);
   }
 };
 
@@ -330,9 +297,7 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
     cuda_check(cudaMemcpy(&w, on_device ? b.dist + i * b.ld_dist + j : host_dist + i * host_ld_dist + j, sizeof(T),
                           on_device ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost),
                "cudaMemcpy");
-    throw Error(Errc::value_out_of_range, "weights",
-                "weight (" + std::to_string(i) + ", " + std::to_string(j) + ") is " + value_text(w) +
-                    " (a weight is a number; +inf means no edge)");
+    throw graph::refused_weight_error(i, j, w);
   }
 
   const auto start = std::chrono::steady_clock::now();
@@ -408,6 +373,39 @@ std::string cycle_message(bool longest, const std::vector<index_t>& vertices) {
 }
 
 }  // namespace
+
+namespace graph {
+
+template <class T>
+void close_diagonal_on_host(const Context& ctx, T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next,
+                            index_t kb, bool longest) {
+  FwBuffers<T> b;
+  b.n = b.block = kb, b.longest = longest;
+  b.dist = dist, b.ld_dist = ld_dist, b.next = next, b.ld_next = ld_next;
+  Context gemm_ctx = ctx;
+  gemm_ctx.backend = Backend::cpu;
+  // The single-process round's phase 1 on a problem that is this block alone: the same steps.
+  auto close = [&](auto semiring) { HostSteps<decltype(semiring)>{threads_of(ctx), &gemm_ctx}.phase1(b, 0, kb); };
+  longest ? close(MaxPlus<T>{}) : close(MinPlus<T>{});
+}
+
+void host_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
+                 const std::int32_t* next_col, index_t ld_col, int threads) {
+#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) if (rows > 256)
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) {
+      std::int32_t& c = k[i * ld_k + j];
+      if (c >= 0) {
+        next[i * ld_next + j] = next_col[i * ld_col + c];
+        c = -1;
+      }
+    }
+}
+
+template void close_diagonal_on_host<float>(const Context&, float*, index_t, std::int32_t*, index_t, index_t, bool);
+template void close_diagonal_on_host<double>(const Context&, double*, index_t, std::int32_t*, index_t, index_t, bool);
+
+}  // namespace graph
 
 CycleError::CycleError(bool longest, std::vector<index_t> vertices)
     : Error(Errc::value_out_of_range, longest ? "positive cycle" : "negative cycle", cycle_message(longest, vertices)),

@@ -1,0 +1,259 @@
+// Distributed all-pairs shortest paths: the rounds of ringmm::apsp's blocked Floyd–Warshall
+// (src/graph/apsp.cpp, whose top comment explains them) with the Floyd–Warshall block equal to the
+// layout's block nb. Round r (vertices K = [r·nb, r·nb + kb)) involves process row r mod pr
+// (which holds the rows K) and process column r mod pc (the columns K):
+//   1. the owner of the diagonal block D[K,K] closes it (graph::close_diagonal_on_host);
+//   2. it broadcasts D* down its process column, whose ranks update their part of the column
+//      panel, D[:,K] ⊕= D[:,K]·D* (local argmax product, then the successor gather);
+//   3. the process column broadcasts its updated column panel and NEXT[:,K] along the process
+//      rows, the process row broadcasts the row panel D[K,:] down the process columns, and every
+//      rank updates its blocks, D ⊕= D[:,K]·D[K,:], then gathers successors from NEXT[:,K].
+// Every entry sees the same operations in the same order as in one process (the argmax products
+// are exact per entry, ties going to the smallest k and to C), so the results are equal bit for bit.
+// Rounds depend on each other through the panels, so transfers are plain blocking broadcasts.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "fw_host.hpp"
+#include "mpi_util.hpp"
+#include "ringmm/dist.hpp"
+#include "ringmm/gemm.hpp"
+#include "ringmm/semiring.hpp"
+
+namespace ringmm::dist {
+
+namespace {
+
+template <class T> std::string shape(const DistMatrix<T>& m) {
+  return std::to_string(m.rows()) + "x" + std::to_string(m.cols());
+}
+
+// Blocking broadcast of `count` elements over `comm`, counted as SUMMA counts its panels: the root
+// is charged the q − 1 copies of a flat broadcast, every other rank what it receives.
+void broadcast(void* buffer, index_t count, MPI_Datatype type, std::size_t bytes, int root, MPI_Comm comm, Stats& stats) {
+  int size = 1, me = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &me);
+  if (size == 1 || count == 0) return;  // count is the same on every rank of comm
+  MPI_Bcast(buffer, int(count), type, root, comm);
+  if (me == root) stats.bytes_sent += std::uint64_t(size - 1) * std::uint64_t(count) * bytes;
+  else stats.bytes_received += std::uint64_t(count) * bytes;
+}
+
+// The backend of the local products, alike on every rank: automatic is the CPU (the local
+// matrices live on the host, and a device would see them copied in and out every round).
+Backend agree_on_backend(const Grid& grid, Backend requested) {
+  if (requested != Backend::cuda) return Backend::cpu;
+  int has_device = int(cuda_device_available());
+  MPI_Allreduce(MPI_IN_PLACE, &has_device, 1, MPI_INT, MPI_MIN, grid.comm());
+  if (!has_device)
+    throw Error(Errc::backend_unavailable, "backend", "cuda requested but at least one rank has no CUDA device");
+  return Backend::cuda;
+}
+
+// NaN and −∞ weights: the first in row-major order, found on every rank, is thrown everywhere.
+template <class T> void refuse_bad_weights(const Grid& grid, const DistMatrix<T>& dist) {
+  const MatrixView<const T> local = dist.local();
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  for (index_t li = 0; li < local.rows; ++li)
+    for (index_t lj = 0; lj < local.cols; ++lj)
+      if (graph::refused_weight(local(li, lj))) {
+        const index_t i = dist.row_map().to_global(dist.grid_row(), li), j = dist.col_map().to_global(dist.grid_col(), lj);
+        first = std::min<std::int64_t>(first, i * dist.cols() + j);
+        break;  // later entries of this local row lie further along the same global row
+      }
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT64_T, MPI_MIN, grid.comm());
+  if (first == std::numeric_limits<std::int64_t>::max()) return;
+  const index_t i = first / dist.cols(), j = first % dist.cols();
+  const int owner = grid.rank_of(dist.row_map().owner(i), dist.col_map().owner(j));
+  T w{};
+  if (grid.rank() == owner)
+    w = dist.local()(dist.row_map().to_local(i), dist.col_map().to_local(j));
+  MPI_Bcast(&w, int(sizeof(T)), MPI_BYTE, owner, grid.comm());
+  throw graph::refused_weight_error(i, j, w);
+}
+
+// The vertices whose diagonal left 0 (they lie on a cycle of the wrong sign), from every rank.
+template <class T> void check_cycles(const Grid& grid, const DistMatrix<T>& dist, bool longest) {
+  std::vector<std::int64_t> mine;
+  const MatrixView<const T> local = dist.local();
+  for (index_t li = 0; li < local.rows; ++li) {
+    const index_t v = dist.row_map().to_global(dist.grid_row(), li);
+    if (dist.col_map().owner(v) == dist.grid_col() && !(local(li, dist.col_map().to_local(v)) == T(0))) mine.push_back(v);
+  }
+  int count = int(mine.size());
+  std::vector<int> counts(std::size_t(grid.size())), offsets(std::size_t(grid.size()));
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, grid.comm());
+  int total = 0;
+  for (int r = 0; r < grid.size(); ++r) offsets[r] = total, total += counts[r];
+  if (total == 0) return;
+  std::vector<std::int64_t> all(static_cast<std::size_t>(total));
+  MPI_Allgatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), offsets.data(), MPI_INT64_T, grid.comm());
+  std::sort(all.begin(), all.end());
+  throw CycleError(longest, std::vector<index_t>(all.begin(), all.end()));
+}
+
+template <class S> class DistFloydWarshall {
+  using T = element_t<S>;
+
+ public:
+  DistFloydWarshall(const Grid& grid, DistMatrix<T>& dist, DistMatrix<std::int32_t>& next, const Context& ctx, bool longest)
+      : grid_(grid), dist_(dist), next_(next), ctx_(ctx), longest_(longest), elem_(sizeof(T)) {
+    const index_t nb = dist.block(), rows = dist.local_rows(), cols = dist.local_cols();
+    closure_.resize(std::size_t(nb * nb));
+    col_.resize(std::size_t(std::max<index_t>(1, rows * nb)));
+    next_col_.resize(col_.size());
+    k_col_.assign(col_.size(), -1);
+    row_.resize(std::size_t(std::max<index_t>(1, nb * cols)));
+    k_all_.assign(std::size_t(std::max<index_t>(1, rows * cols)), -1);
+  }
+
+  void round(index_t r, Stats& stats) {
+    const index_t n = dist_.rows(), nb = dist_.block(), k0 = r * nb, kb = std::min(nb, n - k0);
+    const int row_owner = dist_.row_map().owner(k0), col_owner = dist_.col_map().owner(k0);
+    const bool in_row = grid_.row() == row_owner, in_col = grid_.col() == col_owner;
+    const index_t rows = dist_.local_rows(), cols = dist_.local_cols();
+    // Local positions of K on the ranks that hold it.
+    const index_t row0 = dist_.row_map().to_local(k0), col0 = dist_.col_map().to_local(k0);
+    const MatrixView<T> d = dist_.local();
+    const MatrixView<std::int32_t> nx = next_.local();
+
+    // 1. phase 1 on the diagonal block's owner.
+    if (in_row && in_col)
+      graph::close_diagonal_on_host(ctx_, &d(row0, col0), d.ld, &nx(row0, col0), nx.ld, kb, longest_);
+    if (kb == n) return;  // one block: phase 1 was the whole closure
+
+    // 2. the column panel, on its process column: D[:,K] ⊕= D[:,K]·D*.
+    if (in_col) {
+      if (in_row)
+        for (index_t i = 0; i < kb; ++i) std::memcpy(&closure_[std::size_t(i * kb)], &d(row0 + i, col0), std::size_t(kb) * sizeof(T));
+      broadcast(closure_.data(), kb * kb, elem_.get(), sizeof(T), row_owner, grid_.col_comm(), stats);
+      copy_column_panel(col0, kb);
+      if (rows > 0) {
+        gemm_argmax<S>(ctx_, Op::N, MatrixView<const T>{col_.data(), rows, kb, kb, Layout::row_major}, Op::N,
+                       MatrixView<const T>{closure_.data(), kb, kb, kb, Layout::row_major},
+                       MatrixView<T>{&d(0, col0), rows, kb, d.ld, Layout::row_major},
+                       MatrixView<std::int32_t>{k_col_.data(), rows, kb, kb, Layout::row_major}, S::one(), S::one());
+        graph::host_gather(&nx(0, col0), nx.ld, k_col_.data(), kb, rows, kb, next_col_.data(), kb, ctx_.cpu_threads);
+      }
+      copy_column_panel(col0, kb);  // as step 2 left it: the panels of step 3
+    }
+
+    // 3. the panels along the grid, then every rank's blocks: D ⊕= D[:,K]·D[K,:].
+    broadcast(col_.data(), rows * kb, elem_.get(), sizeof(T), col_owner, grid_.row_comm(), stats);
+    broadcast(next_col_.data(), rows * kb, MPI_INT32_T, sizeof(std::int32_t), col_owner, grid_.row_comm(), stats);
+    if (in_row && cols > 0) std::memcpy(row_.data(), &d(row0, 0), std::size_t(kb * cols) * sizeof(T));  // ld = cols
+    broadcast(row_.data(), kb * cols, elem_.get(), sizeof(T), row_owner, grid_.col_comm(), stats);
+    if (rows > 0 && cols > 0) {
+      gemm_argmax<S>(ctx_, Op::N, MatrixView<const T>{col_.data(), rows, kb, kb, Layout::row_major}, Op::N,
+                     MatrixView<const T>{row_.data(), kb, cols, cols, Layout::row_major}, d,
+                     MatrixView<std::int32_t>{k_all_.data(), rows, cols, cols, Layout::row_major}, S::one(), S::one());
+      graph::host_gather(nx.data, nx.ld, k_all_.data(), cols, rows, cols, next_col_.data(), kb, ctx_.cpu_threads);
+    }
+  }
+
+ private:
+  // This rank's rows of D[:,K] and NEXT[:,K] into the panel buffers (row stride kb).
+  void copy_column_panel(index_t col0, index_t kb) {
+    const MatrixView<const T> d = dist_.local();
+    const MatrixView<const std::int32_t> nx = next_.local();
+    for (index_t i = 0; i < d.rows; ++i) {
+      std::memcpy(&col_[std::size_t(i * kb)], &d(i, col0), std::size_t(kb) * sizeof(T));
+      std::memcpy(&next_col_[std::size_t(i * kb)], &nx(i, col0), std::size_t(kb) * sizeof(std::int32_t));
+    }
+  }
+
+  const Grid& grid_;
+  DistMatrix<T>& dist_;
+  DistMatrix<std::int32_t>& next_;
+  const Context& ctx_;
+  const bool longest_;
+  detail::ElementType elem_;
+  std::vector<T> closure_, col_, row_;  // D* (kb × kb), the column panel (rows × kb), the row panel (kb × cols)
+  std::vector<std::int32_t> next_col_, k_col_, k_all_;  // NEXT[:,K] and the argmax winners (−1 between uses)
+};
+
+}  // namespace
+
+template <class T>
+Stats apsp(const Grid& grid, DistMatrix<T>& dist, DistMatrix<std::int32_t>& next, const ApspOptions& apsp,
+           const Options& options) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "apsp takes float or double weights");
+  check_agreement(grid.comm(),
+                  {{"type", detail::type_fingerprint<T>(), detail::type_name<T>()},
+                   {"longest", apsp.longest},
+                   {"block", apsp.block},
+                   {"grid rows", grid.rows()},
+                   {"grid cols", grid.cols()},
+                   {"dist.rows", dist.rows()},
+                   {"dist.cols", dist.cols()},
+                   {"dist.block", dist.block()},
+                   {"next.rows", next.rows()},
+                   {"next.cols", next.cols()},
+                   {"next.block", next.block()},
+                   {"variant", std::int64_t(options.variant), std::string(to_string(options.variant))},
+                   {"backend", std::int64_t(options.context.backend), std::string(to_string(options.context.backend))}},
+                  "dist::apsp");
+  std::optional<Error> problem;
+  auto on_grid = [&](const auto& m) {
+    return m.grid_rows() == grid.rows() && m.grid_cols() == grid.cols() && m.grid_row() == grid.row() &&
+           m.grid_col() == grid.col();
+  };
+  if (!on_grid(dist)) problem = Error(Errc::invalid_argument, "dist", "matrix was built for another process grid");
+  else if (!on_grid(next)) problem = Error(Errc::invalid_argument, "next", "matrix was built for another process grid");
+  throw_if_any(grid.comm(), problem);
+
+  // Agreed values: every rank reaches the same verdict.
+  const index_t n = dist.rows(), nb = dist.block();
+  if (dist.cols() != n) throw Error(Errc::dimension_mismatch, "dist", "an adjacency matrix must be square, got " + shape(dist));
+  if (next.rows() != n || next.cols() != n)
+    throw Error(Errc::dimension_mismatch, "next", "is " + shape(next) + " but dist is " + shape(dist));
+  if (next.block() != nb)
+    throw Error(Errc::invalid_argument, "next", "block size " + std::to_string(next.block()) + " differs from dist's " +
+                                                    std::to_string(nb));
+  if (n > std::numeric_limits<std::int32_t>::max())
+    throw Error(Errc::unsupported, "dist", std::to_string(n) + " vertices do not fit the int32 successor matrix");
+  if (apsp.block != 0 && apsp.block != nb)
+    throw Error(Errc::invalid_argument, "block",
+                "the Floyd-Warshall block (" + std::to_string(apsp.block) + ") must be 0 or the layout's block size (" +
+                    std::to_string(nb) + "), so that each round's panels live on one process row and column");
+  if (options.variant != Variant::broadcast)
+    throw Error(Errc::unsupported, "variant", "dist::apsp broadcasts its panels; the ring variant is not implemented");
+  detail::check_count(dist.row_map(), dist.col_map(), "dist");
+
+  Stats stats;
+  stats.backend = agree_on_backend(grid, options.context.backend);
+  stats.updates = double(n) * double(n) * double(n);
+  refuse_bad_weights(grid, dist);
+
+  MPI_Barrier(grid.comm());
+  const double start = MPI_Wtime();
+  const MatrixView<T> d = dist.local();
+  const MatrixView<std::int32_t> nx = next.local();
+  for (index_t li = 0; li < d.rows; ++li)
+    for (index_t lj = 0; lj < d.cols; ++lj)
+      graph::initial_entry(dist.row_map().to_global(grid.row(), li), dist.col_map().to_global(grid.col(), lj),
+                           apsp.longest, d(li, lj), nx(li, lj));
+  Context ctx = options.context;
+  ctx.backend = stats.backend;
+  auto solve = [&](auto semiring) {
+    DistFloydWarshall<decltype(semiring)> solver(grid, dist, next, ctx, apsp.longest);
+    for (index_t r = 0; r * nb < n; ++r) solver.round(r, stats);
+  };
+  apsp.longest ? solve(MaxPlus<T>{}) : solve(MinPlus<T>{});
+  stats.steps = (n + nb - 1) / nb;
+  stats.seconds = MPI_Wtime() - start;
+  check_cycles(grid, dist, apsp.longest);
+  return stats;
+}
+
+template Stats apsp<float>(const Grid&, DistMatrix<float>&, DistMatrix<std::int32_t>&, const ApspOptions&, const Options&);
+template Stats apsp<double>(const Grid&, DistMatrix<double>&, DistMatrix<std::int32_t>&, const ApspOptions&, const Options&);
+
+}  // namespace ringmm::dist

@@ -123,6 +123,10 @@ inline index_t k_parts(const Workload& w, const ConfigInfo& cfg, int sms, int re
   return std::max<index_t>(1, std::min(slots / tiles, w.k / min_part_k));
 }
 
+// The K of each part of a split into `parts` (launch.cuh: run_split_k): a multiple of 16, so that
+// every part's operands keep the 16-byte alignment of the whole; the last part may be shorter.
+inline index_t split_chunk(index_t k, index_t parts) { return round_up(ceil_div(k, parts), 16); }
+
 // Split-K for the small kernel (small_tile(w) = T): the parts become members of one batch, so
 // they fill the small kernel's slots (3 resident blocks per SM, its launch bound, each of
 // small_tiles_per_block(T) tiles) where the whole product's blocks fill under half of them. Parts

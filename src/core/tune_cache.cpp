@@ -7,6 +7,7 @@
 //   version <ringmm version>
 //   <semiring> <type> <M> <N> <K> <batch> <gemm|syrk> <config> <pad|predicate|-> <split|-> <rate> <heuristic rate>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>

@@ -117,10 +117,10 @@ CudaChoice describe_cuda_choice(const Context& ctx, SemiringKind kind, DType typ
     const ChoiceReport r = describe<S>(ctx, p);
     CudaChoice c;
     switch (r.route) {
-      case Route::kernels: c.route = "kernels"; break;
-      case Route::vendor_blas: c.route = "cublas"; break;
-      case Route::or_and_mma: c.route = "tensor cores"; break;
-      case Route::log_plus_shift: c.route = "shift trick"; break;
+      case EngineRoute::kernels: c.route = "kernels"; break;
+      case EngineRoute::vendor_blas: c.route = "cublas"; break;
+      case EngineRoute::or_and_mma: c.route = "tensor cores"; break;
+      case EngineRoute::log_plus_shift: c.route = "shift trick"; break;
     }
     c.config = r.part.small ? "small" + std::to_string(r.part.small) : std::string(config_info(r.part.id).name);
     c.border = r.part.small ? "" : r.part.border == Border::pad ? "pad" : "predicate";

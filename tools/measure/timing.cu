@@ -124,6 +124,7 @@ Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s
     const int i = r % sets.sets();
     call_ringmm<S>(ctx, product, op_a, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
   });
+  if (memory == HostMemory::none) return t;
   HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
   download(sets.a[0].get(), a);
   download(sets.b[0].get(), b);
@@ -196,6 +197,7 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
     const int i = r % sets.sets();
     call_cublas<T>(handle.get(), product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
   });
+  if (memory == HostMemory::none) return t;
   // With transfers, as a cuBLAS user with host buffers does it: upload, multiply, download.
   HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
   download(sets.a[0].get(), a);

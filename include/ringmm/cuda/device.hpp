@@ -30,11 +30,11 @@ struct Choice {
 
 // Which path runs a call: the tile kernels (large, small, split-K), or one of the routes taken
 // before them (engine.cuh: cuda_run_impl).
-enum class Route { kernels, vendor_blas, or_and_mma, log_plus_shift };
+enum class EngineRoute { kernels, vendor_blas, or_and_mma, log_plus_shift };
 
 // What the engine runs for a call (engine.cuh: describe). A split's parts run `part`.
 struct ChoiceReport {
-  Route route = Route::kernels;
+  EngineRoute route = EngineRoute::kernels;
   Choice whole, part;
 };
 

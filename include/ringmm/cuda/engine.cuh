@@ -343,9 +343,9 @@ template <class S> ChoiceReport describe(const Context& ctx, const detail::Probl
   ChoiceReport r;
   const Workload w = workload_of(p);
   r.whole = choose<S>(ctx, w, Entry::caller);
-  if (takes_vendor_blas<S>(ctx)) r.route = Route::vendor_blas;
-  else if (std::is_same_v<S, OrAnd> && !ctx.names_cuda_kernels()) r.route = Route::or_and_mma;
-  else if (takes_log_plus_shift<S>(ctx, p)) r.route = Route::log_plus_shift;
+  if (takes_vendor_blas<S>(ctx)) r.route = EngineRoute::vendor_blas;
+  else if (std::is_same_v<S, OrAnd> && !ctx.names_cuda_kernels()) r.route = EngineRoute::or_and_mma;
+  else if (takes_log_plus_shift<S>(ctx, p)) r.route = EngineRoute::log_plus_shift;
   r.part = r.whole;
   if (r.whole.parts > 1) {
     const index_t chunk = split_chunk(w.k, r.whole.parts);

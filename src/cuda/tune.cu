@@ -44,16 +44,17 @@ tune::CacheKey key_of(int device) {
   return {prop.name, prop.multiProcessorCount, std::string(version())};
 }
 
-// A corrupt or mismatched file is ignored with one warning per process: calls go on with the
-// heuristics.
+// A corrupt or mismatched file (or a device that cannot be asked its name) is ignored with one
+// warning per process: calls go on with the heuristics.
 LoadedCache* load(int device) {
   auto* loaded = new LoadedCache;
-  const tune::CacheKey key = key_of(device);
-  const std::string path = tune::cache_path(key);
-  if (path.empty()) return loaded;
+  std::string path = "of this device";
   try {
-    if (const auto cache = tune::read_file(path, key))
-      for (const tune::Entry& e : cache->entries) loaded->entries.emplace(e.shape.packed(), resolve(e));
+    const tune::CacheKey key = key_of(device);
+    path = tune::cache_path(key);
+    if (!path.empty())
+      if (const auto cache = tune::read_file(path, key))
+        for (const tune::Entry& e : cache->entries) loaded->entries.emplace(e.shape.packed(), resolve(e));
   } catch (const Error& e) {
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true))

@@ -16,6 +16,7 @@
 
 #include "cuda_testing.hpp"
 #include "measure/random_data.hpp"
+#include "ringmm/cuda/configs.hpp"
 #include "ringmm/cpu/reference.hpp"
 #include "ringmm/ringmm.hpp"
 #include "ringmm/tune.hpp"
@@ -100,7 +101,7 @@ tune::Entry entry(const tune::ShapeClass& shape, std::string config, BorderPolic
   return e;
 }
 
-TEST(SplitK, ForcedPartsGiveTheReference) {
+TEST(ForcedSplitK, ForcedPartsGiveTheReference) {
   RINGMM_SKIP_WITHOUT_GPU();
   const Product<MaxPlus<float>> f32(70, 90, 1000);
   const Product<MinPlus<std::int32_t>> i32(33, 129, 777);
@@ -122,7 +123,7 @@ TEST(SplitK, ForcedPartsGiveTheReference) {
   }
 }
 
-TEST(SplitK, ImpossibleSplitsAreRefusedBeforeAnyWrite) {
+TEST(ForcedSplitK, ImpossibleSplitsAreRefusedBeforeAnyWrite) {
   RINGMM_SKIP_WITHOUT_GPU();
   using T = float;
   std::vector<T> a(512, 1), b(512, 2), c(48, 7);
@@ -156,7 +157,7 @@ TEST(SplitK, ImpossibleSplitsAreRefusedBeforeAnyWrite) {
   EXPECT_EQ(after[0], 3);  // max over k of 1 + 2
 }
 
-TEST(TuneCache, AnEntryForcingAConfigurationIsHonoured) {
+TEST(TunedEngine, AnEntryForcingAConfigurationIsHonoured) {
   RINGMM_SKIP_WITHOUT_GPU();
   const CacheFile file;
   const Product<MaxPlus<float>> p(100, 120, 300);
@@ -190,7 +191,7 @@ TEST(TuneCache, AnEntryForcingAConfigurationIsHonoured) {
   EXPECT_EQ(p.on_gpu(ctx), p.expected);
 }
 
-TEST(TuneCache, ACorruptCacheIsIgnored) {
+TEST(TunedEngine, ACorruptCacheIsIgnored) {
   RINGMM_SKIP_WITHOUT_GPU();
   const CacheFile file;
   std::ofstream(file.path()) << "ringmm-tune-cache 1\ngpu some other GPU\nsms 1\nversion 0\n";

@@ -54,7 +54,8 @@ template <class T> class HostBuffer {
  public:
   HostBuffer(std::size_t count, HostMemory memory) : count_(count) {
     if (memory == HostMemory::pageable) pageable_.resize(count);
-    else if (count) cuda_check(cudaMallocHost(reinterpret_cast<void**>(&pinned_), count * sizeof(T)), "cudaMallocHost");
+    else if (memory == HostMemory::pinned && count)
+      cuda_check(cudaMallocHost(reinterpret_cast<void**>(&pinned_), count * sizeof(T)), "cudaMallocHost");
   }
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;

@@ -24,6 +24,7 @@
 #include "measure/timer.hpp"
 #include "ringmm/cpu/reference.hpp"
 #include "ringmm/ringmm.hpp"
+#include "ringmm/tune.hpp"
 #include "support.hpp"
 
 namespace ringmm::tools {
@@ -496,7 +497,9 @@ class Bench {
     const double work = updates(c, st_);
     Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx) + transpose_suffix(), t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
+    r.choice = choice_text(st_.ctx, c);
     records_.push_back(r);
+    if (!r.choice.empty()) notes_.push_back("choice: " + r.choice);
     const bool plus_times = c.kind == SemiringKind::plus_times;
     const bool vendor =
         plus_times && (c.type == DType::f32 || c.type == DType::f64) && st_.ctx.vendor_blas && !st_.ctx.names_cuda_kernels();
@@ -510,6 +513,8 @@ class Bench {
           measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a);
       Record r_engine = make_record(c, st_, "cuda", "engine" + transpose_suffix(), e.kernel_seconds);
       if (e.with_transfers_seconds > 0) r_engine.seconds_with_transfers = e.with_transfers_seconds;
+      r_engine.choice = choice_text(own, c);
+      if (!r_engine.choice.empty()) notes_.push_back("engine choice: " + r_engine.choice);
       records_.push_back(r_engine);
       cells.push_back(rate(work / e.kernel_seconds));
     } else {
@@ -544,6 +549,16 @@ class Bench {
     if (ceiling) cells.insert(cells.end(), {rate(*ceiling), fixed(100 * work / t.kernel_seconds / *ceiling, 1) + "%"});
     else cells.insert(cells.end(), {"-", "-"});
     return cells;
+  }
+
+  // What the engine ran for the case (ringmm/tune.hpp), for the records and the note under the row.
+  // Empty for argmax products, whose kernels (argmax.cuh) the engine's choice does not cover.
+  std::string choice_text(const Context& ctx, const Case& c) const {
+    if (st_.product == Product::argmax) return "";
+    const Shape& s = c.shape;
+    return describe_cuda_choice(ctx, c.kind, c.type, s.m, s.n, s.k, st_.product == Product::batched ? st_.batch : 1,
+                                st_.product == Product::syrk)
+        .text();
   }
 
   // ringmm's records of a --transpose-a run say so; cuBLAS beside them still multiplies A as stored.

@@ -186,6 +186,34 @@ the GPU and prints the ceiling of each semiring and element type in 10^12 update
                     supported pairs of the two lists run
   --out FILE        also write the records as .json or .csv
 )"},
+    {"tune", tune_command, "measure the CUDA kernel choices per class of shapes; write the tune cache",
+     R"(usage: ringmm tune [--semiring LIST] [--type LIST] [--classes LIST] [--reps N] [--out PATH] [--dry-run]
+
+Times the CUDA engine's kernel choices on one representative shape per class and writes the tune
+cache that the engine reads for calls whose kernels it chooses (no --config, --border or split
+named). Candidates: every configuration in both borders, and the small kernel (small16, small32,
+small64) where M or N is at most 64; each with K uncut and, for single products, cut into 2, 4
+and 8 parts where the parts stay at least 64 long and within four waves of blocks. Each is timed
+on device buffers (warm-up, then the median of --reps runs) beside the heuristics' own choice,
+which stays unless a candidate is more than 2 % faster. Pairs whose calls run on cuBLAS, the
+tensor cores (or-and) or the shift trick (log-plus) are skipped. Needs a GPU.
+
+  --semiring LIST   comma-separated from {semirings}, or all (default: max-plus)
+  --type LIST       comma-separated from {types}, or all (default: f32); only the
+                    supported pairs of the two lists run
+  --classes LIST    comma-separated: small (64x64x64x1024, 32x32x32x4096, 256^3), mid (1024^3,
+                    2048^3), skinny (8192x8192x32, 131072x16x16, 2048x128x128, 64x64x65536),
+                    large (4096^3, 8192^3), all (default), or shapes MxNxK[xBATCH]
+  --reps N          timed repetitions per candidate (default 10)
+  --out PATH        the cache file, or a directory to hold it (default: $RINGMM_TUNE_CACHE, else
+                    $XDG_CACHE_HOME/ringmm/ or ~/.cache/ringmm/); entries of other classes
+                    already there are kept
+  --dry-run         list the classes and candidates; measure and write nothing
+
+A call is in a class when its M, N, K and batch round up to the same powers of two (1000^3 is in
+the class of 1024^3). The cache file is named after the GPU model, its SM count and ringmm's
+version; RINGMM_TUNE_CACHE=off turns reading it off. `ringmm bench` records which choice ran.
+)"},
     {"hmm", hmm_command, "HMM Viterbi paths or forward log-likelihoods of many sequences",
      R"(usage: ringmm hmm viterbi --init PI.npy --trans A.npy --emit E.npy --batch B --out PATHS.npy [--scores SCORES.npy]
        ringmm hmm forward --init PI.npy --trans A.npy --emit E.npy --batch B --out LOGLIK.npy

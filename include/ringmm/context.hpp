@@ -25,6 +25,13 @@ struct Context {
   void* cuda_stream = nullptr;  // a cudaStream_t; null means the legacy default stream
   int cpu_threads = 0;          // 0 = OpenMP's default
   std::string cuda_config;      // a name from the CUDA configuration table; empty = heuristic
+  // CUDA split-K: cut K into this many parts, each a member of one batched product, whose results
+  // are ⊕-reduced; 0 = the engine's choice (no split when cuda_config or a border is named).
+  // Parts > 1 need a single product (not a batch, not Aᵀ·A) and at most K parts.
+  int cuda_split_k = 0;
+  // Whether the CUDA engine reads `ringmm tune`'s cache (ringmm/tune.hpp) for the calls whose
+  // kernels it chooses; false: the heuristics alone.
+  bool tune_cache = true;
   // plus-times f32/f64 go to the vendor BLAS where it takes the operands' layout: OpenBLAS on the
   // CPU, cuBLAS on CUDA (whose DGEMM uses Hopper's FP64 tensor cores, 4× ringmm's kernel). false
   // runs ringmm's own kernels; so does a CUDA call that names cuda_config or a border policy.
@@ -40,9 +47,11 @@ struct Context {
   // The backend a call made with this context runs on. `automatic` picks CUDA when it is compiled
   // in and a device is present, otherwise the CPU (and reports why through on_notice, once).
   Backend resolved_backend() const;
-  // True when the caller picks the CUDA kernels (a configuration or a border policy): the backend
-  // then runs exactly those, with no cuBLAS route and no split-K.
-  bool names_cuda_kernels() const { return !cuda_config.empty() || border != BorderPolicy::automatic; }
+  // True when the caller picks the CUDA kernels (a configuration, a border policy or split-K
+  // parts): the backend then runs exactly those, with no cuBLAS route and no split-K unless named.
+  bool names_cuda_kernels() const {
+    return !cuda_config.empty() || border != BorderPolicy::automatic || cuda_split_k != 0;
+  }
   void notice(std::string_view message) const;
 };
 

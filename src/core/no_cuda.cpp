@@ -7,6 +7,7 @@
 #include "ringmm/backward.hpp"
 #include "ringmm/detail/bits.hpp"
 #include "ringmm/hmm.hpp"
+#include "ringmm/tune.hpp"
 
 namespace ringmm {
 
@@ -16,6 +17,14 @@ bool cuda_device_available(std::string* why) {
   if (why) *why = "this build of ringmm has no CUDA backend (nvcc was not found at configure time)";
   return false;
 }
+
+CudaChoice describe_cuda_choice(const Context&, SemiringKind, DType, index_t, index_t, index_t, index_t, bool) {
+  throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+}
+tune::CacheKey current_tune_key() {
+  throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+}
+void reload_tune_cache() {}
 
 namespace detail {
 template <class S> void cuda_run(const Context&, const Problem<S>&) {

@@ -407,6 +407,20 @@ TEST_F(CliTest, BenchLadderNeedsAGpu) {
   expect_error("bench --ladder", 1, "need a GPU", "bench");
 }
 
+TEST_F(CliTest, TuneChecksItsArgumentsThenNeedsAGpu) {
+  expect_error("tune --classes huge", 2, "--classes: 'huge' is neither a class", "tune");
+  expect_error("tune --classes 64x64", 2, "'64x64' is not MxNxK[xBATCH]", "tune");
+  expect_error("tune --reps 0", 2, "--reps", "tune");
+  expect_error("tune --semiring max-plus --type u8", 2, "max-plus", "tune");
+  expect_error("tune --size 3", 2, "--size", "tune");
+  const Outcome help = ringmm("tune --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("usage: ringmm tune"), std::string::npos) << help.out;
+  if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
+  expect_error("tune", 1, "tune needs a GPU", "tune");
+  expect_error("tune --dry-run --classes small", 1, "tune needs a GPU", "tune");
+}
+
 TEST_F(CliTest, MicrobenchNeedsAGpu) {
   if (ringmm::cuda_device_available()) GTEST_SKIP() << "a GPU is present";
   expect_error("microbench --semiring max-plus --type i32", 1, "needs a GPU", "microbench");

@@ -225,6 +225,14 @@ TEST(SmallTile, SplitKFillsTheSmallKernelsSlotsWithShortParts) {
   EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 0, sms), 1);
 }
 
+TEST(SplitK, PartsAreMultiplesOf16CoveringK) {
+  EXPECT_EQ(split_chunk(1000, 3), 336);  // 2 parts of 336 and the rest, 328
+  EXPECT_EQ(split_chunk(4096, 8), 512);
+  EXPECT_EQ(split_chunk(64, 64), 16);    // 4 parts: no part is shorter than 16
+  for (index_t k : {1, 17, 777, 65536})
+    for (index_t parts : {1, 2, 3, 8}) EXPECT_GE(split_chunk(k, parts) * parts, k) << k << " " << parts;
+}
+
 TEST(Rounding, UpToMultiples) {
   EXPECT_EQ(round_up(4097, 128), 4224);
   EXPECT_EQ(round_up(4096, 128), 4096);

@@ -8,6 +8,7 @@
 #include "measure/gpu_measure.hpp"
 #include "ringmm/dispatch.hpp"
 #include "ringmm/error.hpp"
+#include "ringmm/tune.hpp"
 
 namespace ringmm {
 namespace {
@@ -89,6 +90,15 @@ TEST(Tools, WithoutADeviceEveryToolSaysSo) {
               measure::time_ringmm(Context{}, SemiringKind::max_plus, DType::f32, measure::Product::gemm, 8, 8, 8, 1, 1);
             }),
             Errc::backend_unavailable);
+  // ringmm tune: device-only timings, the engine's choice and the machine's cache key.
+  EXPECT_EQ(error_code([] {
+              measure::time_ringmm(Context{}, SemiringKind::max_plus, DType::f32, measure::Product::gemm, 8, 8, 8, 1, 1,
+                                   measure::HostMemory::none);
+            }),
+            Errc::backend_unavailable);
+  EXPECT_EQ(error_code([] { describe_cuda_choice(Context{}, SemiringKind::max_plus, DType::f32, 8, 8, 8); }),
+            Errc::backend_unavailable);
+  EXPECT_EQ(error_code([] { current_tune_key(); }), Errc::backend_unavailable);
 }
 
 TEST(Tools, DescribeDevicesNamesEachDevice) {

@@ -31,8 +31,9 @@ struct Ceiling {
 std::vector<Ceiling> microbench(SemiringKind kind, DType type);
 
 // Where the host operands of the with-transfers timing live (seed 002): pageable memory, as a
-// std::vector holds them, or pinned memory (cudaMallocHost), which the copy engines read directly.
-enum class HostMemory { pageable, pinned };
+// std::vector holds them, or pinned memory (cudaMallocHost), which the copy engines read directly;
+// none: time_ringmm times device buffers only (`ringmm tune`), with_transfers_seconds stays 0.
+enum class HostMemory { pageable, pinned, none };
 
 // What a GPU timing covers, median of `reps` runs after warm-up, in seconds.
 struct Timing {

@@ -19,6 +19,7 @@ struct Record {
   std::optional<index_t> m, n, k, batch;
   std::optional<double> seconds, seconds_with_transfers, updates_per_s, flops_per_s;
   std::string date;
+  std::string choice;  // ringmm on CUDA: what the engine ran and why (CudaChoice::text); empty = absent
 };
 
 // True when `path` ends in .json or .csv, the formats write_records knows; check it before a long run.

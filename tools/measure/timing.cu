@@ -54,7 +54,8 @@ template <class T> class HostBuffer {
  public:
   HostBuffer(std::size_t count, HostMemory memory) : count_(count) {
     if (memory == HostMemory::pageable) pageable_.resize(count);
-    else if (count) cuda_check(cudaMallocHost(reinterpret_cast<void**>(&pinned_), count * sizeof(T)), "cudaMallocHost");
+    else if (memory == HostMemory::pinned && count)
+      cuda_check(cudaMallocHost(reinterpret_cast<void**>(&pinned_), count * sizeof(T)), "cudaMallocHost");
   }
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
@@ -124,6 +125,7 @@ Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s
     const int i = r % sets.sets();
     call_ringmm<S>(ctx, product, op_a, s, sets.a[i].get(), sets.b[i].get(), sets.c.get(), k_device.get());
   });
+  if (memory == HostMemory::none) return t;
   HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
   download(sets.a[0].get(), a);
   download(sets.b[0].get(), b);
@@ -196,6 +198,7 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
     const int i = r % sets.sets();
     call_cublas<T>(handle.get(), product, s, sets.a[i].get(), sets.b[i].get(), sets.c.get());
   });
+  if (memory == HostMemory::none) return t;
   // With transfers, as a cuBLAS user with host buffers does it: upload, multiply, download.
   HostBuffer<T> a(s.a_count(), memory), b(s.b_count(), memory), c(s.c_count(), memory);
   download(sets.a[0].get(), a);

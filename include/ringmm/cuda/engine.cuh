@@ -1,7 +1,9 @@
 // The CUDA backend's driver: detail::cuda_run<S>, which gemm<S>, gemm_batched<S> and syrk<S> call
 // on Backend::cuda. One call, in the order of cuda_run_impl:
-//   choose  the configuration (Context::cuda_config, else the wave model) and the border mode
-//           (Context::border, else the copy-cost model): heuristics.hpp;
+//   choose  the configuration (Context::cuda_config, else the wave model), the border mode
+//           (Context::border, else the copy-cost model) and the split of K (Context::cuda_split_k,
+//           else heuristics.hpp), or, where the caller named none, `ringmm tune`'s cache entry for
+//           the call's shape class (ringmm/tune.hpp);
 //   check   refuse out-of-range inputs before any write: host operands are scanned on the host,
 //           device operands by scan_kernel, for which device-pointer calls wait;
 //   pipe    A, B and C all host memory: row panels through the host pipeline (host_pipeline.cuh),
@@ -50,6 +52,11 @@ namespace ringmm::cuda_detail {
 
 // ---- choose ---------------------------------------------------------------------------------
 
+// How a call was entered: by the caller; as a row panel of the host pipeline (device views whose
+// values the outer call checked; every route); as a part of split-K (checked device views; the
+// kernels only).
+enum class Entry { caller, panel, split_part };
+
 // The configuration the caller named, else the heuristic's for this device.
 template <class S> ConfigId config_for(const Context& ctx, Border border, const Workload& w) {
   if (!ctx.cuda_config.empty()) return find_config(ctx.cuda_config);
@@ -63,12 +70,63 @@ inline int small_tile_for(const Context& ctx, const Workload& w) {
   return ctx.names_cuda_kernels() ? 0 : small_tile(w);
 }
 
-// Split-K only where the caller left the kernels to the engine; parts sized for the kernel that
-// runs them (small: the small kernel's tile edge, else 0).
+// Split-K parts: the caller's Context::cuda_split_k, refused where run_split_k cannot cut K (a
+// batch, Aᵀ·A) or where it asks for more parts than K has; else the heuristic's where the caller
+// left the kernels to the engine, sized for the kernel that runs them (small: its tile edge).
 template <class S> index_t split_k_parts(const Context& ctx, ConfigId id, int small, const Workload& w) {
+  if (ctx.cuda_split_k < 0)
+    throw Error(Errc::invalid_argument, "cuda_split_k",
+                "must be 0 (the engine's choice) or a number of parts >= 1; got " + std::to_string(ctx.cuda_split_k));
+  if (ctx.cuda_split_k > 1 && (w.batch != 1 || w.symmetric))
+    throw Error(Errc::invalid_argument, "cuda_split_k",
+                "splits the K of a single product; this call is " +
+                    (w.symmetric ? std::string("A^T A (syrk)") : "a batch of " + std::to_string(w.batch)));
+  if (ctx.cuda_split_k > 1 && ctx.cuda_split_k > w.k)
+    throw Error(Errc::invalid_argument, "cuda_split_k",
+                std::to_string(ctx.cuda_split_k) + " parts of a K of " + std::to_string(w.k));
+  if (ctx.cuda_split_k > 0) return ctx.cuda_split_k;
   if (ctx.names_cuda_kernels()) return 1;
   if (small) return k_parts_small(w, small, multiprocessor_count());
   return k_parts(w, config_info(id), multiprocessor_count(), resident_blocks<S>(id));
+}
+
+// The tune cache is keyed by the registry's names, so it knows the built-in pairs only.
+template <class S> inline constexpr bool is_builtin_pair = false;
+#define RINGMM_BUILTIN(semiring, dtype, S) template <> inline constexpr bool is_builtin_pair<::ringmm::S> = true;
+#include "ringmm/builtins.def"
+
+// `ringmm tune`'s entry for this call, where the caller left the kernels to the engine; null
+// otherwise (then the heuristics choose).
+template <class S> const TunedKernels* tuned_for(const Context& ctx, const Workload& w) {
+  if constexpr (is_builtin_pair<S>) {
+    if (ctx.tune_cache && !ctx.names_cuda_kernels())
+      return tuned_kernels(S::kind, dtype_of<element_t<S>>::value, w.m, w.n, w.k, w.batch, w.symmetric);
+  }
+  return nullptr;
+}
+
+// The kernels of one call: the caller's, the tune cache's, or the heuristics'. A part of split-K
+// runs what the whole call's tuned choice says (`tuned_parent`), else chooses by its own shape,
+// and is never split again.
+template <class S>
+Choice choose(const Context& ctx, const Workload& w, Entry entry, const Choice* tuned_parent = nullptr) {
+  if (tuned_parent) {
+    Choice part = *tuned_parent;
+    part.parts = 1;
+    return part;
+  }
+  const TunedKernels* tuned = entry == Entry::split_part ? nullptr : tuned_for<S>(ctx, w);
+  if (tuned && !tuned->heuristic) return tuned->choice;
+  Choice c;
+  c.border = choose_border(ctx.border, w);
+  c.small = small_tile_for(ctx, w);
+  // A named small configuration is not in the table (and turns split-K off, so id is not read).
+  c.id = small_config_tile(ctx.cuda_config) ? ConfigId{} : config_for<S>(ctx, c.border, w);
+  c.parts = entry == Entry::split_part ? 1 : split_k_parts<S>(ctx, c.id, c.small, w);
+  c.source = ctx.names_cuda_kernels() ? ChoiceSource::caller
+             : tuned                    ? ChoiceSource::tune_cache_heuristic
+                                        : ChoiceSource::heuristic;
+  return c;
 }
 
 // ---- check ----------------------------------------------------------------------------------
@@ -126,12 +184,18 @@ template <class S> void check_values(const detail::Problem<S>& p, Residence devi
 // ---- route ----------------------------------------------------------------------------------
 
 // cuBLAS takes plus-times f32/f64 unless the caller asked for ringmm's kernels (vendor_blas off,
-// or a configuration or border policy named). Returns false, having done nothing, where it does not.
+// or a configuration, border policy or split named).
+template <class S> bool takes_vendor_blas(const Context& ctx) {
+  using T = element_t<S>;
+  return std::is_same_v<S, PlusTimes<T>> && std::is_floating_point_v<T> && ctx.vendor_blas && !ctx.names_cuda_kernels();
+}
+
+// Runs p on cuBLAS where it takes it; returns false, having done nothing, where it does not.
 template <class S>
 bool run_on_vendor_blas(const Context& ctx, const detail::Problem<S>& p, const Staged<S>& s, cudaStream_t stream) {
   using T = element_t<S>;
   if constexpr (std::is_same_v<S, PlusTimes<T>> && std::is_floating_point_v<T>) {
-    if (!ctx.vendor_blas || ctx.names_cuda_kernels()) return false;
+    if (!takes_vendor_blas<S>(ctx)) return false;
     detail::Problem<S> d = s.on_device(p);
     // Aᵀ·A: B is A's transpose; host operands were staged twice, so both name A's copy.
     if (p.symmetric)
@@ -237,18 +301,11 @@ template <class S> void finish(const detail::Problem<S>& p, const Staged<S>& s, 
 
 // ---- one call -------------------------------------------------------------------------------
 
-// How a call was entered: by the caller; as a row panel of the host pipeline (device views whose
-// values the outer call checked; every route); as a part of split-K (checked device views; the
-// kernels only).
-enum class Entry { caller, panel, split_part };
-
-template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry = Entry::caller) {
+template <class S>
+void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry = Entry::caller,
+                   const Choice* tuned_parent = nullptr) {
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
-  const Workload w = workload_of(p);
-  const Border border = choose_border(ctx.border, w);
-  const int small = small_tile_for(ctx, w);
-  // A named small configuration is not in the table (and turns split-K off, so id is not read).
-  const ConfigId id = small_config_tile(ctx.cuda_config) ? ConfigId{} : config_for<S>(ctx, border, w);
+  const Choice choice = choose<S>(ctx, workload_of(p), entry, tuned_parent);
   const Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
 
   if (entry == Entry::caller) {
@@ -264,15 +321,39 @@ template <class S> void cuda_run_impl(const Context& ctx, const detail::Problem<
     return;
   }
   if (!run_on_vendor_blas<S>(ctx, p, staged, stream)) {
-    if (const index_t parts = entry == Entry::split_part ? 1 : split_k_parts<S>(ctx, id, small, w); parts > 1)
-      run_split_k<S>(staged.on_device(p), parts, stream,
-                     [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, Entry::split_part); });
-    else if (small)
-      run_small<S>(small, staged.on_device(p), stream);
+    const Choice* tuned = choice.source == ChoiceSource::tune_cache ? &choice : nullptr;
+    if (choice.parts > 1)
+      run_split_k<S>(staged.on_device(p), choice.parts, stream,
+                     [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, Entry::split_part, tuned); });
+    else if (choice.small)
+      run_small<S>(choice.small, staged.on_device(p), stream);
     else
-      run_kernels<S>(id, border, staged, p, stream);
+      run_kernels<S>(choice.id, choice.border, staged, p, stream);
   }
   finish<S>(p, staged, device, stream);
+}
+
+// ---- describe -------------------------------------------------------------------------------
+
+// What cuda_run_impl runs for p on device operands (p's pointers are not read): the route, the
+// choice, and a split's parts' choice (those of its first, full-length parts). or-and is reported
+// on the tensor cores wherever the caller left the kernels to the engine, though run_or_and_mma
+// declines K >= 2^31 and huge batches of tiny products.
+template <class S> ChoiceReport describe(const Context& ctx, const detail::Problem<S>& p) {
+  ChoiceReport r;
+  const Workload w = workload_of(p);
+  r.whole = choose<S>(ctx, w, Entry::caller);
+  if (takes_vendor_blas<S>(ctx)) r.route = EngineRoute::vendor_blas;
+  else if (std::is_same_v<S, OrAnd> && !ctx.names_cuda_kernels()) r.route = EngineRoute::or_and_mma;
+  else if (takes_log_plus_shift<S>(ctx, p)) r.route = EngineRoute::log_plus_shift;
+  r.part = r.whole;
+  if (r.whole.parts > 1) {
+    const index_t chunk = split_chunk(w.k, r.whole.parts);
+    Workload part = w;
+    part.k = chunk, part.batch = std::max<index_t>(1, w.k / chunk);
+    r.part = choose<S>(ctx, part, Entry::split_part, r.whole.source == ChoiceSource::tune_cache ? &r.whole : nullptr);
+  }
+  return r;
 }
 
 }  // namespace ringmm::cuda_detail
@@ -302,4 +383,6 @@ template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p)
 // generated units do this for each built-in pair (after ringmm/cuda/gemm.cuh declared them extern).
 #define RINGMM_CUDA_INSTANTIATE(S)                                                                     \
   template void ringmm::detail::cuda_run<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&); \
-  template void ringmm::detail::cuda_run_argmax<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&);
+  template void ringmm::detail::cuda_run_argmax<S>(const ringmm::Context&, const ringmm::detail::Problem<S>&); \
+  template ringmm::cuda_detail::ChoiceReport ringmm::cuda_detail::describe<S>(const ringmm::Context&,       \
+                                                                              const ringmm::detail::Problem<S>&);

@@ -34,5 +34,7 @@
   extern template void ringmm::detail::cuda_run<::ringmm::S>(const ringmm::Context&,        \
                                                              const ringmm::detail::Problem<::ringmm::S>&); \
   extern template void ringmm::detail::cuda_run_argmax<::ringmm::S>(const ringmm::Context&, \
-                                                                    const ringmm::detail::Problem<::ringmm::S>&);
+                                                                    const ringmm::detail::Problem<::ringmm::S>&); \
+  extern template ringmm::cuda_detail::ChoiceReport ringmm::cuda_detail::describe<::ringmm::S>( \
+      const ringmm::Context&, const ringmm::detail::Problem<::ringmm::S>&);
 #include "ringmm/builtins.def"

@@ -123,6 +123,10 @@ inline index_t k_parts(const Workload& w, const ConfigInfo& cfg, int sms, int re
   return std::max<index_t>(1, std::min(slots / tiles, w.k / min_part_k));
 }
 
+// The K of each part of a split into `parts` (launch.cuh: run_split_k): a multiple of 16, so that
+// every part's operands keep the 16-byte alignment of the whole; the last part may be shorter.
+inline index_t split_chunk(index_t k, index_t parts) { return round_up(ceil_div(k, parts), 16); }
+
 // The small kernel's resident blocks per SM with 4-byte registers (its launch bound; wider types
 // fit fewer): 4 for T = 64 (64 registers), 2 for T = 32 and 16, whose blocks carry more tiles and
 // run a two-panel pipeline (scripts/gpu/small_explore.cu measured each choice).

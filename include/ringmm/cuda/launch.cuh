@@ -166,9 +166,8 @@ template <class S, class RunPart>
 void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream, RunPart&& run_part) {
   using T = element_t<S>;
   const index_t m = p.m(), n = p.n(), k = p.k();
-  // Chunks of a multiple of 16, so that every part's operands keep the 16-byte alignment of the
-  // whole (row-major A, column-major B: the parts' batch stride is the chunk).
-  const index_t chunk = round_up(ceil_div(k, parts), 16), full = k / chunk, rest = k - full * chunk;
+  // Row-major A, column-major B: the parts' batch stride is the chunk.
+  const index_t chunk = split_chunk(k, parts), full = k / chunk, rest = k - full * chunk;
   const index_t count = full + (rest > 0 ? 1 : 0);
   DeviceBuffer<T> w(std::size_t(count * m * n), stream);
   detail::Problem<S> part = p;

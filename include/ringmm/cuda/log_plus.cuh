@@ -290,15 +290,23 @@ template <class T, class Sum> void shift_gemm(const Context& ctx, const detail::
 
 }  // namespace log_plus_gpu
 
-// Runs p (its operands staged on the device as d) by the shift trick and returns true, or returns
-// false, having done nothing, where the kernels should run it: products too small for the trick
-// to pay, Aᵀ·A, and calls that name a configuration or border policy.
+// Whether the shift trick runs p: not where the kernels should run it (products too small for the
+// trick to pay, Aᵀ·A, and calls that name a configuration, border policy or split).
+template <class S> bool takes_log_plus_shift(const Context& ctx, const detail::Problem<S>& d) {
+  if constexpr (detail::is_log_plus<S>) {
+    return !(ctx.names_cuda_kernels() || d.symmetric || d.batch == 0 || d.m() == 0 || d.n() == 0 || d.k() == 0 ||
+             !detail::log_plus_shift_pays(d));
+  } else {
+    return false;
+  }
+}
+
+// Runs p (its operands staged on the device as d) by the shift trick and returns true where it
+// takes it, else returns false, having done nothing.
 template <class S> bool run_log_plus_shift(const Context& ctx, const detail::Problem<S>& d, cudaStream_t stream) {
   if constexpr (detail::is_log_plus<S>) {
     using T = element_t<S>;
-    if (ctx.names_cuda_kernels() || d.symmetric || d.batch == 0 || d.m() == 0 || d.n() == 0 || d.k() == 0 ||
-        !detail::log_plus_shift_pays(d))
-      return false;
+    if (!takes_log_plus_shift<S>(ctx, d)) return false;
     if (std::is_same_v<T, float> && ctx.allow_tf32) log_plus_gpu::shift_gemm<T, float>(ctx, d, stream);
     else log_plus_gpu::shift_gemm<T, double>(ctx, d, stream);
     return true;

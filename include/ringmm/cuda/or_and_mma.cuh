@@ -79,44 +79,28 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
     const std::uint8_t* s = src + z * src_stride;
     std::uint32_t* d = dst + z * member_words;
     if constexpr (W == Walk::warp_along_k) {
-      // A warp a 512-byte run of a row, 16 elements a lane: lane pairs hold a word's 32 elements,
-      // 16 bits each, joined by one shuffle. Rows of any alignment are read as aligned 16-byte
-      // chunks (chunk c starts `off` bytes before element run·512 + 16c): each lane turns its
-      // chunk into 16 flag bits, and its 16 elements are those bits and the next lane's, shifted
-      // by `off` (byte loads, 16 a lane, took 17 µs against 12 for A at 4097³).
+      // A warp a 512-byte run of a row, 16 bytes a lane (16-byte loads where aligned): lane pairs
+      // hold a word's 32 elements, 16 bits each, joined by one shuffle. 512 bytes in flight a warp.
       static_assert(R == Route::bits, "16 bytes make 16 bits");
       const int lane = threadIdx.x % 32;
       const index_t warps = index_t(gridDim.x) * blockDim.x / 32, runs = words_padded / 16;
       for (index_t t = (blockIdx.x * index_t(blockDim.x) + threadIdx.x) / 32; t < rows_padded * runs; t += warps) {
-        const index_t r = t / runs, k_run = (t % runs) * 512;
-        const bool live = r < rows && k_run < k;  // alike across the warp
-        const std::uint8_t* row = s + r * rs;
-        const int off = live ? int(reinterpret_cast<std::uintptr_t>(row + k_run) % 16) : 0;
-        // Flags of chunk c, elements at or past k as 0; the first `off` bytes of chunk 0 (before
-        // the run) are read but shifted out. A chunk that reaches past k is read byte by byte.
-        auto chunk_flags = [&](int c) -> std::uint32_t {
-          const index_t e0 = k_run - off + 16 * c;
-          if (e0 >= k) return 0;
-          const std::uint8_t* p = row + e0;
+        const index_t r = t / runs, run = t % runs, k0 = run * 512 + lane * 16;
+        std::uint32_t half = 0;
+        if (r < rows && k0 < k) {
+          const std::uint8_t* p = s + r * rs + k0;
           std::uint32_t four[4] = {};
-          if (e0 + 16 <= k) {
+          if (k0 + 16 <= k && reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
             const uint4 v = *reinterpret_cast<const uint4*>(p);
             four[0] = v.x, four[1] = v.y, four[2] = v.z, four[3] = v.w;
           } else {
-            for (int e = 0; e < 16 && e0 + e < k; ++e)
-              if (e0 + e >= k_run) four[e / 4] |= std::uint32_t(p[e]) << (8 * (e % 4));
+            for (int e = 0; e < 16 && k0 + e < k; ++e) four[e / 4] |= std::uint32_t(p[e]) << (8 * (e % 4));
           }
-          std::uint32_t flags = 0;
 #pragma unroll
-          for (int g = 0; g < 4; ++g) flags |= bit_flags(four[g]) << (4 * g);
-          return flags;
-        };
-        const std::uint32_t mine = live ? chunk_flags(lane) : 0;
-        std::uint32_t next = __shfl_down_sync(0xffffffffu, mine, 1);
-        if (lane == 31 && off != 0) next = live ? chunk_flags(32) : 0;
-        const std::uint32_t half = ((mine | (next << 16)) >> off) & 0xffffu;
+          for (int g = 0; g < 4; ++g) half |= bit_flags(four[g]) << (4 * g);
+        }
         const std::uint32_t upper = __shfl_down_sync(0xffffffffu, half, 1);
-        if (lane % 2 == 0) d[r * words_padded + t % runs * 16 + lane / 2] = half | (upper << 16);
+        if (lane % 2 == 0) d[r * words_padded + run * 16 + lane / 2] = half | (upper << 16);
       }
     } else {
       for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
@@ -185,28 +169,21 @@ __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_pad
     std::uint32_t* d = dst + z * member_words;
     for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
       const index_t row0 = (item % row_tiles) * kTransposeRows, w = item / row_tiles, k0 = w * 32;
-      {  // thread t loads 16 rows at element t/8: aligned 4-byte loads, funnel-shifted by the
-         // rows' offset `off` where they are not 4-byte aligned; zeros past the view
+      {  // thread t loads 16 rows at element t/8: 4-byte loads where aligned, zeros past the view
         const int e = threadIdx.x / 8, col = (threadIdx.x % 8) * 16;
-        const index_t kk = k0 + e, r0 = row0 + col;
-        const std::uint8_t* p = s + r0 + kk * cs;
-        const int off = aligned4 ? 0 : int(reinterpret_cast<std::uintptr_t>(p) % 4);
-        std::uint32_t four[4] = {};
-        if (kk < k && r0 + 16 + (off ? 4 - off : 0) <= rows) {
-          // Whole aligned words: off bytes before the first row (an earlier element's, or for
-          // the view's first rows bytes of the same allocation's aligned word) and after the last.
-          const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(p - off);
-          std::uint32_t words[5];
+        const index_t kk = k0 + e;
 #pragma unroll
-          for (int q = 0; q < 4; ++q) words[q] = w[q];
-          words[4] = off ? w[4] : 0;
-#pragma unroll
-          for (int q = 0; q < 4; ++q) four[q] = __funnelshift_r(words[q], words[q + 1], 8 * off);
-        } else if (kk < k) {
-          for (int j = 0; j < 16 && r0 + j < rows; ++j) four[j / 4] |= std::uint32_t(p[j]) << (8 * (j % 4));
+        for (int q = 0; q < 4; ++q) {
+          const index_t r = row0 + col + 4 * q;
+          std::uint32_t four = 0;
+          if (aligned4 && kk < k && r + 4 <= rows) {
+            four = *reinterpret_cast<const std::uint32_t*>(s + r + kk * cs);
+          } else if (kk < k) {
+            for (int j = 0; j < 4; ++j)
+              if (r + j < rows) four |= std::uint32_t(s[r + j + kk * cs]) << (8 * j);
+          }
+          *reinterpret_cast<std::uint32_t*>(&tile[e][col + 4 * q]) = four;
         }
-#pragma unroll
-        for (int q = 0; q < 4; ++q) *reinterpret_cast<std::uint32_t*>(&tile[e][col + 4 * q]) = four[q];
       }
       __syncthreads();
       std::uint32_t mine = 0;  // lane i keeps the word of row warp·16 + i

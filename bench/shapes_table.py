@@ -127,12 +127,16 @@ def shape_text(m, n, k, batch=1):
 
 
 def kernel_text(r):
-    return r.get("kernel", "") + (f" ({r['config']})" if r.get("config") else "")
+    """The kernel a record names, its forced configuration, and the engine's choice where recorded
+    (`ringmm bench`'s "choice": configuration, border, split of K, and whether the tune cache chose)."""
+    return (r.get("kernel", "") + (f" ({r['config']})" if r.get("config") else "") +
+            (f": {r['choice']}" if r.get("choice") else ""))
 
 
 def informative(r):
     """Whether a record says more about the kernel than the default names do."""
-    return r is not None and (bool(r.get("config")) or r.get("kernel", "").removesuffix(" pinned-host") not in ("ringmm", "engine"))
+    return r is not None and (bool(r.get("config")) or bool(r.get("choice")) or
+                              r.get("kernel", "").removesuffix(" pinned-host") not in ("ringmm", "engine"))
 
 
 def shape_rows(s):

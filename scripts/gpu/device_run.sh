@@ -17,6 +17,7 @@
 #             against each other and against RECORDED (default: run f of bench/results);
 #             COMPARE_CASES (lines of name:bench arguments) picks other cases
 #   ladder    ringmm microbench and ringmm bench --ladder
+#   tune      ringmm tune on issue 12's shapes; the later steps run with its cache (RINGMM_TUNE_CACHE)
 #   explore   scripts/gpu/small_explore.cu: the small kernel's tile and pipeline variants, kernel
 #             only, on issue 12's small shapes (under a minute)
 #   sweep     every configuration × border (rebuilds with RINGMM_CUDA_ALL_CONFIGS=ON)
@@ -104,6 +105,17 @@ for step in $steps; do
       note "== SASS opcodes of the 128x128 pad kernels (opcode count kernel)"
       grep "Tile<128, 128" "$res/sass_counts.txt" | grep "Border)0" | grep -E "FMNMX|VIADDMNMX|LOP3|FFMA|DSETP" |
         sed -e 's/ringmm::cuda_detail::gemm_kernel<ringmm::\([A-Za-z]*<[a-z0-9:_]*>\|OrAnd\).*/\1/' | tee -a "$summary"
+      ;;
+    tune)
+      # ringmm tune on issue 12's shapes (f32 max-plus; about a second); the later steps of this
+      # call (shapes) then run with the cache it writes.
+      mkdir -p "$res/tune"
+      "$build/tools/ringmm" tune --semiring max-plus --type f32 --reps 5 --out "$res/tune/" --classes \
+        256x256x256,512x512x512,1000x1000x1000,2000x2000x2000,4096x512x512,65536x64x64,64x64x65536,131072x16x16,8192x8192x32,64x64x64x4096,32x32x32x4096,16x16x16x100000 \
+        > "$res/tune-$tag.log" 2>&1
+      note "tune rc=$?: $(grep -c 'x' "$res"/tune/ringmm-tune-*.txt) cache lines"
+      sed -n '/^class/,$p' "$res/tune-$tag.log" | tee -a "$summary"
+      export RINGMM_TUNE_CACHE=$res/tune/
       ;;
     explore)
       nvcc -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -O3 -I"$root/include" "$here/small_explore.cu" \

@@ -83,6 +83,16 @@ def test_latest_session_rows_ratios_and_not_measured(tmp_path):
     assert done.stdout in text
 
 
+def test_the_engines_choice_is_a_column(tmp_path):
+    tuned = record("max-plus", "f32", 256, 256, 256, 256 ** 3 / 0.8e12)
+    tuned["choice"] = "b64x64_k16_t4x4_blk predicate split 4 (tune cache)"
+    write(tmp_path / "shapes-h100-2026-11-25-small.json", [tuned, ceiling("max-plus", "f32", 16e12)])
+    done = generate(tmp_path, "--out", str(tmp_path / "shapes.md"))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "shapes.md").read_text()
+    assert row(text, "Shapes", "256³", "max-plus f32")[-1] == "ringmm: b64x64_k16_t4x4_blk predicate split 4 (tune cache)"
+
+
 def test_no_records_is_a_message(tmp_path):
     done = generate(tmp_path)
     assert done.returncode == 1

@@ -59,6 +59,11 @@ if compgen -G "bench/results/shapes-h100-*.json" > /dev/null; then
 else
   echo "bench/make_docs.sh: no bench/results/shapes-h100-*.json yet (scripts/gpu/shapes_runs.sh measures them): docs/perf/shapes.md skipped"
 fi
+# What bounds those rows (ncu), from the latest session of scripts/gpu/shapes_profile.sh.
+if compgen -G "bench/results/shapes-profile-*.csv" > /dev/null; then
+  python3 bench/shapes_profile.py --out docs/perf/shapes-profile.md > /dev/null
+  shapes="$shapes, docs/perf/shapes-profile.md"
+fi
 # The seeds' experiments: docs/seeds.md and its figures, and the README's headline figure.
 python3 bench/plots.py
 echo "wrote docs/perf/cuda-targets.md, docs/perf/summa-scaling.md, docs/perf/registry-compare.md, docs/perf/nan-policy.md$shapes"

@@ -17,6 +17,8 @@
 #             against each other and against RECORDED (default: run f of bench/results);
 #             COMPARE_CASES (lines of name:bench arguments) picks other cases
 #   ladder    ringmm microbench and ringmm bench --ladder
+#   profile   scripts/gpu/shapes_profile.sh: issue 12's rows under ncu (about 2 minutes); copy
+#             $res/profile/shapes-profile-*.csv into bench/results and run bench/make_docs.sh
 #   tune      ringmm tune on issue 12's shapes; the later steps run with its cache (RINGMM_TUNE_CACHE)
 #   explore   scripts/gpu/small_explore.cu: the small kernel's tile and pipeline variants, kernel
 #             only, on issue 12's small shapes (under a minute)
@@ -116,6 +118,11 @@ for step in $steps; do
       note "tune rc=$?: $(grep -c 'x' "$res"/tune/ringmm-tune-*.txt) cache lines"
       sed -n '/^class/,$p' "$res/tune-$tag.log" | tee -a "$summary"
       export RINGMM_TUNE_CACHE=$res/tune/
+      ;;
+    profile)
+      OUT=$res/profile "$here/shapes_profile.sh" "$build/tools/ringmm" "$tag" > "$res/profile.log" 2>&1
+      note "shapes profile rc=$? (copy $res/profile/shapes-profile-*.csv into bench/results; bench/make_docs.sh)"
+      grep '^| ' "$res/profile.log" | cut -c1-160 | tee -a "$summary"
       ;;
     explore)
       nvcc -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -O3 -I"$root/include" "$here/small_explore.cu" \

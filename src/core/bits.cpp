@@ -33,7 +33,8 @@ void require_same_shape(index_t rows, index_t cols, index_t out_rows, index_t ou
 
 // packed must be rows × units, the bytes or 32-bit words (`unit_name`) that hold `cols` bits.
 template <class T>
-void require_packed_shape(const MatrixView<T>& packed, index_t rows, index_t cols, index_t units, const char* unit_name) {
+void require_packed_shape(const MatrixView<T>& packed, index_t rows, index_t cols, index_t units,
+                          const char* unit_name) {
   if (packed.rows != rows || packed.cols != units)
     throw Error(Errc::dimension_mismatch, "packed",
                 "a " + std::to_string(rows) + "x" + std::to_string(cols) + " bit matrix packs into " +

@@ -527,7 +527,8 @@ void write_fully(int fd, const void* data, std::size_t size, const std::string& 
 }
 
 // Writes the file beside the target and renames it into place (see write() in npy.hpp).
-void write_elements(const std::string& path, const Element& element, index_t rows, index_t cols, const void* row_major_data) {
+void write_elements(const std::string& path, const Element& element, index_t rows, index_t cols,
+                    const void* row_major_data) {
   if (rows < 0 || cols < 0)
     throw Error(Errc::invalid_argument, path, "negative shape " + std::to_string(rows) + "x" + std::to_string(cols));
   const std::optional<index_t> bytes = detail::checked_mul(rows, cols, index_t(element.size));

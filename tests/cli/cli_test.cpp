@@ -744,7 +744,8 @@ TEST_F(CliTest, B1Uint32WordsMatchPackbitsFilesAndUnpackedBooleans) {
     const auto w = values<std::uint32_t>(file);
     std::vector<std::uint8_t> u8(std::size_t(file.rows * cols));
     for (ringmm::index_t i = 0; i < file.rows; ++i)
-      for (ringmm::index_t c = 0; c < cols; ++c) u8[std::size_t(i * cols + c)] = (w[std::size_t(i * file.cols + c / 32)] >> (c % 32)) & 1u;
+      for (ringmm::index_t c = 0; c < cols; ++c)
+        u8[std::size_t(i * cols + c)] = (w[std::size_t(i * file.cols + c / 32)] >> (c % 32)) & 1u;
     return std::pair{u8, file.rows};
   };
   const auto [a_u8, m] = unpack("b1_a_u32", 77);
@@ -798,7 +799,8 @@ TEST_F(CliTest, B1PackedOutAsUint32Words) {
   fs::remove(path("c.npy"));
   r = ringmm("multiply" + ab + " --packed-dtype uint8");  // the default, named
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))), values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c_packed_big"))));
+  EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))),
+            values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c_packed_big"))));
   fs::remove(path("c.npy"));
 
   std::vector<std::uint32_t> c0(9);  // 13 bits a row; the other 19 are garbage

@@ -69,14 +69,20 @@ Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.np
 
 b1, bit-packed booleans (on the CPU): --type b1 with --semiring or-and writes C as uint8 0/1 (or
 packed, --packed-out); with plus-times (the default semiring) as int32 counts of the k where both
-are true. The files hold uint8 bytes packed along their rows by np.packbits: A as M x K
+are true. The files hold booleans packed along their rows, told apart by their dtype: uint8 bytes
+by np.packbits, ceil(cols/8) a row, or uint32 words ('<u4'), ceil(cols/32) a row with column c at
+bit c % 32 of word c / 32 (least significant bit first); bits past cols are ignored. A as M x K
 (np.packbits(A, axis=1)) and B as its transpose N x K with --transb (np.packbits(B.T, axis=1))
 are used as they are; A with --transa (K x M) and B without --transb (K x N) are repacked first.
-  --a-cols N        bits per row of the packed A file (np.packbits pads rows to whole bytes)
+  --a-cols N        bits per row of the packed A file (rows are padded to whole bytes or words)
   --b-cols N        bits per row of the packed B file
-  --bitorder O      big (numpy's default) or little: the bit order of every packed file, --c
-                    and --out included
-  --packed-out      or-and: write C packed (M x ceil(N/8) uint8); --c is then packed as well
+  --bitorder O      big (numpy's default) or little: the bit order of every uint8 file, --c and
+                    --out included; uint32 words have theirs fixed (an explicit big is refused
+                    beside them)
+  --packed-out      or-and: write C packed (M x ceil(N/8) uint8); --c is then packed as well,
+                    uint8 or uint32
+  --packed-dtype D  uint8 (default) or uint32: the packed C's dtype (uint32: M x ceil(N/32)
+                    words, tail bits zero); needs --packed-out
 )"},
     {"apsp", apsp_command, "all-pairs shortest paths with routes (blocked Floyd-Warshall)",
      R"(usage: ringmm apsp GRAPH --out D.npy [--next NEXT.npy] [--route I J] [options]

@@ -18,6 +18,16 @@ namespace ringmm::tools {
 
 namespace {
 
+// How a --type b1 file packs each row's bits (ringmm/bits.hpp): np.packbits bytes ('|u1', in
+// --bitorder) or 32-bit words ('<u4', least significant bit first). Told apart by the file's dtype.
+enum class Packing { uint8, uint32 };
+
+std::string_view to_string(Packing packing) { return packing == Packing::uint8 ? "uint8" : "uint32"; }
+// Bytes or words per row of `cols` bits.
+index_t units_for_bits(Packing packing, index_t cols) {
+  return packing == Packing::uint8 ? bytes_for_bits(cols) : words32_for_bits(cols);
+}
+
 struct MultiplyRequest {
   std::string a_path, b_path, out_path;
   std::optional<std::string> c_path;
@@ -25,11 +35,13 @@ struct MultiplyRequest {
   bool trans_a = false, trans_b = false, check = false;
   std::optional<double> alpha, beta;
   Context ctx;
-  // --type b1: the files hold bytes packed by np.packbits, `a_cols` and `b_cols` bits per row.
+  // --type b1: the files hold bits packed along their rows, `a_cols` and `b_cols` per row.
   bool b1 = false;
   index_t a_cols = 0, b_cols = 0;
-  BitOrder bit_order = BitOrder::big;
-  bool packed_out = false;  // or-and: write C packed too
+  BitOrder bit_order = BitOrder::big;  // of uint8 files
+  bool bit_order_given = false;        // an explicit --bitorder big is refused beside uint32 files
+  bool packed_out = false;             // or-and: write C packed too
+  Packing packed_dtype = Packing::uint8;
 };
 
 std::string dims(index_t rows, index_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
@@ -58,16 +70,20 @@ std::string op_text(index_t rows, index_t cols, const std::string& path, bool tr
 // C (and, with --check, the reference product beside it) is held in memory: refuse a product
 // that cannot fit before allocating, naming its size, rather than failing inside new or wrapping
 // m·n round to a small count. Returns C's element count.
-std::size_t room_for_c(const MultiplyRequest& req, index_t m, index_t n, DType type) {
+std::size_t room_for_c(const MultiplyRequest& req, index_t m, index_t n, std::size_t element_size,
+                       std::string_view element_name) {
   const int copies = req.check ? 2 : 1;
-  const std::optional<index_t> bytes = detail::checked_mul(m, n, dtype_size(type), copies);
+  const std::optional<index_t> bytes = detail::checked_mul(m, n, index_t(element_size), copies);
   const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
   if (bytes && (memory <= 0 || double(*bytes) <= memory)) return std::size_t(m) * std::size_t(n);
   throw Error(Errc::out_of_memory, req.out_path,
-              "C would be " + dims(m, n) + " " + std::string(to_string(type)) + " = " +
-                  detail::bytes_text(double(m) * double(n) * double(dtype_size(type))) +
+              "C would be " + dims(m, n) + " " + std::string(element_name) + " = " +
+                  detail::bytes_text(double(m) * double(n) * double(element_size)) +
                   (req.check ? " (twice that with --check)" : "") + ", more than this machine's " +
                   detail::bytes_text(memory) + " of memory");
+}
+std::size_t room_for_c(const MultiplyRequest& req, index_t m, index_t n, DType type) {
+  return room_for_c(req, m, n, dtype_size(type), to_string(type));
 }
 
 template <class S>
@@ -143,35 +159,63 @@ struct Bits {
   Bits(Bits&&) = default;  // the words keep their address
 };
 
-std::string bits_per_row(index_t bytes) {
-  return bytes == 0 ? "no bits" : std::to_string(8 * bytes - 7) + " to " + std::to_string(8 * bytes) + " bits";
+// "73 to 80 bits": what `units` bytes or words per row can hold.
+std::string bits_per_row(index_t units, Packing packing) {
+  const index_t per_unit = packing == Packing::uint8 ? 8 : 32;
+  return units == 0 ? "no bits"
+                    : std::to_string(per_unit * units - per_unit + 1) + " to " + std::to_string(per_unit * units) + " bits";
 }
 
-// The bytes of a packed file, checked: uint8 (not numpy bools), ceil(cols / 8) per row.
-MatrixView<const std::uint8_t> packed_bytes(npy::Matrix& x, const std::string& path, index_t cols, const std::string& option) {
+// The packing of a --type b1 file, from its dtype; any other dtype (numpy bools included) is refused.
+Packing packing_of(const npy::Matrix& x, const std::string& path) {
   if (x.booleans)
     throw Error(Errc::unsupported, path,
-                "holds numpy bools; --type b1 reads uint8 bytes packed by np.packbits (np.packbits(x, axis=1)), or "
-                "leave out --type b1 to multiply the bools as u8");
-  if (x.dtype != DType::u8)
+                "holds numpy bools; --type b1 reads uint8 bytes packed by np.packbits (np.packbits(x, axis=1)) or "
+                "uint32 words, or leave out --type b1 to multiply the bools as u8");
+  if (x.uint32_words) return Packing::uint32;
+  if (x.dtype == DType::u8) return Packing::uint8;
+  throw Error(Errc::unsupported, path,
+              "holds " + std::string(to_string(x.dtype)) +
+                  "; --type b1 reads uint8 bytes packed by np.packbits or uint32 words ('<u4')");
+}
+
+// An explicit --bitorder big names the order of np.packbits bytes; 32-bit words have theirs fixed
+// (least significant bit first), so a uint32 file beside it is refused rather than read another way.
+void require_bit_order_fits(const MultiplyRequest& req, Packing packing, const std::string& path) {
+  if (packing == Packing::uint32 && req.bit_order_given && req.bit_order == BitOrder::big)
     throw Error(Errc::unsupported, path,
-                "holds " + std::string(to_string(x.dtype)) + "; --type b1 reads uint8 bytes packed by np.packbits");
-  const index_t bytes = bytes_for_bits(cols);
-  if (x.cols != bytes)
+                "holds uint32 words, whose bits are read least significant first (column c at bit c % 32 of word "
+                "c / 32); --bitorder big applies to uint8 files only (leave it out: uint8 files default to big)");
+}
+
+// The bits of a packed file of `cols` bits per row (`option` names where cols came from), checked:
+// a uint8 or uint32 file with exactly the bytes or words per row that hold them.
+Bits file_bits(npy::Matrix& x, const std::string& path, index_t cols, const std::string& option, const MultiplyRequest& req) {
+  const Packing packing = packing_of(x, path);
+  require_bit_order_fits(req, packing, path);
+  const index_t units = units_for_bits(packing, cols);
+  if (x.cols != units)
     throw Error(Errc::dimension_mismatch, path,
-                "has " + std::to_string(x.cols) + " bytes per row, which hold " + bits_per_row(x.cols) + ", but " + option +
-                    " is " + std::to_string(cols) + " (np.packbits packs ceil(cols / 8) = " + std::to_string(bytes) +
-                    " bytes per row)");
-  return dense_view<const std::uint8_t>(x.view<const std::uint8_t>().data, x.rows, x.cols);
+                "has " + std::to_string(x.cols) + (packing == Packing::uint8 ? " bytes" : " uint32 words") +
+                    " per row, which hold " + bits_per_row(x.cols, packing) + ", but " + option + " is " +
+                    std::to_string(cols) +
+                    (packing == Packing::uint8 ? " (np.packbits packs ceil(cols / 8) = " + std::to_string(units) + " bytes per row)"
+                                               : " (32-bit words pack ceil(cols / 32) = " + std::to_string(units) +
+                                                     " words per row)"));
+  Bits bits(x.rows, cols);
+  if (packing == Packing::uint8)
+    bits_from_packbits(dense_view<const std::uint8_t>(x.view<const std::uint8_t>().data, x.rows, x.cols), req.bit_order,
+                       bits.view);
+  else
+    bits_from_words32(dense_view<const std::uint32_t>(x.view<const std::uint32_t>().data, x.rows, x.cols), bits.view);
+  return bits;
 }
 
 // The operand packed along K from a file of `cols` bits per row: the file's rows as they are, or,
 // with `transpose`, the rows of its transpose (unpacked and packed again: one more copy).
-Bits packed_operand(npy::Matrix& x, const std::string& path, index_t cols, const std::string& option, BitOrder order,
-                    bool transpose) {
-  const MatrixView<const std::uint8_t> bytes = packed_bytes(x, path, cols, option);
-  Bits file(x.rows, cols);
-  bits_from_packbits(bytes, order, file.view);
+Bits packed_operand(npy::Matrix& x, const std::string& path, index_t cols, const std::string& option,
+                    const MultiplyRequest& req, bool transpose) {
+  Bits file = file_bits(x, path, cols, option, req);
   if (!transpose) return file;
   std::vector<std::uint8_t> booleans(std::size_t(x.rows * cols));
   unpack_bits(file.view, dense_view(booleans.data(), x.rows, cols));
@@ -179,6 +223,14 @@ Bits packed_operand(npy::Matrix& x, const std::string& path, index_t cols, const
   pack_bits(MatrixView<const std::uint8_t>{booleans.data(), cols, x.rows, std::max<index_t>(1, cols), Layout::col_major},
             t.view);
   return t;
+}
+
+// "A uint8 (bitorder big), B uint32": how the operand files were packed, for the report.
+std::string packing_text(const npy::Matrix& a_file, const npy::Matrix& b_file, BitOrder order) {
+  auto one = [&](const npy::Matrix& x) {
+    return x.uint32_words ? std::string("uint32") : "uint8 (bitorder " + std::string(to_string(order)) + ")";
+  };
+  return "A " + one(a_file) + ", B " + one(b_file);
 }
 
 std::vector<std::uint8_t> unpacked(const BitMatrixView<const bit_word>& x) {
@@ -195,8 +247,8 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
   // The files' bits are host memory, which the library's CUDA b1 product does not read.
   if (req.ctx.backend == Backend::cuda)
     throw UsageError("--backend", "b1 products from files run on the CPU (gemm_b1 runs on CUDA for device memory)");
-  const Bits a = packed_operand(a_file, req.a_path, req.a_cols, "--a-cols", req.bit_order, req.trans_a);
-  const Bits bt = packed_operand(b_file, req.b_path, req.b_cols, "--b-cols", req.bit_order, !req.trans_b);
+  const Bits a = packed_operand(a_file, req.a_path, req.a_cols, "--a-cols", req, req.trans_a);
+  const Bits bt = packed_operand(b_file, req.b_path, req.b_cols, "--b-cols", req, !req.trans_b);
   const index_t m = a.view.rows, k = a.view.cols, n = bt.view.rows;
   if (bt.view.cols != k)
     throw Error(Errc::dimension_mismatch, req.b_path,
@@ -204,18 +256,23 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
                     op_text(bt.view.cols, n, req.b_path, req.trans_b) + ": inner dimensions " + std::to_string(k) +
                     " and " + std::to_string(bt.view.cols) + " differ (--a-cols and --b-cols give the files' bits per row)");
   const DType c_type = count ? DType::i32 : DType::u8;
-  const index_t c_file_cols = req.packed_out ? bytes_for_bits(n) : n;
-  room_for_c(req, m, c_file_cols, c_type);
-  if (c0) {
-    if (c0->dtype != c_type || (req.packed_out && c0->booleans))
+  const index_t c_file_cols = req.packed_out ? units_for_bits(req.packed_dtype, n) : n;
+  if (req.packed_out) room_for_c(req, m, c_file_cols, req.packed_dtype == Packing::uint8 ? 1 : 4, to_string(req.packed_dtype));
+  else room_for_c(req, m, c_file_cols, c_type);
+  if (c0 && req.packed_out) {  // packed as the operands are, uint8 or uint32 whatever --packed-dtype says
+    const Packing c0_packing = packing_of(*c0, *req.c_path);
+    const index_t c0_units = units_for_bits(c0_packing, n);
+    if (c0->rows != m || c0->cols != c0_units)
+      throw Error(Errc::dimension_mismatch, *req.c_path,
+                  "C0 is " + dims(c0->rows, c0->cols) + " but with --packed-out C is " + dims(m, c0_units) +
+                      (c0_packing == Packing::uint8 ? " bytes (" : " uint32 words (") + dims(m, n) + " bits)");
+  } else if (c0) {
+    if (c0->dtype != c_type || c0->uint32_words)
       throw Error(Errc::unsupported, *req.c_path,
                   "holds " + std::string(c0->booleans ? "numpy bools" : to_string(c0->dtype)) + " but C is " +
-                      (req.packed_out ? "packed uint8 (--packed-out)" : std::string(to_string(c_type))));
-    if (c0->rows != m || c0->cols != c_file_cols)
-      throw Error(Errc::dimension_mismatch, *req.c_path,
-                  "C0 is " + dims(c0->rows, c0->cols) + " but " +
-                      (req.packed_out ? "with --packed-out C is " + dims(m, c_file_cols) + " bytes (" + dims(m, n) + " bits)"
-                                      : "the product is " + dims(m, n)));
+                      std::string(to_string(c_type)));
+    if (c0->rows != m || c0->cols != n)
+      throw Error(Errc::dimension_mismatch, *req.c_path, "C0 is " + dims(c0->rows, c0->cols) + " but the product is " + dims(m, n));
   }
   auto scalar = [&](const std::optional<double>& x, const char* option, bool fallback) -> std::int32_t {
     if (!x) return fallback;
@@ -227,13 +284,12 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
   // C, holding C0 where there is one; u8 or i32 elements, or b1 words.
   std::vector<std::uint8_t> c_u8;
   std::vector<std::int32_t> c_count;
-  Bits c_bits(req.packed_out ? m : 0, req.packed_out ? n : 0);
+  Bits c_bits = req.packed_out && c0 ? file_bits(*c0, *req.c_path, n, "C's columns", req)
+                                     : Bits(req.packed_out ? m : 0, req.packed_out ? n : 0);
   if (count) {
     c_count.resize(std::size_t(m * n));
     if (c0) std::copy_n(c0->view<std::int32_t>().data, c_count.size(), c_count.begin());
-  } else if (req.packed_out) {
-    if (c0) bits_from_packbits(packed_bytes(*c0, *req.c_path, n, "C's columns"), req.bit_order, c_bits.view);
-  } else {
+  } else if (!req.packed_out) {
     c_u8.resize(std::size_t(m * n));
     if (c0) std::copy_n(c0->view<std::uint8_t>().data, c_u8.size(), c_u8.begin());
   }
@@ -251,7 +307,7 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
   } catch (const Error& e) {
     rethrow_with_files(e, req);
   }
-  std::cout << "semiring  " << to_string(req.kind) << " (b1, bitorder " << to_string(req.bit_order) << ")\n"
+  std::cout << "semiring  " << to_string(req.kind) << " (b1: " << packing_text(a_file, b_file, req.bit_order) << ")\n"
             << "shape     M=" << m << " N=" << n << " K=" << k << "  (A and B^T packed along K)\n"
             << "backend   cpu\n"
             << "time      " << fixed(seconds * 1e3, 3) << " ms\n"
@@ -287,6 +343,10 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
   }
   if (count) {
     npy::write(req.out_path, DType::i32, m, n, c_count.data());
+  } else if (req.packed_out && req.packed_dtype == Packing::uint32) {
+    std::vector<std::uint32_t> words(std::size_t(m * c_file_cols));
+    words32_from_bits(c_bits.view, dense_view(words.data(), m, c_file_cols));
+    npy::write_uint32(req.out_path, m, c_file_cols, words.data());
   } else if (req.packed_out) {
     std::vector<std::uint8_t> bytes(std::size_t(m * c_file_cols));
     packbits_from_bits(c_bits.view, req.bit_order, dense_view(bytes.data(), m, c_file_cols));
@@ -295,9 +355,11 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
     npy::write(req.out_path, DType::u8, m, n, c_u8.data());
   }
   std::cout << "wrote     " << req.out_path << " ("
-            << (req.packed_out ? dims(m, c_file_cols) + " uint8: " + dims(m, n) + " b1 packed, bitorder " +
-                                     std::string(to_string(req.bit_order))
-                               : dims(m, n) + " " + std::string(to_string(c_type)))
+            << (!req.packed_out ? dims(m, n) + " " + std::string(to_string(c_type))
+                : req.packed_dtype == Packing::uint32
+                    ? dims(m, c_file_cols) + " uint32: " + dims(m, n) + " b1 packed, least significant bit first"
+                    : dims(m, c_file_cols) + " uint8: " + dims(m, n) + " b1 packed, bitorder " +
+                          std::string(to_string(req.bit_order)))
             << ")\n";
   return 0;
 }
@@ -308,7 +370,8 @@ int multiply_command(const Args& args) {
   const Options opt(args, {{"a", true}, {"b", true}, {"out", true}, {"c", true}, {"semiring", true}, {"type", true},
                            {"transa", false}, {"transb", false}, {"alpha", true}, {"beta", true}, {"backend", true},
                            {"border", true}, {"own-kernels", false}, {"check", false}, {"a-cols", true},
-                           {"b-cols", true}, {"bitorder", true}, {"packed-out", false}});
+                           {"b-cols", true}, {"bitorder", true}, {"packed-out", false},
+                           {"packed-dtype", true}});
   MultiplyRequest req;
   req.a_path = opt.required("a");
   req.b_path = opt.required("b");
@@ -325,7 +388,7 @@ int multiply_command(const Args& args) {
     if (!req.b1 && !is_supported(req.kind, *type)) throw UsageError("--type", unsupported_message(req.kind, *type));
   }
   // The packed files' options mean nothing without --type b1, and b1 cannot do without the column counts.
-  for (const char* name : {"a-cols", "b-cols", "bitorder", "packed-out"})
+  for (const char* name : {"a-cols", "b-cols", "bitorder", "packed-out", "packed-dtype"})
     if (opt.has(name) && !req.b1) throw UsageError(std::string("--") + name, "applies to --type b1 (packed operands) only");
   if (req.b1) {
     for (const char* name : {"a-cols", "b-cols"})
@@ -338,9 +401,18 @@ int multiply_command(const Args& args) {
     const std::string order = opt.get_or("bitorder", "big");
     if (order != "big" && order != "little") throw UsageError("--bitorder", "unknown value '" + order + "' (valid: big, little)");
     req.bit_order = parse_bit_order(order);
+    req.bit_order_given = opt.has("bitorder");
     req.packed_out = opt.flag("packed-out");
     if (req.packed_out && req.kind != SemiringKind::or_and)
       throw UsageError("--packed-out", "counts are int32; --packed-out applies to or-and");
+    if (auto dtype = opt.get("packed-dtype")) {
+      if (!req.packed_out) throw UsageError("--packed-dtype", "needs --packed-out (it is the dtype of the packed C)");
+      if (*dtype == "uint32") req.packed_dtype = Packing::uint32;
+      else if (*dtype != "uint8") throw UsageError("--packed-dtype", "unknown value '" + *dtype + "' (valid: uint8, uint32)");
+    }
+    if (req.packed_dtype == Packing::uint32 && req.bit_order_given && req.bit_order == BitOrder::big)
+      throw UsageError("--bitorder", "big applies to uint8 files only; --packed-dtype uint32 writes 32-bit words, least "
+                                     "significant bit first (leave --bitorder out: uint8 files default to big)");
   }
   req.trans_a = opt.flag("transa");
   req.trans_b = opt.flag("transb");
@@ -355,10 +427,12 @@ int multiply_command(const Args& args) {
   req.ctx.vendor_blas = !opt.flag("own-kernels");
   req.ctx.on_notice = [](std::string_view note) { std::cerr << "ringmm multiply: note: " << note << "\n"; };
 
-  npy::Matrix a = npy::read(req.a_path);
-  npy::Matrix b = npy::read(req.b_path);
+  // Only packed files may hold uint32 words; elsewhere '<u4' stays an unsupported dtype.
+  const npy::ReadOptions operand_options{.uint32_words = req.b1}, c0_options{.uint32_words = req.packed_out};
+  npy::Matrix a = npy::read(req.a_path, operand_options);
+  npy::Matrix b = npy::read(req.b_path, operand_options);
   std::optional<npy::Matrix> c0;
-  if (req.c_path) c0 = npy::read(*req.c_path);
+  if (req.c_path) c0 = npy::read(*req.c_path, c0_options);
   if (req.b1) return run_multiply_b1(req, a, b, c0);
 
   const DType element = type.value_or(a.dtype);

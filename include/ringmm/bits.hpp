@@ -94,6 +94,17 @@ void bits_from_packbits(MatrixView<const std::uint8_t> packed, BitOrder order, B
 // b1 → packed bytes, rows × ceil(x.cols / 8); the pad bits are written as zero, as numpy does.
 void packbits_from_bits(BitMatrixView<const bit_word> x, BitOrder order, MatrixView<std::uint8_t> packed);
 
+// 32-bit words: each row's booleans in ceil(cols / 32) uint32 words, column c of a row at bit c % 32
+// of word c / 32, least significant bit first. This is the b1 layout cut into 32-bit halves (and
+// np.packbits(x, axis=1, bitorder="little") with rows padded to 4 bytes, read as '<u4'), the
+// natural form of booleans packed into 32-bit integers; a word's bits have no other order.
+constexpr index_t words32_for_bits(index_t cols) { return cols / 32 + (cols % 32 != 0); }
+// 32-bit words → b1. `packed` is rows × ceil(out.cols / 32) words in any layout; the tail bits of
+// each row's last word are ignored.
+void bits_from_words32(MatrixView<const std::uint32_t> packed, BitMatrixView<bit_word> out);
+// b1 → 32-bit words, rows × ceil(x.cols / 32); the tail bits are written as zero.
+void words32_from_bits(BitMatrixView<const bit_word> x, MatrixView<std::uint32_t> packed);
+
 // ---- products -----------------------------------------------------------------------------------
 
 // or-and: C(M×N) ← (α ∧ A·B) ∨ (β ∧ C) with (A·B)(i, j) = OR_k A(i, k) AND Bᵀ(j, k). A is M×K, Bᵀ

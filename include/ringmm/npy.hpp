@@ -1,10 +1,13 @@
 // Reading and writing NumPy .npy files (format versions 1.0–3.0, as numpy.save writes them).
 //
 // dtypes: <f4 ↔ f32, <f8 ↔ f64, <i4 ↔ i32, |u1 and |b1 ↔ u8, and <i2 with a trailing axis of 2
-// ↔ i16x2 (shape (rows, cols, 2): lane 0 is .lo, lane 1 is .hi).
+// ↔ i16x2 (shape (rows, cols, 2): lane 0 is .lo, lane 1 is .hi). <u4, the 32-bit words of packed
+// b1 files (ringmm/bits.hpp), is no element type: read only on request (ReadOptions), written by
+// write_uint32.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -22,6 +25,9 @@ struct Matrix {
   index_t cols = 0;
   bool fortran_order = false;
   bool booleans = false;  // the file held numpy bools ('|b1'), read as u8 0/1
+  // The file held uint32 words ('<u4'; only with ReadOptions::uint32_words): dtype says i32, the
+  // same four bytes per element, but they are bits to unpack, never numbers to compute with.
+  bool uint32_words = false;
   std::vector<std::byte> data;
 
   template <class T> MatrixView<T> view() { return {reinterpret_cast<T*>(data.data()), rows, cols, cols > 1 ? cols : 1, Layout::row_major}; }
@@ -31,13 +37,20 @@ struct Matrix {
 // magic string, header, dtype, rank, or a file shorter than its header says.
 // Nothing is allocated on the header's word alone: the claim is checked against the file's size,
 // or, for a pipe, memory grows only as the data arrives.
-Matrix read(const std::string& path);
+// What read() admits beyond the element types.
+struct ReadOptions {
+  bool uint32_words = false;  // '<u4' (packed b1 words); otherwise refused as any unsupported dtype
+};
+
+Matrix read(const std::string& path, const ReadOptions& options = {});
 // The same from a stream (a pipe, an in-memory buffer) that holds exactly one array, read to its
 // end; `name` is the subject of errors, and memory grows only as the data arrives.
-Matrix read(std::istream& in, const std::string& name);
+Matrix read(std::istream& in, const std::string& name, const ReadOptions& options = {});
 
 // Writes a row-major rows×cols matrix; a shape whose byte size overflows is invalid_argument. The file appears complete or not at all (written to a
 // temporary name, then renamed), so a failed write never leaves a partial file.
 void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data);
+// The same for a row-major rows×cols matrix of uint32 words ('<u4'), as packed b1 files hold them.
+void write_uint32(const std::string& path, index_t rows, index_t cols, const std::uint32_t* row_major_data);
 
 }  // namespace ringmm::npy

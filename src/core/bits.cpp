@@ -1,4 +1,4 @@
-// The b1 converters: u8 ↔ b1 and np.packbits bytes ↔ b1 (ringmm/bits.hpp).
+// The b1 converters: u8 ↔ b1, np.packbits bytes ↔ b1 and 32-bit words ↔ b1 (ringmm/bits.hpp).
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -31,13 +31,14 @@ void require_same_shape(index_t rows, index_t cols, index_t out_rows, index_t ou
                     std::to_string(out_rows) + "x" + std::to_string(out_cols));
 }
 
-// packed must be rows × ceil(cols / 8) bytes.
-void require_packed_shape(const MatrixView<const std::uint8_t>& packed, index_t rows, index_t cols) {
-  const index_t bytes = bytes_for_bits(cols);
-  if (packed.rows != rows || packed.cols != bytes)
+// packed must be rows × units, the bytes or 32-bit words (`unit_name`) that hold `cols` bits.
+template <class T>
+void require_packed_shape(const MatrixView<T>& packed, index_t rows, index_t cols, index_t units,
+                          const char* unit_name) {
+  if (packed.rows != rows || packed.cols != units)
     throw Error(Errc::dimension_mismatch, "packed",
                 "a " + std::to_string(rows) + "x" + std::to_string(cols) + " bit matrix packs into " +
-                    std::to_string(rows) + "x" + std::to_string(bytes) + " bytes, but packed is " +
+                    std::to_string(rows) + "x" + std::to_string(units) + " " + unit_name + ", but packed is " +
                     std::to_string(packed.rows) + "x" + std::to_string(packed.cols));
 }
 
@@ -99,7 +100,7 @@ void unpack_bits(BitMatrixView<const bit_word> x, MatrixView<std::uint8_t> out) 
 void bits_from_packbits(MatrixView<const std::uint8_t> packed, BitOrder order, BitMatrixView<bit_word> out) {
   detail::validate_view(packed, "packed");
   detail::validate_bits(out, "out");
-  require_packed_shape(packed, out.rows, out.cols);
+  require_packed_shape(packed, out.rows, out.cols, bytes_for_bits(out.cols), "bytes");
   if (ranges_overlap(packed.data, bytes_of(packed), out.data, bytes_of(out)))
     throw Error(Errc::aliasing, "out", "out overlaps packed");
   const index_t words = out.row_words();
@@ -120,7 +121,7 @@ void bits_from_packbits(MatrixView<const std::uint8_t> packed, BitOrder order, B
 void packbits_from_bits(BitMatrixView<const bit_word> x, BitOrder order, MatrixView<std::uint8_t> packed) {
   detail::validate_bits(x, "x");
   detail::validate_view(packed, "packed");
-  require_packed_shape(packed, x.rows, x.cols);
+  require_packed_shape(packed, x.rows, x.cols, bytes_for_bits(x.cols), "bytes");
   if (ranges_overlap(x.data, bytes_of(x), packed.data, bytes_of(packed)))
     throw Error(Errc::aliasing, "packed", "packed overlaps x");
   const index_t bytes = packed.cols;
@@ -131,6 +132,41 @@ void packbits_from_bits(BitMatrixView<const bit_word> x, BitOrder order, MatrixV
       unsigned v = unsigned(row[b / 8] >> (8 * (b % 8))) & 0xffu;
       if (b == bytes - 1) v &= pad_mask;
       packed(i, b) = order == BitOrder::big ? reversed_byte[v] : std::uint8_t(v);
+    }
+  }
+}
+
+void bits_from_words32(MatrixView<const std::uint32_t> packed, BitMatrixView<bit_word> out) {
+  detail::validate_view(packed, "packed");
+  detail::validate_bits(out, "out");
+  require_packed_shape(packed, out.rows, out.cols, words32_for_bits(out.cols), "32-bit words");
+  if (ranges_overlap(packed.data, bytes_of(packed), out.data, bytes_of(out)))
+    throw Error(Errc::aliasing, "out", "out overlaps packed");
+  const index_t words = out.row_words(), halves = packed.cols;
+  for (index_t i = 0; i < out.rows; ++i) {
+    bit_word* row = out.row(i);
+    for (index_t w = 0; w < words; ++w) {
+      // Word w holds halves 2w (low) and 2w + 1 (high); an odd count leaves the last high half empty.
+      bit_word word = packed(i, 2 * w);
+      if (2 * w + 1 < halves) word |= bit_word(packed(i, 2 * w + 1)) << 32;
+      row[w] = w == words - 1 ? word & last_word_mask(out.cols) : word;  // the tail bits are ignored
+    }
+  }
+}
+
+void words32_from_bits(BitMatrixView<const bit_word> x, MatrixView<std::uint32_t> packed) {
+  detail::validate_bits(x, "x");
+  detail::validate_view(packed, "packed");
+  require_packed_shape(packed, x.rows, x.cols, words32_for_bits(x.cols), "32-bit words");
+  if (ranges_overlap(x.data, bytes_of(x), packed.data, bytes_of(packed)))
+    throw Error(Errc::aliasing, "packed", "packed overlaps x");
+  const index_t halves = packed.cols;
+  const std::uint32_t tail_mask = x.cols % 32 == 0 ? ~std::uint32_t(0) : (std::uint32_t(1) << (x.cols % 32)) - 1;
+  for (index_t i = 0; i < x.rows; ++i) {
+    const bit_word* row = x.row(i);
+    for (index_t h = 0; h < halves; ++h) {
+      const auto half = std::uint32_t(row[h / 2] >> (32 * (h % 2)));
+      packed(i, h) = h == halves - 1 ? half & tail_mask : half;
     }
   }
 }

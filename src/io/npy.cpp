@@ -8,6 +8,8 @@
 //    extra bytes, but they mean the file is not what its header claims (a truncated rewrite, two
 //    arrays concatenated, the wrong shape in the header).
 //  * Only the dtypes ringmm computes with are accepted, little-endian only; '|b1' becomes u8 0/1.
+//    '<u4' is accepted only when the caller asks (ReadOptions::uint32_words: packed b1 words), so
+//    that no other reader takes uint32 numbers for i32.
 //  * The header must have exactly the three keys, as numpy requires.
 //  * Nothing is allocated on the header's word alone: a regular file's size is checked against
 //    the claim first, and from a pipe or stream the buffer grows only as bytes arrive.
@@ -289,15 +291,20 @@ struct DtypeInfo {
   DType dtype;
   std::size_t item_size;  // bytes of one file element (i16x2: one int16 lane)
   bool is_bool;
+  bool is_uint32 = false;  // '<u4', held as i32's bytes
 };
 
-std::string_view accepted_dtypes() { return "'<f4', '<f8', '<i4', '|u1', '|b1', '<i2' with shape (r, c, 2)"; }
+std::string accepted_dtypes(const ReadOptions& options) {
+  return std::string("'<f4', '<f8', '<i4', '|u1', '|b1', '<i2' with shape (r, c, 2)") +
+         (options.uint32_words ? ", '<u4' (packed bits)" : "");
+}
 
-DtypeInfo parse_descr(const std::string& descr, const std::string& path) {
+DtypeInfo parse_descr(const std::string& descr, const std::string& path, const ReadOptions& options) {
   if (descr == "<f4") return {DType::f32, 4, false};
   if (descr == "<f8") return {DType::f64, 8, false};
   if (descr == "<i4") return {DType::i32, 4, false};
   if (descr == "<i2") return {DType::i16x2, 2, false};
+  if (descr == "<u4" && options.uint32_words) return {DType::i32, 4, false, true};
   // One-byte types have no byte order; numpy writes '|' but '<', '>' and '=' mean the same.
   if (descr.size() == 3 && (descr[0] == '|' || descr[0] == '<' || descr[0] == '>' || descr[0] == '=')) {
     if (descr.substr(1) == "u1") return {DType::u8, 1, false};
@@ -305,8 +312,8 @@ DtypeInfo parse_descr(const std::string& descr, const std::string& path) {
   }
   if (!descr.empty() && descr[0] == '>')
     format_error(path, "big-endian dtype '" + printable(descr) + "' is not supported; save it little-endian, e.g. "
-                           "a.astype('<" + printable(descr.substr(1)) + "') (accepted: " + std::string(accepted_dtypes()) + ")");
-  format_error(path, "unsupported dtype '" + printable(descr) + "' (accepted: " + std::string(accepted_dtypes()) + ")");
+                           "a.astype('<" + printable(descr.substr(1)) + "') (accepted: " + accepted_dtypes(options) + ")");
+  format_error(path, "unsupported dtype '" + printable(descr) + "' (accepted: " + accepted_dtypes(options) + ")");
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -322,7 +329,8 @@ struct Header {
   std::uint64_t data_bytes;
 };
 
-Header interpret(const std::vector<std::pair<std::string, Value>>& entries, const std::string& path) {
+Header interpret(const std::vector<std::pair<std::string, Value>>& entries, const std::string& path,
+                 const ReadOptions& options) {
   const std::string* descr = nullptr;
   const bool* fortran = nullptr;
   const Tuple* shape = nullptr;
@@ -345,7 +353,7 @@ Header interpret(const std::vector<std::pair<std::string, Value>>& entries, cons
   if (!fortran) format_error(path, "header has no 'fortran_order' key");
   if (!shape) format_error(path, "header has no 'shape' key");
 
-  Header h{parse_descr(*descr, path), *fortran, 0, 0, 0};
+  Header h{parse_descr(*descr, path, options), *fortran, 0, 0, 0};
   const auto& dims = shape->items;
   for (std::int64_t d : dims)
     if (d < 0) format_error(path, "negative dimension in shape " + shape_text(dims));
@@ -384,7 +392,7 @@ void fortran_to_row_major(const std::byte* in, std::byte* out, index_t rows, ind
 namespace {
 
 // The format itself, from whichever source; `name` is the subject of every error.
-Matrix read_from(Source& in, const std::string& name) {
+Matrix read_from(Source& in, const std::string& name, const ReadOptions& options) {
   unsigned char prefix[12];
   const std::size_t got = in.read(prefix, 8);
   if (got == 0) format_error(name, "empty file, not a .npy file");
@@ -410,7 +418,7 @@ Matrix read_from(Source& in, const std::string& name) {
   if (!read_exactly(in, header_length, header_bytes, name))
     format_error(name, "truncated header (file ends inside the header)");
   const std::string_view header_text(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size());
-  const Header h = interpret(HeaderParser(header_text, name).parse_dict(), name);
+  const Header h = interpret(HeaderParser(header_text, name).parse_dict(), name, options);
 
   Matrix m;
   m.dtype = h.type.dtype;
@@ -418,6 +426,7 @@ Matrix read_from(Source& in, const std::string& name) {
   m.cols = h.cols;
   m.fortran_order = h.fortran_order;
   m.booleans = h.type.is_bool;
+  m.uint32_words = h.type.is_uint32;
   if (in.known_size) {
     const std::uint64_t available = *in.known_size - prefix_size - header_length;
     if (available < h.data_bytes)
@@ -451,7 +460,7 @@ Matrix read_from(Source& in, const std::string& name) {
 
 }  // namespace
 
-Matrix read(const std::string& path) {
+Matrix read(const std::string& path, const ReadOptions& options) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) io_error(path, "cannot open for reading", errno);
   struct stat st {};
@@ -459,12 +468,12 @@ Matrix read(const std::string& path) {
   if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a .npy file", 0);
   FdSource source(fd.get(), path);
   if (S_ISREG(st.st_mode)) source.known_size = std::uint64_t(st.st_size);
-  return read_from(source, path);
+  return read_from(source, path, options);
 }
 
-Matrix read(std::istream& in, const std::string& name) {
+Matrix read(std::istream& in, const std::string& name, const ReadOptions& options) {
   StreamSource source(in, name);
-  return read_from(source, name);
+  return read_from(source, name, options);
 }
 
 namespace {
@@ -480,11 +489,20 @@ std::string descr_of(DType dtype) {
   return "?";
 }
 
+// What a file's elements are: the header's dtype, the bytes of one element (all its lanes), its
+// name in messages, and whether the shape has a trailing lane axis of 2.
+struct Element {
+  std::string descr;
+  std::size_t size;
+  std::string name;
+  bool lane_axis;
+};
+
 // The version 1.0 header numpy writes: the dict, then spaces and a newline so that the data starts
 // at a multiple of 64 bytes.
-std::string make_header(DType dtype, index_t rows, index_t cols) {
-  std::string shape = "(" + std::to_string(rows) + ", " + std::to_string(cols) + (dtype == DType::i16x2 ? ", 2)" : ")");
-  std::string dict = "{'descr': '" + descr_of(dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+std::string make_header(const Element& element, index_t rows, index_t cols) {
+  std::string shape = "(" + std::to_string(rows) + ", " + std::to_string(cols) + (element.lane_axis ? ", 2)" : ")");
+  std::string dict = "{'descr': '" + element.descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   const std::size_t unpadded = magic_size + 2 + 2 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict += '\n';
@@ -508,19 +526,18 @@ void write_fully(int fd, const void* data, std::size_t size, const std::string& 
   }
 }
 
-}  // namespace
-
-void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data) {
+// Writes the file beside the target and renames it into place (see write() in npy.hpp).
+void write_elements(const std::string& path, const Element& element, index_t rows, index_t cols,
+                    const void* row_major_data) {
   if (rows < 0 || cols < 0)
     throw Error(Errc::invalid_argument, path, "negative shape " + std::to_string(rows) + "x" + std::to_string(cols));
-  const std::optional<index_t> bytes = detail::checked_mul(rows, cols, dtype_size(dtype));
+  const std::optional<index_t> bytes = detail::checked_mul(rows, cols, index_t(element.size));
   if (!bytes)
     throw Error(Errc::invalid_argument, path,
-                "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " + std::string(to_string(dtype)) +
-                    " matrix would be " + detail::bytes_text(double(rows) * double(cols) * double(dtype_size(dtype))) +
-                    ", more than any array can hold");
+                "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " + element.name + " matrix would be " +
+                    detail::bytes_text(double(rows) * double(cols) * double(element.size)) + ", more than any array can hold");
   if (*bytes != 0 && row_major_data == nullptr) throw Error(Errc::null_pointer, path, "no data to write");
-  const std::string header = make_header(dtype, rows, cols);
+  const std::string header = make_header(element, rows, cols);
 
   // A unique temporary name beside the target, so rename() replaces it atomically. O_EXCL with mode
   // 0666 lets the umask set the permissions, as for any newly created file.
@@ -544,6 +561,17 @@ void write(const std::string& path, DType dtype, index_t rows, index_t cols, con
     ::unlink(temp.c_str());
     throw;
   }
+}
+
+}  // namespace
+
+void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data) {
+  write_elements(path, {descr_of(dtype), dtype_size(dtype), std::string(to_string(dtype)), dtype == DType::i16x2}, rows,
+                 cols, row_major_data);
+}
+
+void write_uint32(const std::string& path, index_t rows, index_t cols, const std::uint32_t* row_major_data) {
+  write_elements(path, {"<u4", sizeof(std::uint32_t), "uint32", false}, rows, cols, row_major_data);
 }
 
 }  // namespace ringmm::npy

@@ -725,6 +725,144 @@ TEST_F(CliTest, B1MistakesAreClearErrors) {
                "b1 products from files run on the CPU");
 }
 
+// b1 as 32-bit words ('<u4', column c at bit c % 32 of word c / 32; the fixtures' tail bits are
+// set, so they must be ignored): the same C as the np.packbits files, and as u8 or-and and i32
+// plus-times on the booleans unpacked here, bit by bit, from the words.
+TEST_F(CliTest, B1Uint32WordsMatchPackbitsFilesAndUnpackedBooleans) {
+  const auto or_and_c = values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c")));
+  const auto counts_c = values<std::int32_t>(ringmm::npy::read(fixture("b1_counts_c")));
+  const std::string cols = " --a-cols 77 --b-cols 77 --transb --out " + path("c.npy");
+  const std::string words = " --type b1 --a " + fixture("b1_a_u32") + " --b " + fixture("b1_bt_u32") + cols;
+  const std::string bytes = " --type b1 --a " + fixture("b1_a_big") + " --b " + fixture("b1_bt_big") + cols;
+  std::vector<std::uint8_t> from_bytes;
+  for (const std::string& files : {bytes, words}) {
+    Outcome r = ringmm("multiply --semiring or-and" + files + " --check");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+    const auto c = values<std::uint8_t>(ringmm::npy::read(path("c.npy")));
+    if (files == bytes) from_bytes = c;
+    else EXPECT_EQ(c, from_bytes) << "uint32 words and np.packbits bytes of the same booleans differ";
+    EXPECT_EQ(c, or_and_c);
+    fs::remove(path("c.npy"));
+  }
+  Outcome r = ringmm("multiply --semiring plus-times" + words);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("(b1: A uint32, B uint32)"), std::string::npos) << r.out;
+  EXPECT_EQ(values<std::int32_t>(ringmm::npy::read(path("c.npy"))), counts_c);
+  fs::remove(path("c.npy"));
+
+  // The booleans decoded from the words by the layout's rule, multiplied unpacked.
+  auto unpack = [&](const std::string& name, ringmm::index_t cols) {
+    const auto file = ringmm::npy::read(fixture(name), {.uint32_words = true});
+    EXPECT_TRUE(file.uint32_words) << name;
+    const auto w = values<std::uint32_t>(file);
+    std::vector<std::uint8_t> u8(std::size_t(file.rows * cols));
+    for (ringmm::index_t i = 0; i < file.rows; ++i)
+      for (ringmm::index_t c = 0; c < cols; ++c)
+        u8[std::size_t(i * cols + c)] = (w[std::size_t(i * file.cols + c / 32)] >> (c % 32)) & 1u;
+    return std::pair{u8, file.rows};
+  };
+  const auto [a_u8, m] = unpack("b1_a_u32", 77);
+  const auto [bt_u8, n] = unpack("b1_bt_u32", 77);
+  ringmm::npy::write(path("a_u8.npy"), ringmm::DType::u8, m, 77, a_u8.data());
+  ringmm::npy::write(path("bt_u8.npy"), ringmm::DType::u8, n, 77, bt_u8.data());
+  const std::vector<std::int32_t> a_i32(a_u8.begin(), a_u8.end()), bt_i32(bt_u8.begin(), bt_u8.end());
+  ringmm::npy::write(path("a_i32.npy"), ringmm::DType::i32, m, 77, a_i32.data());
+  ringmm::npy::write(path("bt_i32.npy"), ringmm::DType::i32, n, 77, bt_i32.data());
+  r = ringmm("multiply --semiring or-and --type u8 --a " + path("a_u8.npy") + " --b " + path("bt_u8.npy") + " --transb --out " +
+             path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))), from_bytes);
+  fs::remove(path("c.npy"));
+  r = ringmm("multiply --semiring plus-times --type i32 --a " + path("a_i32.npy") + " --b " + path("bt_i32.npy") +
+             " --transb --out " + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(values<std::int32_t>(ringmm::npy::read(path("c.npy"))), counts_c);
+  fs::remove(path("c.npy"));
+
+  // One file of each kind: --bitorder is the uint8 file's (little here, big by default).
+  for (const std::string& mixed :
+       {" --a " + fixture("b1_a_u32") + " --b " + fixture("b1_bt_little") + " --bitorder little",
+        " --a " + fixture("b1_a_big") + " --b " + fixture("b1_bt_u32")}) {
+    r = ringmm("multiply --semiring or-and --type b1" + mixed + cols);
+    ASSERT_EQ(r.status, 0) << mixed << "\n" << r.err;
+    EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))), or_and_c) << mixed;
+    fs::remove(path("c.npy"));
+  }
+  // A as its transpose (77 rows of 9 bits, 23 tail bits set in each word), repacked.
+  r = ringmm("multiply --semiring or-and --type b1 --a " + fixture("b1_at_u32") + " --transa --a-cols 9 --b " +
+             fixture("b1_bt_u32") + " --transb --b-cols 77 --out " + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))), or_and_c);
+}
+
+// --packed-out --packed-dtype uint32 writes C as '<u4' words with zero tail bits (the fixture is
+// numpy's); a uint32 C0 is read as the operands are, its tail bits ignored.
+TEST_F(CliTest, B1PackedOutAsUint32Words) {
+  const std::string ab = " --semiring or-and --type b1 --a " + fixture("b1_a_u32") + " --b " + fixture("b1_bt_big") +
+                         " --transb --a-cols 77 --b-cols 77 --packed-out --out " + path("c.npy");
+  Outcome r = ringmm("multiply" + ab + " --packed-dtype uint32 --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("(9x1 uint32: 9x13 b1 packed, least significant bit first)"), std::string::npos) << r.out;
+  auto got = ringmm::npy::read(path("c.npy"), {.uint32_words = true});
+  EXPECT_TRUE(got.uint32_words);
+  EXPECT_EQ(got.rows, 9);
+  EXPECT_EQ(got.cols, 1);
+  const auto product = values<std::uint32_t>(ringmm::npy::read(fixture("b1_or_and_c_u32"), {.uint32_words = true}));
+  EXPECT_EQ(values<std::uint32_t>(got), product);
+  fs::remove(path("c.npy"));
+  r = ringmm("multiply" + ab + " --packed-dtype uint8");  // the default, named
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(values<std::uint8_t>(ringmm::npy::read(path("c.npy"))),
+            values<std::uint8_t>(ringmm::npy::read(fixture("b1_or_and_c_packed_big"))));
+  fs::remove(path("c.npy"));
+
+  std::vector<std::uint32_t> c0(9);  // 13 bits a row; the other 19 are garbage
+  for (std::size_t i = 0; i < c0.size(); ++i) c0[i] = std::uint32_t(i * 0x9e3779b9u + 0x1234567u);
+  ringmm::npy::write_uint32(path("c0.npy"), 9, 1, c0.data());
+  r = ringmm("multiply" + ab + " --packed-dtype uint32 --c " + path("c0.npy") + " --alpha 0 --check");
+  ASSERT_EQ(r.status, 0) << r.err;
+  got = ringmm::npy::read(path("c.npy"), {.uint32_words = true});
+  for (std::size_t i = 0; i < c0.size(); ++i) EXPECT_EQ(values<std::uint32_t>(got)[i], c0[i] & 0x1fffu) << i;
+  fs::remove(path("c.npy"));
+  r = ringmm("multiply" + ab + " --c " + path("c0.npy") + " --check");  // uint32 C0, uint8 C
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("check     PASS (exact)"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, B1Uint32MistakesAreClearErrors) {
+  const std::string a = " --a " + fixture("b1_a_u32"), bt = " --b " + fixture("b1_bt_u32") + " --transb";
+  const std::string out = " --out " + path("c.npy");
+  // 3 words per row hold 65 to 96 bits.
+  expect_error("multiply --type b1" + a + bt + " --a-cols 64 --b-cols 77" + out, 1,
+               fixture("b1_a_u32") + ": has 3 uint32 words per row, which hold 65 to 96 bits, but --a-cols is 64 "
+                                     "(32-bit words pack ceil(cols / 32) = 2 words per row)");
+  expect_error("multiply --type b1" + a + bt + " --a-cols 77 --b-cols 97" + out, 1,
+               fixture("b1_bt_u32") + ": has 3 uint32 words per row, which hold 65 to 96 bits, but --b-cols is 97");
+  expect_error("multiply --type b1 --a " + fixture("max_plus_i32_a") + bt + " --a-cols 12 --b-cols 77" + out, 1,
+               "holds i32; --type b1 reads uint8 bytes packed by np.packbits or uint32 words ('<u4')");
+  expect_error("multiply --type b1 --a " + fixture("max_plus_f32_a") + bt + " --a-cols 14 --b-cols 77" + out, 1,
+               "holds f32; --type b1 reads uint8 bytes");
+  // An explicit --bitorder big is for np.packbits bytes; words are least significant bit first.
+  expect_error("multiply --type b1 --a " + fixture("b1_a_big") + bt + " --a-cols 77 --b-cols 77 --bitorder big" + out, 1,
+               fixture("b1_bt_u32") + ": holds uint32 words, whose bits are read least significant first");
+  expect_error("multiply --semiring or-and --type b1 --a " + fixture("b1_a_big") + " --b " + fixture("b1_bt_big") +
+                   " --transb --a-cols 77 --b-cols 77 --bitorder big --packed-out --packed-dtype uint32" + out,
+               2, "--bitorder: big applies to uint8 files only");
+  expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --packed-dtype uint32" + out, 2,
+               "--packed-dtype: needs --packed-out");
+  expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --packed-out --packed-dtype u4" + out,
+               2, "--packed-dtype: unknown value 'u4' (valid: uint8, uint32)");
+  expect_error("multiply --semiring or-and" + a + bt + " --packed-dtype uint32" + out, 2, "--packed-dtype: applies to --type b1");
+  // '<u4' is packed bits only: not an element type, nor a C0 of counts or of a u8 C.
+  expect_error("multiply --semiring or-and" + a + bt + out, 1, "unsupported dtype '<u4'");
+  expect_error("multiply --type b1" + a + bt + " --a-cols 77 --b-cols 77 --c " + fixture("b1_or_and_c_u32") + out, 1,
+               "unsupported dtype '<u4'");
+  expect_error("multiply --semiring or-and --type b1" + a + bt + " --a-cols 77 --b-cols 77 --packed-out --c " +
+                   fixture("b1_a_u32") + out,
+               1, "C0 is 9x3 but with --packed-out C is 9x1 uint32 words (9x13 bits)");
+}
+
 TEST_F(CliTest, BenchTimesB1BesideU8) {
   const Outcome r = ringmm("bench --backend cpu --semiring or-and,plus-times --type u8,b1 --shapes 65x130x200 --reps 1 "
                            "--out " + path("b1.json"));

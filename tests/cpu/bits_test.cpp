@@ -351,6 +351,52 @@ TEST(B1Convert, PackbitsBothOrdersIgnorePadBitsAndRoundTrip) {
     }
 }
 
+// u8 → 32-bit words → b1 → u8, and b1 → 32-bit words, whose bytes must be np.packbits' little
+// order padded to 4 bytes (checked through packbits_from_bits). Tail bits of both packed forms
+// carry garbage on read and must come out as zero.
+TEST(B1Convert, Words32RoundTripIgnoreTailBitsAndMatchLittlePackbits) {
+  std::mt19937_64 rng(29);
+  for (index_t cols : {0, 1, 31, 32, 33, 63, 64, 65, 1000})
+    for (Layout layout : {Layout::row_major, Layout::col_major}) {
+      SCOPED_TRACE("cols " + std::to_string(cols) + (layout == Layout::row_major ? " R" : " C"));
+      const index_t rows = 5, words32 = (cols + 31) / 32;
+      HostMatrix<std::uint8_t> x(rows, cols, Layout::row_major);
+      for (auto& v : x.storage) v = std::uint8_t(rng() % 3 == 0 ? rng() : 0);
+      BitBuffer bits(rows, cols, 1, rng);
+      pack_bits(x.cview(), bits.view);
+      for (index_t i = 0; i < rows && cols > 0; ++i)  // garbage in the b1 tail bits, which a writer must drop
+        bits.view.row(i)[bits.view.row_words() - 1] |= ~b1::last_word_mask(cols);
+
+      HostMatrix<std::uint32_t> packed(rows, words32, layout, 2);
+      for (auto& v : packed.storage) v = std::uint32_t(rng());
+      words32_from_bits(bits.cview(), packed.view);
+      HostMatrix<std::uint8_t> little(rows, (cols + 7) / 8, Layout::row_major);
+      packbits_from_bits(bits.cview(), BitOrder::little, little.view);
+      for (index_t i = 0; i < rows; ++i) {
+        for (index_t j = 0; j < cols; ++j)
+          ASSERT_EQ((packed(i, j / 32) >> (j % 32)) & 1u, unsigned(x(i, j) != 0)) << i << ", " << j;
+        for (index_t j = cols; j < 32 * words32; ++j)
+          ASSERT_EQ((packed(i, j / 32) >> (j % 32)) & 1u, 0u) << "tail bit " << j << " of row " << i << " not zero";
+        for (index_t b = 0; b < 4 * words32; ++b) {
+          const unsigned byte = (packed(i, b / 4) >> (8 * (b % 4))) & 0xffu;
+          ASSERT_EQ(byte, b < little.view.cols ? little(i, b) : 0u) << "byte " << b << " of row " << i;
+        }
+      }
+
+      for (index_t i = 0; i < rows && cols % 32 != 0; ++i)  // tail bits are garbage again: a reader ignores them
+        packed(i, words32 - 1) |= ~((std::uint32_t(1) << (cols % 32)) - 1);
+      BitBuffer again(rows, cols, 2, rng);
+      bits_from_words32(packed.cview(), again.view);
+      HostMatrix<std::uint8_t> back(rows, cols, Layout::col_major, 1);
+      unpack_bits(again.cview(), back.view);
+      for (index_t i = 0; i < rows; ++i) {
+        for (index_t j = 0; j < cols; ++j) ASSERT_EQ(back(i, j), std::uint8_t(x(i, j) != 0)) << i << ", " << j;
+        if (cols > 0)
+          EXPECT_EQ(again.view.row(i)[again.view.row_words() - 1] & ~b1::last_word_mask(cols), 0u) << "tail bits not cleared";
+      }
+    }
+}
+
 TEST(B1Convert, RefusesInconsistentShapes) {
   std::mt19937_64 rng(23);
   HostMatrix<std::uint8_t> packed(3, 2, Layout::row_major);  // 2 bytes hold 9 to 16 columns
@@ -358,6 +404,12 @@ TEST(B1Convert, RefusesInconsistentShapes) {
   expect_refused([&] { bits_from_packbits(packed.cview(), BitOrder::big, bits17.view); }, Errc::dimension_mismatch, "packed");
   expect_refused([&] { bits_from_packbits(packed.cview(), BitOrder::big, bits8.view); }, Errc::dimension_mismatch, "packed");
   bits_from_packbits(packed.cview(), BitOrder::big, bits16.view);
+  HostMatrix<std::uint32_t> words(3, 1, Layout::row_major);  // 1 word holds 1 to 32 columns
+  BitBuffer bits33(3, 33, 0, rng), bits32(3, 32, 0, rng);
+  expect_refused([&] { bits_from_words32(words.cview(), bits33.view); }, Errc::dimension_mismatch, "packed");
+  expect_refused([&] { words32_from_bits(bits33.cview(), words.view); }, Errc::dimension_mismatch, "packed");
+  bits_from_words32(words.cview(), bits32.view);
+  bits_from_words32(words.cview(), bits17.view);
   HostMatrix<std::uint8_t> x(3, 16, Layout::row_major);
   expect_refused([&] { pack_bits(x.cview(), bits17.view); }, Errc::dimension_mismatch, "out");
   EXPECT_EQ(parse_bit_order("little"), BitOrder::little);

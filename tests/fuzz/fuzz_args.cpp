@@ -49,7 +49,8 @@ Options parse_options(const std::string& command, const Args& args) {
   return Options(args, {{"a", true}, {"b", true}, {"out", true}, {"c", true}, {"semiring", true}, {"type", true},
                         {"transa", false}, {"transb", false}, {"alpha", true}, {"beta", true}, {"backend", true},
                         {"border", true}, {"own-kernels", false}, {"check", false}, {"size", true},
-                        {"a-cols", true}, {"b-cols", true}, {"bitorder", true}, {"packed-out", false}});
+                        {"a-cols", true}, {"b-cols", true}, {"bitorder", true}, {"packed-out", false},
+                        {"packed-dtype", true}});
 }
 
 // Parses every option the way the commands do and checks what the parsers promise.

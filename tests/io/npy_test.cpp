@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -181,6 +182,42 @@ TEST_F(NpyTest, Versions2And3AndBoolAreRead) {
     const std::vector<std::uint8_t> expected = {0, 1, 1, 0, 1, 0};
     EXPECT_EQ(std::memcmp(m.data.data(), expected.data(), 6), 0);
   }
+}
+
+// '<u4', the words of packed b1 files, is read only on request (as i32's bytes, marked), so no
+// other reader takes uint32 numbers for i32; write_uint32 writes it back with numpy's header.
+TEST_F(NpyTest, Uint32WordsAreReadOnlyOnRequestAndWritten) {
+  const std::vector<std::uint32_t> words = {0x80000001u, 0xffffffffu, 7u, 0u, 0x12345678u, 1u};  // 2x3
+  const std::string file = write_raw("u4.npy", "{'descr': '<u4', 'fortran_order': False, 'shape': (2, 3), }", raw_bytes(words));
+  expect_refused(file, Errc::format_error, "unsupported dtype '<u4'");
+  const ringmm::npy::ReadOptions uint32_words{.uint32_words = true};
+  auto m = ringmm::npy::read(file, uint32_words);
+  EXPECT_EQ(m.dtype, DType::i32);
+  EXPECT_TRUE(m.uint32_words);
+  EXPECT_EQ(m.rows, 2);
+  EXPECT_EQ(m.cols, 3);
+  EXPECT_EQ(m.data.size(), raw_bytes(words).size());
+  EXPECT_EQ(std::memcmp(m.data.data(), words.data(), m.data.size()), 0);
+  EXPECT_FALSE(ringmm::npy::read(std::string(RINGMM_CLI_FIXTURES) + "/max_plus_i32_a.npy", uint32_words).uint32_words);
+  expect_refused(write_raw("be.npy", "{'descr': '>u4', 'fortran_order': False, 'shape': (1, 1), }", std::string(4, '\0')),
+                 Errc::format_error, "big-endian");
+
+  const std::vector<std::uint32_t> column_major = {0x80000001u, 0u, 0xffffffffu, 0x12345678u, 7u, 1u};
+  m = ringmm::npy::read(write_raw("f.npy", "{'descr': '<u4', 'fortran_order': True, 'shape': (2, 3), }",
+                                  raw_bytes(column_major)),
+                        uint32_words);
+  EXPECT_EQ(std::memcmp(m.data.data(), words.data(), m.data.size()), 0) << "Fortran order not reordered";
+
+  ringmm::npy::write_uint32(path("w.npy"), 2, 3, words.data());
+  std::ifstream in(path("w.npy"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(bytes.find("{'descr': '<u4', 'fortran_order': False, 'shape': (2, 3), }"), std::string::npos) << bytes;
+  EXPECT_EQ(bytes.size() % 64, 24u);  // a 64-byte-aligned header, then 2x3 words
+  std::istringstream stream(bytes);
+  m = ringmm::npy::read(stream, "stream", uint32_words);
+  EXPECT_TRUE(m.uint32_words);
+  EXPECT_EQ(std::memcmp(m.data.data(), words.data(), m.data.size()), 0);
+  expect_refused(path("w.npy"), Errc::format_error, "unsupported dtype '<u4'");
 }
 
 TEST_F(NpyTest, ReadsNumpysOwnFiles) {

@@ -43,12 +43,11 @@ def test_rows_from_the_timed_call(tmp_path):
               ("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "", "0.64"),
               ("smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio", "", "1.19"),
               ("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "", "0.78")]
-    # Warm-up then timed call: a scan and the product each.
+    # Warm-up then timed call, a scan and the product each; then a host-to-host call's kernels.
+    scan = "void ringmm::cuda_detail::scan_kernel<ringmm::MaxPlus<int>>"
     write_csv(tmp_path / "shapes-profile-h100-2026-11-25-a-batch64i32.csv",
-              [launch(0, "void ringmm::cuda_detail::scan_kernel<ringmm::MaxPlus<int>>", 50_000),
-               launch(1, small, 130_000, stalls),
-               launch(2, "void ringmm::cuda_detail::scan_kernel<ringmm::MaxPlus<int>>", 45_500),
-               launch(3, small, 121_200, stalls)])
+              [launch(0, scan, 50_000), launch(1, small, 130_000, stalls), launch(2, scan, 45_500),
+               launch(3, small, 121_200, stalls), launch(4, small, 900_000), launch(5, small, 900_000)])
     write_csv(tmp_path / "shapes-profile-h100-2026-11-24-batch64i32.csv", [launch(0, small, 1)])  # older session
     out = tmp_path / "profile.md"
     done = run("--results", str(tmp_path), "--out", str(out))

@@ -20,8 +20,6 @@
 #   profile   scripts/gpu/shapes_profile.sh: issue 12's rows under ncu (about 2 minutes); copy
 #             $res/profile/shapes-profile-*.csv into bench/results and run bench/make_docs.sh
 #   tune      ringmm tune on issue 12's shapes; the later steps run with its cache (RINGMM_TUNE_CACHE)
-#   explore   scripts/gpu/small_explore.cu: the small kernel's tile and pipeline variants, kernel
-#             only, on issue 12's small shapes (under a minute)
 #   sweep     every configuration × border (rebuilds with RINGMM_CUDA_ALL_CONFIGS=ON)
 #   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
 #   seeds     scripts/gpu/seeds_runs.sh: the seeds' experiments docs/seeds.md lacks (about 5 min);
@@ -123,14 +121,6 @@ for step in $steps; do
       OUT=$res/profile "$here/shapes_profile.sh" "$build/tools/ringmm" "$tag" > "$res/profile.log" 2>&1
       note "shapes profile rc=$? (copy $res/profile/shapes-profile-*.csv into bench/results; bench/make_docs.sh)"
       grep '^| ' "$res/profile.log" | cut -c1-160 | tee -a "$summary"
-      ;;
-    explore)
-      nvcc -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -O3 -I"$root/include" "$here/small_explore.cu" \
-        -o "$res/small_explore" > "$res/explore-build.log" 2>&1 &&
-        "$res/small_explore" --reps 10 > "$res/small-explore-$tag.jsonl" 2> "$res/small-explore-$tag.txt"
-      note "small-kernel explore rc=$? ($(grep -c MISMATCH "$res/small-explore-$tag.txt") mismatches)"
-      rm -f "$res/small_explore"
-      grep -E 'engine|mb4 st1|mb2 st2' "$res/small-explore-$tag.txt" | tee -a "$summary"
       ;;
     bench)
       OUT=$res/bench "$here/bench_targets.sh" "$build/tools/ringmm" "$tag" > "$res/bench.log" 2>&1

@@ -218,7 +218,7 @@ TEST(SmallTile, NamedApartFromTheTable) {
 
 TEST(SmallTile, SplitKFillsTheSmallKernelsSlotsWithShortParts) {
   EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 64, sms), 528);    // 4 × 132 slots of one tile each
-  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms), 1024);   // 4224 tile slots, parts of 64
+  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms), 1024);   // 6336 tile slots, parts of 64
   EXPECT_EQ(k_parts_small(shape(64, 64, 100), 64, sms), 1);        // under two parts of 64
   EXPECT_EQ(k_parts_small(shape(65536, 64, 64), 64, sms), 1);      // 1024 blocks fill the machine
   EXPECT_EQ(k_parts_small(shape(64, 64, 65536, 2), 64, sms), 1);   // batches are not split

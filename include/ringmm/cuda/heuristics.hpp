@@ -128,9 +128,9 @@ inline index_t k_parts(const Workload& w, const ConfigInfo& cfg, int sms, int re
 inline index_t split_chunk(index_t k, index_t parts) { return round_up(ceil_div(k, parts), 16); }
 
 // The small kernel's resident blocks per SM with 4-byte registers (its launch bound; wider types
-// fit fewer): 4 for T = 64 (64 registers), 2 for T = 32 and 16, whose blocks carry more tiles and
-// run a two-panel pipeline (scripts/gpu/small_explore.cu measured each choice).
-constexpr int small_resident_blocks(int tile) { return tile == 64 ? 4 : 2; }
+// fit fewer): 4 for T = 64 (64 registers: 3–4 % faster on 64³ batches and 11 % on 64×64×65536's
+// parts than 3 at 80 registers), 3 for T = 32 and 16, whose quads need the 80 registers.
+constexpr int small_resident_blocks(int tile) { return tile == 64 ? 4 : 3; }
 constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile / 4)); }
 
 // Split-K for the small kernel (small_tile(w) = T): the parts become members of one batch, so

@@ -27,19 +27,23 @@ struct Context {
   std::string cuda_config;      // a name from the CUDA configuration table; empty = heuristic
   // CUDA split-K: cut K into this many parts, each a member of one batched product, whose results
   // are ⊕-reduced; 0 = the engine's choice (no split when cuda_config or a border is named).
-  // Parts > 1 need a single product (not a batch, not Aᵀ·A) and at most K parts.
+  // Parts > 1 need a single product (not a batch, not Aᵀ·A) and at most K parts. Any value but 0,
+  // 1 included, names the kernels as cuda_config does (names_cuda_kernels): no cuBLAS, tensor-core
+  // or shift-trick route, and ringmm's large kernels unless cuda_config names a small one.
   int cuda_split_k = 0;
   // Whether the CUDA engine reads `ringmm tune`'s cache (ringmm/tune.hpp) for the calls whose
   // kernels it chooses; false: the heuristics alone.
   bool tune_cache = true;
   // plus-times f32/f64 go to the vendor BLAS where it takes the operands' layout: OpenBLAS on the
   // CPU, cuBLAS on CUDA (whose DGEMM uses Hopper's FP64 tensor cores, 4× ringmm's kernel). false
-  // runs ringmm's own kernels; so does a CUDA call that names cuda_config or a border policy.
+  // runs ringmm's own kernels; so does a CUDA call that names cuda_config, a border policy or
+  // cuda_split_k.
   bool vendor_blas = true;
   // log-plus f32 on CUDA: run the shift trick's GEMM on TF32 tensor cores (f32 factors, 10-bit
   // mantissas) instead of in f64 (README, "log-plus": the measured accuracy). Off by default.
   bool allow_tf32 = false;
-  // or-and on CUDA runs on the tensor cores unless cuda_config or a border names the SIMT kernels.
+  // or-and on CUDA runs on the tensor cores unless cuda_config, a border or cuda_split_k names the
+  // SIMT kernels.
   BooleanMma boolean_mma = BooleanMma::automatic;
   // Receives one-line notices such as "no CUDA device; using the CPU backend". Null: stderr.
   std::function<void(std::string_view)> on_notice;

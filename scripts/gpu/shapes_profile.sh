@@ -19,6 +19,8 @@ case $gpu in
   *H200*) gpu=h200 ;;
   *) gpu=gpu ;;
 esac
+# The heuristics' choices, whatever tune cache a step before wrote (bench/shapes_profile.py says so).
+export RINGMM_TUNE_CACHE=off
 prefix=$out/shapes-profile-$gpu-${SHAPES_DATE:-$(date -u +%F)}${tag:+-$tag}
 kernels='regex:gemm_kernel|small_kernel|scan_kernel|pack_kernel|unpack_kernel|reduce_parts_kernel'
 stalls=smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio

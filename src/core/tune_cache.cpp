@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,6 +52,14 @@ index_t whole_number(std::string_view text, const char* what) {
   if (err != std::errc() || end != text.data() + text.size())
     throw Error(Errc::invalid_argument, what, "'" + std::string(text) + "' is not a whole number");
   return value;
+}
+
+// A whole number that an int holds (SM counts, splits): larger ones are refused, not truncated.
+int small_number(std::string_view text, const char* what) {
+  const index_t value = whole_number(text, what);
+  if (value < 0 || value > std::numeric_limits<int>::max())
+    throw Error(Errc::invalid_argument, what, "'" + std::string(text) + "' is out of range");
+  return int(value);
 }
 
 double rate(std::string_view text, const char* what) {
@@ -128,6 +137,8 @@ void check_entry(const Entry& e) {
     if (e.split_k < 1 || e.split_k > 4096) throw Error(Errc::invalid_argument, "split", "parts must be 1 to 4096");
     if (e.split_k > 1 && (s.batch != 1 || s.symmetric))
       throw Error(Errc::invalid_argument, "split", "only a single product (gemm, batch 1) is split");
+    if (e.split_k > 1 && e.split_k > s.k)
+      throw Error(Errc::invalid_argument, "split", "more parts than the class's K (" + std::to_string(s.k) + ")");
   }
   if (!(e.updates_per_s > 0 && std::isfinite(e.updates_per_s)) ||
       !(e.heuristic_updates_per_s > 0 && std::isfinite(e.heuristic_updates_per_s)))
@@ -182,7 +193,7 @@ Cache parse(std::string_view text, const CacheKey& expected) {
       const char* key = header == 2 ? "sms" : "version";
       if (w.size() != 2 || w[0] != key) throw fail(std::string("expected '") + key + " <value>'");
       try {
-        if (header == 2) cache.key.sms = int(whole_number(w[1], "sms"));
+        if (header == 2) cache.key.sms = small_number(w[1], "sms");
         else cache.key.version = std::string(w[1]);
       } catch (const Error& e) {
         throw fail(e.what());
@@ -205,7 +216,7 @@ Cache parse(std::string_view text, const CacheKey& expected) {
       e.config = std::string(w[7]);
       e.border = w[8] == "-" ? BorderPolicy::automatic : parse_border(w[8], "border");
       if (w[8] == "auto") throw Error(Errc::invalid_argument, "border", "pad, predicate or -");
-      e.split_k = w[9] == "-" ? 0 : int(whole_number(w[9], "split"));
+      e.split_k = w[9] == "-" ? 0 : small_number(w[9], "split");
       e.updates_per_s = rate(w[10], "rate");
       e.heuristic_updates_per_s = rate(w[11], "heuristic rate");
       check_entry(e);

@@ -105,8 +105,10 @@ template <class S> class DistFloydWarshall {
  public:
   DistFloydWarshall(const Grid& grid, DistMatrix<T>& dist, DistMatrix<std::int32_t>& next, const Context& ctx, bool longest)
       : grid_(grid), dist_(dist), next_(next), ctx_(ctx), longest_(longest), elem_(sizeof(T)) {
-    const index_t nb = dist.block(), rows = dist.local_rows(), cols = dist.local_cols();
-    closure_.resize(std::size_t(nb * nb));
+    // A round's panels are at most min(block, n) wide: a block past n (a layout of one block)
+    // must not size them.
+    const index_t nb = std::min(dist.block(), dist.rows()), rows = dist.local_rows(), cols = dist.local_cols();
+    closure_.resize(std::size_t(std::max<index_t>(1, nb * nb)));
     col_.resize(std::size_t(std::max<index_t>(1, rows * nb)));
     next_col_.resize(col_.size());
     k_col_.assign(col_.size(), -1);

@@ -117,26 +117,30 @@ TEST(TuneCache, ParsingIsStrictAndNamesTheLine) {
             std::string::npos);
   EXPECT_NE(parse_error("max-plus f32 64 64 64 1 gemm heuristic - - 1e12 1e12 extra\n").find("12 fields"),
             std::string::npos);
-  const char* bad[] = {
-      "max-plus f32 63 64 64 1 gemm heuristic - - 1e12 1e12",                       // not a power of two
-      "max-plus f32 64 64 64 1 gemm b1x1 pad 1 1e12 1e12",                          // unknown configuration
-      "max-plus f32 64 64 64 1 gemm heuristic pad - 1e12 1e12",                     // heuristic with a border
-      "max-plus f32 64 64 64 1 gemm small32 pad 1 1e12 1e12",                       // small kernel with a border
-      "max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk - 1 1e12 1e12",             // table config without one
-      "max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk auto 1 1e12 1e12",          // auto is not a choice
-      "max-plus f32 64 64 64 4 gemm b64x64_k16_t4x4_blk pad 2 1e12 1e12",           // a batch is not split
-      "max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad 0 1e12 1e12",           // no parts
-      "max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad two 1e12 1e12",         // not a number
-      "max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad 1 -1e12 1e12",          // negative rate
-      "max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad 1 nan 1e12",            // not a rate
-      "max-plus f32 64 32 64 1 syrk b64x64_k16_t4x4_blk pad 1 1e12 1e12",           // syrk with M != N
-      "max-plus f32 64 64 64 1 gemv b64x64_k16_t4x4_blk pad 1 1e12 1e12",           // unknown product
-      "max-plush f32 64 64 64 1 gemm heuristic - - 1e12 1e12",                      // unknown semiring
-      "or-and f32 64 64 64 1 gemm heuristic - - 1e12 1e12",                         // not a built-in pair
+  // Each refused line, and words its reason must hold.
+  const std::pair<const char*, const char*> bad[] = {
+      {"max-plus f32 63 64 64 1 gemm heuristic - - 1e12 1e12", "power of two"},
+      {"max-plus f32 64 64 64 1 gemm b1x1 pad 1 1e12 1e12", "unknown CUDA configuration 'b1x1'"},
+      {"max-plus f32 64 64 64 1 gemm heuristic pad - 1e12 1e12", "takes no border"},
+      {"max-plus f32 64 64 64 1 gemm small32 pad 1 1e12 1e12", "the small kernel takes no border"},
+      {"max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk - 1 1e12 1e12", "needs pad or predicate"},
+      {"max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk auto 1 1e12 1e12", "border: pad, predicate or -"},
+      {"max-plus f32 64 64 64 4 gemm b64x64_k16_t4x4_blk pad 2 1e12 1e12", "only a single product"},
+      {"max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad 0 1e12 1e12", "parts must be 1 to 4096"},
+      {"max-plus f32 64 64 1 1 gemm b64x64_k16_t4x4_blk pad 2 1e12 1e12", "more parts than the class's K (1)"},
+      {"max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad 4294967298 1e12 1e12", "out of range"},
+      {"max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad two 1e12 1e12", "not a whole number"},
+      {"max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad 1 -1e12 1e12", "positive rate"},
+      {"max-plus f32 64 64 64 1 gemm b64x64_k16_t4x4_blk pad 1 nan 1e12", "positive rate"},
+      {"max-plus f32 64 32 64 1 syrk b64x64_k16_t4x4_blk pad 1 1e12 1e12", "syrk"},
+      {"max-plus f32 64 64 64 1 gemv b64x64_k16_t4x4_blk pad 1 1e12 1e12", "product: gemm or syrk"},
+      {"max-plush f32 64 64 64 1 gemm heuristic - - 1e12 1e12", "max-plush"},
+      {"or-and f32 64 64 64 1 gemm heuristic - - 1e12 1e12", "or-and"},
   };
-  for (const char* line : bad) {
+  for (const auto& [line, reason] : bad) {
     const std::string why = parse_error(std::string(line) + "\n");
     EXPECT_NE(why.find("line 5: "), std::string::npos) << line << " -> '" << why << "'";
+    EXPECT_NE(why.find(reason), std::string::npos) << line << " -> '" << why << "'";
   }
   const std::string twice = "max-plus f32 64 64 64 1 gemm heuristic - - 1e12 1e12\n";
   EXPECT_NE(parse_error(twice + twice).find("line 6: class: listed twice"), std::string::npos);

@@ -72,7 +72,8 @@ struct Case {
 };
 // Odd sizes, a size no block divides, nb = 1, nb ≥ n (one round) and a block above phase 1's
 // 64-vertex limit (closed on sub-blocks).
-constexpr Case cases[] = {{0, 4}, {1, 4}, {7, 3}, {7, 16}, {33, 8}, {13, 1}, {50, 7}, {129, 16}, {129, 80}};
+// {7, 1 << 20}: a block far past the vertex count is one block (its panels sized by n, not the block).
+constexpr Case cases[] = {{0, 4}, {1, 4}, {7, 3}, {7, 16}, {7, 1 << 20}, {33, 8}, {13, 1}, {50, 7}, {129, 16}, {129, 80}};
 
 template <class T> class DistApsp : public ::testing::Test {};
 using FloatTypes = ::testing::Types<float, double>;
@@ -217,15 +218,25 @@ TEST(DistApsp, RefusesBadArgumentsAlikeOnEveryRank) {
   if (grid.rank() == 0) expect_solution<float>(random_graph({.n = 9, .seed = 3}), 9, dist_all, next_all, false, "after refusals");
 }
 
-TEST(DistApsp, EveryPanelByteSentIsReceived) {
+// The panels a round moves, counted independently of dist::apsp's own accounting: the closed
+// diagonal block down its process column (pr − 1 receivers), the column panel and its successors
+// along every process row (pc − 1 receivers of each row's part: n·kb in all), the row panel down
+// every process column ((pr − 1)·n·kb). A missing, extra or wrongly sized broadcast changes it.
+TEST(DistApsp, PanelTrafficIsWhatTheRoundsMove) {
+  const index_t n = 61, nb = 8;
   for (auto [pr, pc] : grid_shapes(world_size())) {
     const dist::Grid grid(MPI_COMM_WORLD, pr, pc);
     dist::Stats stats;
-    solve_on_grid<float>(grid, random_graph({.n = 61, .seed = 9}), 61, 8, false, &stats);
+    solve_on_grid<float>(grid, random_graph({.n = n, .seed = 9}), n, nb, false, &stats);
     std::uint64_t totals[2] = {stats.bytes_sent, stats.bytes_received};
     MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    EXPECT_EQ(totals[0], totals[1]);
-    EXPECT_EQ(totals[0] > 0, grid.size() > 1);
+    std::uint64_t expected = 0;
+    for (index_t k0 = 0; k0 < n; k0 += nb) {
+      const std::uint64_t kb = std::uint64_t(std::min(nb, n - k0));
+      expected += 4 * ((pr - 1) * kb * kb + 2 * (pc - 1) * std::uint64_t(n) * kb + (pr - 1) * std::uint64_t(n) * kb);
+    }
+    EXPECT_EQ(totals[1], expected) << pr << "x" << pc;
+    EXPECT_EQ(totals[0], expected) << pr << "x" << pc;
     EXPECT_EQ(stats.steps, 8);
     EXPECT_EQ(stats.backend, Backend::cpu);
   }

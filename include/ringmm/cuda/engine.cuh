@@ -116,7 +116,12 @@ Choice choose(const Context& ctx, const Workload& w, Entry entry, const Choice* 
     return part;
   }
   const TunedKernels* tuned = entry == Entry::split_part ? nullptr : tuned_for<S>(ctx, w);
-  if (tuned && !tuned->heuristic) return tuned->choice;
+  if (tuned && !tuned->heuristic) {
+    Choice c = tuned->choice;
+    // A hand-edited cache may split what cannot be split: an empty K, batches, Aᵀ·A.
+    if (w.k == 0 || w.batch != 1 || w.symmetric) c.parts = 1;
+    return c;
+  }
   Choice c;
   c.border = choose_border(ctx.border, w);
   c.small = small_tile_for(ctx, w);

@@ -167,7 +167,7 @@ void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream
   using T = element_t<S>;
   const index_t m = p.m(), n = p.n(), k = p.k();
   // Row-major A, column-major B: the parts' batch stride is the chunk.
-  const index_t chunk = split_chunk(k, parts), full = k / chunk, rest = k - full * chunk;
+  const index_t chunk = split_chunk(k, parts), full = chunk > 0 ? k / chunk : 0, rest = k - full * chunk;
   const index_t count = full + (rest > 0 ? 1 : 0);
   DeviceBuffer<T> w(std::size_t(count * m * n), stream);
   detail::Problem<S> part = p;
@@ -175,7 +175,7 @@ void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream
   part.a.cols = chunk, part.b.rows = chunk;
   part.c = {w.get(), m, n, n, 1};
   part.batch = full, part.stride_a = chunk * p.a.cs, part.stride_b = chunk * p.b.rs, part.stride_c = m * n;
-  run_part(part);
+  if (full > 0) run_part(part);  // K under one chunk (more parts asked than 16-long chunks) is all rest
   if (rest > 0) {
     part.a.p = p.a.p + full * chunk * p.a.cs, part.a.cols = rest;
     part.b.p = p.b.p + full * chunk * p.b.rs, part.b.rows = rest;

@@ -126,6 +126,9 @@ int tune_command(const Args& args) {
   const std::vector<Shape> shapes = parse_classes(opt.get_or("classes", "all"));
   const int reps = int(opt.integer_or("reps", 10, 1, 100000));
   const bool dry_run = opt.flag("dry-run");
+  // "off", "0", ...: RINGMM_TUNE_CACHE's words for no cache name no file here (any key will do).
+  if (opt.has("out") && tune::cache_path({"gpu", 1, "0"}, opt.get("out")->c_str(), nullptr, nullptr).empty())
+    throw UsageError("--out", "'" + *opt.get("out") + "' names no file; give a file or a directory");
   std::string why;
   if (!cuda_device_available(&why)) throw Error(Errc::backend_unavailable, "cuda", "tune needs a GPU: " + why);
 

@@ -413,6 +413,7 @@ TEST_F(CliTest, TuneChecksItsArgumentsThenNeedsAGpu) {
   expect_error("tune --reps 0", 2, "--reps", "tune");
   expect_error("tune --semiring max-plus --type u8", 2, "max-plus", "tune");
   expect_error("tune --size 3", 2, "--size", "tune");
+  expect_error("tune --out off", 2, "--out: 'off' names no file", "tune");  // not RINGMM_TUNE_CACHE's off
   const Outcome help = ringmm("tune --help");
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("usage: ringmm tune"), std::string::npos) << help.out;

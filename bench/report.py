@@ -15,6 +15,8 @@ from collections import defaultdict
 def load(results_dir):
     records = []
     for path in sorted(results_dir.glob("*")):
+        if path.name.startswith("shapes-profile-"):
+            continue  # ncu's CSVs of scripts/gpu/shapes_profile.sh, not records (bench/shapes_profile.py reads them)
         if path.suffix == ".json":
             data = json.loads(path.read_text())
             rows = data if isinstance(data, list) else data.get("records", [])

@@ -174,6 +174,21 @@ Context cuda_context(const std::string& config, BorderPolicy border) {
   return ctx;
 }
 
+// The i-th of a list of shapes with ops, layouts, padding and α/β rotated by i, so that a list
+// of shapes sees them all.
+Case rotated_case(const index_t (&s)[3], int i) {
+  Case c{s[0], s[1], s[2]};
+  c.op_a = (i & 1) ? Op::T : Op::N;
+  c.op_b = (i & 2) ? Op::T : Op::N;
+  c.layout_a = (i % 3 == 0) ? Layout::col_major : Layout::row_major;
+  c.layout_b = (i % 5 == 1) ? Layout::col_major : Layout::row_major;
+  c.layout_c = (i % 4 == 3) ? Layout::col_major : Layout::row_major;
+  c.pad = (i % 3 == 2) ? 3 : 0;
+  c.random_alpha = i % 4 >= 2;
+  c.random_beta = i % 2 == 1;
+  return c;
+}
+
 // Odd, rectangular, transposed, padded (ld > cols) and exact tile-multiple shapes; ops, layouts,
 // α/β and host/device pointers rotate across the shapes so each configuration sees them all.
 std::vector<Case> small_cases() {
@@ -182,15 +197,7 @@ std::vector<Case> small_cases() {
   std::vector<Case> cases;
   int i = 0;
   for (const auto& s : shapes) {
-    Case c{s[0], s[1], s[2]};
-    c.op_a = (i & 1) ? Op::T : Op::N;
-    c.op_b = (i & 2) ? Op::T : Op::N;
-    c.layout_a = (i % 3 == 0) ? Layout::col_major : Layout::row_major;
-    c.layout_b = (i % 5 == 1) ? Layout::col_major : Layout::row_major;
-    c.layout_c = (i % 4 == 3) ? Layout::col_major : Layout::row_major;
-    c.pad = (i % 3 == 2) ? 3 : 0;
-    c.random_alpha = i % 4 >= 2;
-    c.random_beta = i % 2 == 1;
+    Case c = rotated_case(s, i);
     c.device = i % 2 == 0;
     cases.push_back(c);
     ++i;
@@ -383,15 +390,7 @@ TYPED_TEST(CudaEngine, HostPipelineMatchesReference) {
   const unsigned pinned[] = {0, 7, 0, 4, 3, 0, 7, 1, 0, 6};
   int i = 0;
   for (const auto& s : shapes) {
-    Case c{s[0], s[1], s[2]};
-    c.op_a = (i & 1) ? Op::T : Op::N;
-    c.op_b = (i & 2) ? Op::T : Op::N;
-    c.layout_a = (i % 3 == 0) ? Layout::col_major : Layout::row_major;
-    c.layout_b = (i % 5 == 1) ? Layout::col_major : Layout::row_major;
-    c.layout_c = (i % 4 == 3) ? Layout::col_major : Layout::row_major;
-    c.pad = (i % 3 == 2) ? 3 : 0;
-    c.random_alpha = i % 4 >= 2;
-    c.random_beta = i % 2 == 1;
+    Case c = rotated_case(s, i);
     c.pinned = pinned[i];
     check_pipelined<TypeParam>(cuda_context("", BorderPolicy::automatic), c, rng);
     Context own = cuda_context("", BorderPolicy::automatic);

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
@@ -282,11 +283,18 @@ bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* pa
     viterbi::transpose<T><<<blocks_for(s * s), block_threads, 0, stream>>>(m.trans, s, trans_t.get());
     check_launch("viterbi::transpose");
   }
+  // Every step's arrays are aligned alike when the first's are (S % 16 == 0 keeps each step's
+  // slice of emit and of the backpointers 64-byte aligned).
+  const bool vector_step = viterbi::takes_vector_step(std::is_same_v<T, float>, s, current, following, m.trans,
+                                                      trans_t.get(), m.emit, backpointers);
   for (index_t t = 1; t < m.steps; ++t) {
     std::int32_t* bp_t = backpointers + (t - 1) * block;
     if (step == ViterbiStep::fused) {
-      viterbi::step_kernel<T><<<step_grid, viterbi::threads, 0, stream>>>(current, m.trans, trans_t.get(), m.emit + t * block,
-                                                                         b, s, following, bp_t);
+      auto kernel = viterbi::step_kernel<T, false>;
+      if constexpr (std::is_same_v<T, float>)
+        if (vector_step) kernel = viterbi::step_kernel<T, true>;
+      kernel<<<step_grid, viterbi::threads, 0, stream>>>(current, m.trans, trans_t.get(), m.emit + t * block, b, s,
+                                                         following, bp_t);
       check_launch("viterbi::step_kernel");
     } else {
       gemm_argmax<MaxPlus<T>>(cuda, Op::N, row_major<const T>(current, b, s), Op::N, trans, row_major(following, b, s),

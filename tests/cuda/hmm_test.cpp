@@ -46,14 +46,21 @@ struct Case {
   index_t b, s, t;
   double forbid;
   bool coarse;
+  bool shifted_trans = false;  // trans one element past an aligned address: the fused step's scalar form
 };
 
 TYPED_TEST(CudaHmm, MatchesTheCpu) {
   RINGMM_SKIP_WITHOUT_GPU();
   using T = TypeParam;
   std::mt19937_64 rng(41);
-  const Case cases[] = {{1, 1, 1, 0, false}, {1, 1, 7, 0, false},   {3, 5, 1, 0, false},    {4, 7, 12, 0.2, true},
-                        {9, 300, 6, 0.1, false}, {70, 65, 9, 0.3, true}, {257, 130, 20, 0.05, false}};
+  // S a multiple of 16 takes the fused step's vector form for f32 (viterbi_step.cuh): 16 and 48
+  // leave most of a 64-column tile empty, 0.9 forbids whole columns of A (backpointer −1), and
+  // 70 and 129 sequences leave a ragged row tile.
+  const Case cases[] = {{1, 1, 1, 0, false},       {1, 1, 7, 0, false},          {3, 5, 1, 0, false},
+                        {4, 7, 12, 0.2, true},      {9, 300, 6, 0.1, false},      {70, 65, 9, 0.3, true},
+                        {257, 130, 20, 0.05, false}, {1, 16, 3, 0, true},          {9, 16, 6, 0.9, true},
+                        {33, 48, 5, 0, true},       {70, 64, 9, 0.3, true},       {129, 512, 4, 0.1, false},
+                        {70, 64, 9, 0.3, true, true}};
   for (const Case& c : cases) {
     const Model<T> m = random_model<T>(c.b, c.s, c.t, rng, c.forbid, c.coarse);
     const HmmModel<T> host{c.b, c.s, c.t, m.init.data(), m.trans.data(), m.emit.data()};
@@ -62,10 +69,13 @@ TYPED_TEST(CudaHmm, MatchesTheCpu) {
     hmm_viterbi<T>(with(Backend::cpu), host, want_path.data(), want_score.data());
     hmm_forward<T>(with(Backend::cpu), host, want_ll.data());
 
-    DeviceCopy<T> init(m.init), trans(m.trans), emit(m.emit), d_score(score), d_ll(ll);
+    std::vector<T> trans_copy(m.trans);
+    if (c.shifted_trans) trans_copy.insert(trans_copy.begin(), T(0));
+    DeviceCopy<T> init(m.init), trans(trans_copy), emit(m.emit), d_score(score), d_ll(ll);
     DeviceCopy<std::int32_t> d_path(path);
-    const HmmModel<T> device{c.b, c.s, c.t, init.ptr, trans.ptr, emit.ptr};
-    const std::string what = "B=" + std::to_string(c.b) + " S=" + std::to_string(c.s) + " T=" + std::to_string(c.t);
+    const HmmModel<T> device{c.b, c.s, c.t, init.ptr, trans.ptr + (c.shifted_trans ? 1 : 0), emit.ptr};
+    const std::string what = "B=" + std::to_string(c.b) + " S=" + std::to_string(c.s) + " T=" + std::to_string(c.t) +
+                             (c.shifted_trans ? " (trans unaligned)" : "");
     // Both step kernels, and the backpointers of each step against the CPU's.
     std::vector<std::int32_t> want_bp(static_cast<std::size_t>((c.t - 1) * c.b * c.s) + 1), bp(want_bp.size());
     hmm_viterbi<T>(with(Backend::cpu), host, want_path.data(), want_score.data(), want_bp.data());

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "ringmm/context.hpp"
+#include "ringmm/cuda/async_copy.cuh"
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
 #include "ringmm/cuda/heuristics.hpp"
@@ -200,19 +201,9 @@ __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_pad
 
 // ---- multiply ---------------------------------------------------------------------------------
 
-__device__ inline std::uint32_t shared_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // Byte offset of the 16-byte chunk `chunk` of row `row` in a stage's A or Bᵀ part: chunks XOR-swizzled
 // by the row, so that the 8 rows an ldmatrix phase reads sit in 8 different bank groups.
 __device__ inline int swizzled(int row, int chunk) { return row * kRowBytes + ((chunk ^ (row & 7)) << 4); }
-
-__device__ inline void copy16_async(std::uint32_t smem, const void* global) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(global));
-}
-__device__ inline void commit_group() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ inline void wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ inline void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t smem) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"

@@ -40,14 +40,18 @@ inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& 
          (w.m % cfg.bm != 0 || w.n % cfg.bn != 0);
 }
 
-// automatic: pad when the padded copies cost under a tenth of the product. Padding lets the kernel
-// use 16-byte loads with no bounds checks (predicate mode is 20–30 % slower on large products);
-// the copies read and write A and B once (C too when it cannot be written in place: Aᵀ·A, or M or
-// N below a tile) at about 3 TB/s, plus ~2 µs for each of the two pack launches. The product is
-// priced at 15 × 10¹² updates/s, about the fastest 4-byte semiring. The ratio depends on M and N,
-// not on K: on the H100 8192×8192×32 pads at 9.4 × 10¹² f32 max-plus updates/s against 4.6
-// predicated, while 1000³ predicates at 6.7 against 5.5 and 131072×16×16 predicates
-// (docs/perf/cuda-engine.md).
+// automatic: pad when the padded copies cost under a tenth of the product, or under 0.6 of it
+// when M and N are multiples of 64 and C is written in place. Padding lets the kernel use 16-byte
+// loads with no bounds checks (predicate mode is 20–30 % slower on large products); the copies
+// read and write A and B once (C too when it cannot be written in place: Aᵀ·A, or M or N below a
+// tile) at about 3 TB/s, plus ~2 µs for each of the two pack launches. The product is priced at
+// 15 × 10¹² updates/s, about the fastest 4-byte semiring. The ratio depends on M and N, not on K:
+// on the H100 8192×8192×32 pads at 9.4 × 10¹² f32 max-plus updates/s against 4.6 predicated, while
+// 1000³ predicates at 6.7 against 5.5 (its padded copy adds a fringe of ragged tiles) and
+// 131072×16×16 predicates (docs/perf/cuda-engine.md). With no ragged tiles padding won every
+// shape measured, up to copies of 0.54 of the product (16384×128×128 at 6.3 against 5.7; 1024³ at
+// 9.5 against 7.2, 4096×512×512 at 9.4 against 7.3, i32 and f64 alike; the records
+// bench/results/border-h100-2026-11-24-*.json).
 inline Border choose_border(BorderPolicy policy, const Workload& w) {
   switch (policy) {
     case BorderPolicy::pad: return Border::pad;
@@ -60,7 +64,8 @@ inline Border choose_border(BorderPolicy policy, const Workload& w) {
   const double copy_bytes = 2.0 * double(w.element_bytes) * batch * (m * k + k * n + (c_copied ? m * n : 0.0));
   const double copy_s = copy_bytes / copy_bytes_per_s + 2 * pack_launch_s;
   const double product_s = m * n * k * batch / updates_per_s;
-  return copy_s < 0.1 * product_s ? Border::pad : Border::predicate;
+  const bool whole_tiles = !c_copied && w.m % 64 == 0 && w.n % 64 == 0;
+  return copy_s < (whole_tiles ? 0.6 : 0.1) * product_s ? Border::pad : Border::predicate;
 }
 
 // The configuration when Context::cuda_config is empty: the candidates are the table's use_pick

@@ -226,6 +226,27 @@ TYPED_TEST(CudaEngine, LargeOddShapes) {
     for (const Case& c : cases) check_case<TypeParam>(cuda_context("", border), c, rng);
 }
 
+// Pad mode's ragged last rows and columns run beside the interior: at most 16 lines through the
+// thin fringe kernel (thin_fringe.cuh; 8 lines a group, so 8 is one group and 9 and 12 two), more
+// through the tiled fringe. Here 140×200 on 64×64 tiles has 12 rows and 8 columns of fringe,
+// 136×73 8 and 9, 265×137 9 and 9, the batch of 75×1030 11 and 6; 128×128 tiles see 12 and 72,
+// 8 and none, 9 and 9.
+TYPED_TEST(CudaEngine, ThinFringesMatchReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(9);
+  std::vector<Case> cases = {{140, 200, 37}, {136, 73, 129}, {265, 137, 64}, {75, 1030, 50}};
+  cases[1].op_a = Op::T;
+  cases[1].random_beta = true;
+  cases[2].op_b = Op::T;
+  cases[2].device = true;
+  cases[2].pad = 3;
+  cases[3].product = Product::batched;
+  cases[3].batch = 3;
+  cases[3].random_beta = true;
+  for (const std::string& config : configurations(true))
+    for (const Case& c : cases) check_case<TypeParam>(cuda_context(config, BorderPolicy::pad), c, rng);
+}
+
 TYPED_TEST(CudaEngine, Batched) {
   RINGMM_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(3);

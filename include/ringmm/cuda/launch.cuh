@@ -14,6 +14,7 @@
 #include "ringmm/cuda/gemm_kernel.cuh"
 #include "ringmm/cuda/heuristics.hpp"
 #include "ringmm/cuda/support_kernels.cuh"
+#include "ringmm/cuda/thin_fringe.cuh"
 #include "ringmm/detail/problem.hpp"
 
 namespace ringmm::cuda_detail {
@@ -119,8 +120,10 @@ class SideStream {
 
 // Pad mode with the fringe split off (splits_fringe): `args` holds the packed operands, C in
 // place and the padded sizes; the interior [0, m_main) × [0, n_main) runs on whole tiles, the
-// bottom rows [m_main, m) × [0, n) and the right columns [0, m_main) × [n_main, n) run predicated
-// with fringe_config().
+// bottom rows [m_main, m) × [0, n) and the right columns [0, m_main) × [n_main, n) run beside it:
+// thin_fringe_kernel where they are at most kThinFringe lines, else predicated with
+// fringe_config() (which reads the long side once per 64 lines, the thin kernel once per 8).
+inline constexpr index_t kThinFringe = 2 * kThinLines;
 template <class S>
 void launch_split(ConfigId id, const KernelArgs<S>& args, index_t m, index_t n, index_t batch, cudaStream_t stream) {
   const ConfigInfo& cfg = config_info(id);
@@ -137,6 +140,8 @@ void launch_split(ConfigId id, const KernelArgs<S>& args, index_t m, index_t n, 
     f.c += i0 * args.c_rs + j0 * args.c_cs;
     f.m = rows, f.n = cols;
     f.a_m_fast = true, f.b_n_fast = true;
+    if (rows <= kThinFringe) return launch_thin_fringe<S, true>(f, rows, batch, side.get());
+    if (cols <= kThinFringe) return launch_thin_fringe<S, false>(f, cols, batch, side.get());
     f.tiles_n = int(ceil_div(cols, small.bn));
     launch<S>(fringe_config(), Border::predicate, f, ceil_div(rows, small.bm) * f.tiles_n, batch, side.get());
   };

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <unistd.h>
 
 #include "ringmm/cuda/configs.hpp"
 #include "ringmm/dispatch.hpp"
@@ -274,7 +275,8 @@ void write_file(const std::string& path, const Cache& cache) {
   std::error_code ec;
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const std::string temporary = path + ".tmp";
+  // One temporary per process: two tunes of one GPU model at once (two GPUs) each rename their own.
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!(out << serialize(cache)) || !out.flush())

@@ -3,6 +3,8 @@
 // every instantiation of the engine template shares.
 #include <cuda_runtime.h>
 
+#include <atomic>
+
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -47,9 +49,16 @@ bool is_device_pointer(const void* p) {
 }
 
 int multiprocessor_count() {
-  int device = 0, count = 0;
+  int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  // Asked on every engine call (the heuristics): kept per device after the first query.
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices] = {};
+  if (device < kDevices)
+    if (const int count = known[device].load(std::memory_order_relaxed); count > 0) return count;
+  int count = 0;
   cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  if (device < kDevices) known[device].store(count, std::memory_order_relaxed);
   return count;
 }
 

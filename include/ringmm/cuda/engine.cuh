@@ -341,19 +341,20 @@ void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry 
 // ---- describe -------------------------------------------------------------------------------
 
 // What cuda_run_impl runs for p on device operands (p's pointers are not read): the route, the
-// choice, and a split's parts' choice (those of its first, full-length parts). or-and is reported
-// on the tensor cores wherever the caller left the kernels to the engine, though run_or_and_mma
-// declines K >= 2^31 and huge batches of tiny products.
+// choice with the number of K parts that run (run_split_k's chunks of split_chunk, which can be
+// fewer than asked: K = 40 in 8 parts runs 3 chunks of 16), and a split's parts' choice (those of
+// its first, full-length parts).
 template <class S> ChoiceReport describe(const Context& ctx, const detail::Problem<S>& p) {
   ChoiceReport r;
   const Workload w = workload_of(p);
   r.whole = choose<S>(ctx, w, Entry::caller);
   if (takes_vendor_blas<S>(ctx)) r.route = EngineRoute::vendor_blas;
-  else if (std::is_same_v<S, OrAnd> && !ctx.names_cuda_kernels()) r.route = EngineRoute::or_and_mma;
+  else if (takes_or_and_mma<S>(ctx, p)) r.route = EngineRoute::or_and_mma;
   else if (takes_log_plus_shift<S>(ctx, p)) r.route = EngineRoute::log_plus_shift;
   r.part = r.whole;
   if (r.whole.parts > 1) {
     const index_t chunk = split_chunk(w.k, r.whole.parts);
+    r.whole.parts = ceil_div(w.k, chunk);
     Workload part = w;
     part.k = chunk, part.batch = std::max<index_t>(1, w.k / chunk);
     r.part = choose<S>(ctx, part, Entry::split_part, r.whole.source == ChoiceSource::tune_cache ? &r.whole : nullptr);

@@ -483,21 +483,31 @@ template <or_and_mma::Route R> double packed_bytes(const detail::Problem<OrAnd>&
   return 4 * words * (double(round_up(d.m(), kTileM)) * a_members + double(round_up(d.n(), kTileN)) * b_members);
 }
 
-// The engine's route for or-and: true when the product ran on the tensor cores. Declined (false,
-// nothing done) when the caller named the SIMT kernels, for empty products, where the int32 counts
-// could overflow (K ≥ 2³¹), and for batches of matrices far below a tile, whose padded copies
-// would take over 8 × their own size and 64 MiB (100 000 products of 16³: 3.2 GB against 51 MB);
-// those run on the SIMT kernels, as before the tensor-core route.
-template <class S> bool run_or_and_mma(const Context& ctx, const detail::Problem<S>& d, cudaStream_t stream) {
+// Whether or-and runs on the tensor cores: not when the caller named the SIMT kernels, for empty
+// products, where the int32 counts could overflow (K ≥ 2³¹), nor for batches of matrices far below
+// a tile, whose padded copies would take over 8 × their own size and 64 MiB (100 000 products of
+// 16³: 3.2 GB against 51 MB); those run on the SIMT kernels, as before the tensor-core route.
+// describe (engine.cuh) reports the route from the same rule.
+template <class S> bool takes_or_and_mma(const Context& ctx, const detail::Problem<S>& d) {
   if constexpr (std::is_same_v<S, OrAnd>) {
     if (ctx.names_cuda_kernels() || d.batch == 0 || d.m() == 0 || d.n() == 0) return false;
     if (d.k() >= index_t(0x7fffffff)) return false;
-    const bool int8 = ctx.boolean_mma == BooleanMma::int8;
-    const double packed = int8 ? packed_bytes<or_and_mma::Route::int8>(d) : packed_bytes<or_and_mma::Route::bits>(d);
+    const double packed = ctx.boolean_mma == BooleanMma::int8 ? packed_bytes<or_and_mma::Route::int8>(d)
+                                                               : packed_bytes<or_and_mma::Route::bits>(d);
     const double operands = double(d.k()) * (double(d.m()) * (d.stride_a == 0 ? 1 : double(d.batch)) +
                                              double(d.n()) * (d.stride_b == 0 ? 1 : double(d.batch)));
-    if (d.batch > 1 && packed > 64.0 * (1 << 20) && packed > 8 * operands) return false;
-    if (int8) or_and_mma::multiply<or_and_mma::Route::int8>(d, stream);
+    return !(d.batch > 1 && packed > 64.0 * (1 << 20) && packed > 8 * operands);
+  } else {
+    return false;
+  }
+}
+
+// The engine's route for or-and: true when the product ran on the tensor cores (takes_or_and_mma),
+// false with nothing done otherwise.
+template <class S> bool run_or_and_mma(const Context& ctx, const detail::Problem<S>& d, cudaStream_t stream) {
+  if constexpr (std::is_same_v<S, OrAnd>) {
+    if (!takes_or_and_mma(ctx, d)) return false;
+    if (ctx.boolean_mma == BooleanMma::int8) or_and_mma::multiply<or_and_mma::Route::int8>(d, stream);
     else or_and_mma::multiply<or_and_mma::Route::bits>(d, stream);
     return true;
   } else {

@@ -233,6 +233,8 @@ inline unsigned argmax_parts_blocks(index_t entries) {
   return unsigned(std::min<index_t>((entries + argmax_parts_threads - 1) / argmax_parts_threads, 4096));
 }
 
+// A template, as every kernel of these headers, so that the units that include them link together.
+template <class S>
 __global__ void __launch_bounds__(argmax_parts_threads)
     take_part_kernel(std::int64_t* winner, std::int32_t* part, index_t entries, index_t first_k, bool first) {
   for (index_t e = index_t(blockIdx.x) * argmax_parts_threads + threadIdx.x; e < entries;
@@ -274,7 +276,7 @@ template <class S> class ArgmaxParts {
   }
   void product(const detail::Problem<S>& part) { argmax_product<S>(part, part.k_star, part.stride_k, stream_); }
   void take(const Scratch& s, index_t entries, index_t first_k, bool first) const {
-    take_part_kernel<<<argmax_parts_blocks(entries), argmax_parts_threads, 0, stream_>>>(s.winner, s.part, entries,
+    take_part_kernel<S><<<argmax_parts_blocks(entries), argmax_parts_threads, 0, stream_>>>(s.winner, s.part, entries,
                                                                                          first_k, first);
     check_launch("take_part_kernel");
   }

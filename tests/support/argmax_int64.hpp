@@ -40,10 +40,11 @@ template <class T> struct Stack {
   MatrixView<T> first;  // member 0's view; member b starts `stride` elements further
   index_t stride = 0;
 
-  T& at(index_t member, index_t i, index_t j) {
-    return data[std::size_t(member * stride + (first.layout == Layout::row_major ? i * first.ld + j : j * first.ld + i))];
+  std::size_t offset(index_t member, index_t i, index_t j) const {
+    return std::size_t(member * stride + (first.layout == Layout::row_major ? i * first.ld + j : j * first.ld + i));
   }
-  T at(index_t member, index_t i, index_t j) const { return const_cast<Stack*>(this)->at(member, i, j); }
+  T& at(index_t member, index_t i, index_t j) { return data[offset(member, i, j)]; }
+  T at(index_t member, index_t i, index_t j) const { return data[offset(member, i, j)]; }
   template <class U> MatrixView<U> over(U* p) const { return {p, first.rows, first.cols, first.ld, first.layout}; }
 };
 

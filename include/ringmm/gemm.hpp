@@ -135,7 +135,8 @@ template <class S> void run_argmax(const Context& ctx, const Problem<S>& p) {
 #endif
   }
   check_host_inputs<S>(p);
-  cpu::argmax_gemm<S>(p, ctx.cpu_threads);
+  if (p.k_star_wide.p) cpu::argmax_gemm_wide<S>(p, ctx.cpu_threads);
+  else cpu::argmax_gemm<S>(p, ctx.cpu_threads);
 }
 }  // namespace detail
 
@@ -150,53 +151,104 @@ void gemm_batched(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a,
   if (batch > 0) detail::run<S>(ctx, p);
 }
 
+namespace detail {
+// The argmax product's problem, checked: the batched product's, and K* (int32 or int64, I) of
+// C's shape, its members apart, overlapping nothing, with room for k_offset + K.
+template <class S, class I>
+Problem<S> argmax_problem(Op op_a, MatrixView<const element_t<S>> a, index_t stride_a, Op op_b,
+                          MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
+                          index_t stride_c, MatrixView<I> k_star, index_t stride_k, index_t batch, scalar_t<S> alpha,
+                          scalar_t<S> beta, index_t k_offset) {
+  static_assert(semiring_traits<S>::selects,
+                "gemm_argmax needs a semiring whose ⊕ selects one term (max-plus, min-plus, max-min, max-times, "
+                "min-max)");
+  static_assert(std::is_same_v<I, std::int32_t> || std::is_same_v<I, std::int64_t>, "K* is int32 or int64");
+  constexpr bool wide = std::is_same_v<I, std::int64_t>;
+  auto p = batched_problem<S>(op_a, a, stride_a, op_b, b, stride_b, c, stride_c, batch, alpha, beta);
+  validate_view(k_star, "K*");
+  if (k_star.rows != c.rows || k_star.cols != c.cols)
+    throw Error(Errc::dimension_mismatch, "K*", "the index matrix is " + std::to_string(k_star.rows) + "x" +
+                                                    std::to_string(k_star.cols) + " but C is " +
+                                                    std::to_string(c.rows) + "x" + std::to_string(c.cols));
+  if (k_offset < 0) throw Error(Errc::invalid_argument, "k_offset", "negative k offset " + std::to_string(k_offset));
+  if (p.k() > std::numeric_limits<I>::max() - k_offset)
+    throw Error(Errc::unsupported, "K*", "k offset " + std::to_string(k_offset) + " + K = " + std::to_string(p.k()) +
+                                             (wide ? " does not fit the int64 index matrix"
+                                                   : " does not fit the int32 index matrix (an int64 one takes it)"));
+  if (stride_k < 0) throw Error(Errc::invalid_argument, "stride_k", "negative batch stride");
+  if (batch > 1 && !k_star.empty() && stride_k < k_star.extent())
+    throw Error(Errc::aliasing, "stride_k", "stride " + std::to_string(stride_k) +
+                                                " makes members of K* overlap (each spans " +
+                                                std::to_string(k_star.extent()) + " elements)");
+  if (batch == 0) return p;
+  const index_t k_span = batch_span(k_star, batch, stride_k);
+  if (views_overlap(k_star, c, k_span, batch_span(c, batch, stride_c))) throw Error(Errc::aliasing, "K*", "K* overlaps C");
+  if (views_overlap(k_star, a, k_span, batch_span(a, batch, stride_a))) throw Error(Errc::aliasing, "K*", "K* overlaps A");
+  if (views_overlap(k_star, b, k_span, batch_span(b, batch, stride_b))) throw Error(Errc::aliasing, "K*", "K* overlaps B");
+  if constexpr (wide) p.k_star_wide = apply_op(Op::N, k_star);
+  else p.k_star = apply_op(Op::N, k_star);
+  p.stride_k = stride_k;
+  p.k_offset = k_offset;
+  return p;
+}
+
+// gemm_argmax_batched with an int64 K*, its int32 products over parts of K of at most k_part
+// terms (argmax_by_parts): the public call takes the longest parts; tests shorten them to reach
+// several parts with a small K.
+template <class S>
+void gemm_argmax_batched_in_parts(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, index_t stride_a,
+                                  Op op_b, MatrixView<const element_t<S>> b, index_t stride_b,
+                                  MatrixView<element_t<S>> c, index_t stride_c, MatrixView<std::int64_t> k_star,
+                                  index_t stride_k, index_t batch, scalar_t<S> alpha, scalar_t<S> beta,
+                                  index_t k_offset, index_t k_part) {
+  if (k_part < 1 || k_part > argmax_part_max)
+    throw Error(Errc::invalid_argument, "k_part", "a part of K must hold 1 to 2^31 − 1 terms, not " +
+                                                      std::to_string(k_part));
+  auto p = argmax_problem<S>(op_a, a, stride_a, op_b, b, stride_b, c, stride_c, k_star, stride_k, batch, alpha, beta,
+                             k_offset);
+  p.k_part = k_part;
+  run_argmax<S>(ctx, p);
+}
+}  // namespace detail
+
 // Argmax products, for semirings whose ⊕ selects one term (max-plus, min-plus, max-min,
 // max-times, min-max; semiring_traits::selects): besides C, K*(i, j) receives the k of the term
 // that won, the smallest k among equal ones, or −1 where the result is 0̄. With β ≠ 0̄, K* is
 // read too: where β ⊗ C wins (ties included) the entry keeps its incoming index, so a caller
 // that splits K into consecutive parts (as SUMMA does) carries the argmax across them: each part
 // after the first runs with β = 1̄ and k_offset = its first k, which is added to the indexes it
-// writes. K* is M×N like C, with its own layout; k_offset + K must fit in int32.
+// writes. K* is M×N like C, with its own layout, int32 or int64: k_offset + K must fit its type.
+// An int64 K* takes any K (and incoming indexes past 2³¹ − 1); the product then runs as int32
+// products over parts of K of up to 2³¹ − 1 terms, with M×N×batch scratch values and indexes
+// (int32 and int64) in the backend's memory.
 template <class S>
 void gemm_argmax_batched(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, index_t stride_a, Op op_b,
                          MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
                          index_t stride_c, MatrixView<std::int32_t> k_star, index_t stride_k, index_t batch,
                          scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero(), index_t k_offset = 0) {
-  static_assert(semiring_traits<S>::selects,
-                "gemm_argmax needs a semiring whose ⊕ selects one term (max-plus, min-plus, max-min, max-times, "
-                "min-max)");
-  auto p = detail::batched_problem<S>(op_a, a, stride_a, op_b, b, stride_b, c, stride_c, batch, alpha, beta);
-  detail::validate_view(k_star, "K*");
-  if (k_star.rows != c.rows || k_star.cols != c.cols)
-    throw Error(Errc::dimension_mismatch, "K*", "the index matrix is " + std::to_string(k_star.rows) + "x" +
-                                                    std::to_string(k_star.cols) + " but C is " +
-                                                    std::to_string(c.rows) + "x" + std::to_string(c.cols));
-  if (k_offset < 0) throw Error(Errc::invalid_argument, "k_offset", "negative k offset " + std::to_string(k_offset));
-  if (p.k() > std::numeric_limits<std::int32_t>::max() - k_offset)
-    throw Error(Errc::unsupported, "K*", "k offset " + std::to_string(k_offset) + " + K = " + std::to_string(p.k()) +
-                                             " does not fit the int32 index matrix");
-  if (stride_k < 0) throw Error(Errc::invalid_argument, "stride_k", "negative batch stride");
-  if (batch > 1 && !k_star.empty() && stride_k < k_star.extent())
-    throw Error(Errc::aliasing, "stride_k", "stride " + std::to_string(stride_k) +
-                                                " makes members of K* overlap (each spans " +
-                                                std::to_string(k_star.extent()) + " elements)");
-  if (batch == 0) return;
-  const index_t k_span = detail::batch_span(k_star, batch, stride_k);
-  if (detail::views_overlap(k_star, c, k_span, detail::batch_span(c, batch, stride_c)))
-    throw Error(Errc::aliasing, "K*", "K* overlaps C");
-  if (detail::views_overlap(k_star, a, k_span, detail::batch_span(a, batch, stride_a)))
-    throw Error(Errc::aliasing, "K*", "K* overlaps A");
-  if (detail::views_overlap(k_star, b, k_span, detail::batch_span(b, batch, stride_b)))
-    throw Error(Errc::aliasing, "K*", "K* overlaps B");
-  p.k_star = detail::apply_op(Op::N, k_star);
-  p.stride_k = stride_k;
-  p.k_offset = k_offset;
-  detail::run_argmax<S>(ctx, p);
+  detail::run_argmax<S>(ctx, detail::argmax_problem<S>(op_a, a, stride_a, op_b, b, stride_b, c, stride_c, k_star,
+                                                       stride_k, batch, alpha, beta, k_offset));
+}
+
+template <class S>
+void gemm_argmax_batched(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, index_t stride_a, Op op_b,
+                         MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
+                         index_t stride_c, MatrixView<std::int64_t> k_star, index_t stride_k, index_t batch,
+                         scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero(), index_t k_offset = 0) {
+  detail::gemm_argmax_batched_in_parts<S>(ctx, op_a, a, stride_a, op_b, b, stride_b, c, stride_c, k_star, stride_k,
+                                          batch, alpha, beta, k_offset, detail::argmax_part_max);
 }
 
 template <class S>
 void gemm_argmax(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, Op op_b,
                  MatrixView<const element_t<S>> b, MatrixView<element_t<S>> c, MatrixView<std::int32_t> k_star,
+                 scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero(), index_t k_offset = 0) {
+  gemm_argmax_batched<S>(ctx, op_a, a, 0, op_b, b, 0, c, 0, k_star, 0, 1, alpha, beta, k_offset);
+}
+
+template <class S>
+void gemm_argmax(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, Op op_b,
+                 MatrixView<const element_t<S>> b, MatrixView<element_t<S>> c, MatrixView<std::int64_t> k_star,
                  scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero(), index_t k_offset = 0) {
   gemm_argmax_batched<S>(ctx, op_a, a, 0, op_b, b, 0, c, 0, k_star, 0, 1, alpha, beta, k_offset);
 }

@@ -30,8 +30,8 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     alpha, beta: numbers (default 1̄; beta needs c). For integer max-plus/min-plus, ±inf is the
         0̄ sentinel.
     out: an array of the result's shape and dtype to write into; returned.
-    return_argmax: also return k_star, an int32 array of the result's shape (a's framework and
-        device): the k of the term op(a)[..., i, k] ⊗ op(b)[..., k, j] that won entry (i, j), the
+    return_argmax: also return k_star, an int32 array of the result's shape (int64 when the inner
+        dimension K exceeds 2**31 - 1; a's framework and device): the k of the term op(a)[..., i, k] ⊗ op(b)[..., k, j] that won entry (i, j), the
         smallest k among equal terms, and -1 where every term is 0̄. With c, k_star is -1 too where
         beta ⊗ c wins (ties included): it names a term of the product only where one beats c.
         Only for semirings whose ⊕ selects one term: max_plus, min_plus, max_min, max_times,
@@ -98,7 +98,9 @@ def _general(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argma
     k_star = None
     if return_argmax:
         # With c the library reads k_star as well and keeps it where beta ⊗ c wins: -1 says so.
-        k_star = fw.full(shape, "int32", -1) if c is not None else fw.empty(shape, "int32")
+        # int32 holds every k below 2**31 - 1; a longer K takes int64.
+        index_dtype = "int64" if (a.shape[-2] if trans_a else a.shape[-1]) > 2**31 - 1 else "int32"
+        k_star = fw.full(shape, index_dtype, -1) if c is not None else fw.empty(shape, index_dtype)
     _core.multiply(ex(a), ex(b), ex(target), ex(k_star), semiring, trans_a, trans_b, alpha, beta, c is not None, backend,
                    fw.stream())
     if out is not None:

@@ -322,10 +322,11 @@ inline void check_same_place(const ArrayInfo& x, const ArrayInfo& a) {
 
 // An index matrix (K*: the winning k of every entry, int32) of `shape`, beside a: the argmax product
 // writes it, the backward product reads it.
-inline void check_index_array(const ArrayInfo& k_star, const Shape& shape, const ArrayInfo& a) {
-  if (k_star.dtype != nb::dtype<std::int32_t>())
-    type_error(std::string(k_star.name) + " has dtype " + dtype_name(k_star.dtype) +
-               " where the winning k's are int32");
+// An index matrix K* beside the result: int32, or also int64 where the call takes one (int64_too).
+inline void check_index_array(const ArrayInfo& k_star, const Shape& shape, const ArrayInfo& a, bool int64_too = false) {
+  if (k_star.dtype != nb::dtype<std::int32_t>() && !(int64_too && k_star.dtype == nb::dtype<std::int64_t>()))
+    type_error(std::string(k_star.name) + " has dtype " + dtype_name(k_star.dtype) + " where the winning k's are " +
+               (int64_too ? "int32 or int64" : "int32"));
   check_same_place(k_star, a);
   if (k_star.shape != shape)
     value_error(std::string(k_star.name) + " has shape " + shape_text(k_star.shape) + " but the result has shape " +

@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -23,10 +24,11 @@ void bind_autograd(nb::module_& m);  // autograd.cpp
 
 namespace {
 
-// Runs the planned product: into p.out and, with k_star (return_argmax), the winning k of every
-// entry into it; with accumulate, k_star is read too, and an entry where beta ⊗ c wins keeps it.
-// The GIL is released during the product; the library's errors name Python's arguments.
-void run_product(const Plan& p, const Operand* k_star, SemiringKind kind, bool trans_a, bool trans_b,
+// Runs the planned product: into p.out and, with k_star (return_argmax; int64 where k_star_int64),
+// the winning k of every entry into it; with accumulate, k_star is read too, and an entry where
+// beta ⊗ c wins keeps it. The GIL is released during the product; the library's errors name
+// Python's arguments.
+void run_product(const Plan& p, const Operand* k_star, bool k_star_int64, SemiringKind kind, bool trans_a, bool trans_b,
                  std::optional<double> alpha, std::optional<double> beta, bool accumulate, const Context& ctx,
                  const Place& place) {
   if (p.members == 0) return;  // checked, and nothing to compute
@@ -47,9 +49,13 @@ void run_product(const Plan& p, const Operand* k_star, SemiringKind kind, bool t
       const nb::gil_scoped_release release;
       if constexpr (semiring_traits<S>::selects) {
         if (k_star) {
-          gemm_argmax_batched<S>(ctx, op_a, p.a.view<const T>(), p.a.batch_stride, op_b, p.b.view<const T>(),
-                                 p.b.batch_stride, p.out.view<T>(), p.out.batch_stride, k_star->view<std::int32_t>(),
-                                 k_star->batch_stride, p.members, al, be);
+          auto argmax = [&](auto k_view) {
+            gemm_argmax_batched<S>(ctx, op_a, p.a.view<const T>(), p.a.batch_stride, op_b, p.b.view<const T>(),
+                                   p.b.batch_stride, p.out.view<T>(), p.out.batch_stride, k_view, k_star->batch_stride,
+                                   p.members, al, be);
+          };
+          if (k_star_int64) argmax(k_star->view<std::int64_t>());
+          else argmax(k_star->view<std::int32_t>());
           return;
         }
       }
@@ -74,10 +80,12 @@ void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::hand
   const SemiringKind kind = parse_semiring_name(semiring);
   const Plan p = make_plan(a, b, nullptr, &out, kind, trans_a, trans_b);
   Operand k_star;
+  bool k_star_int64 = false;
   if (argmax) {
     require_selecting(kind, p.type, "return_argmax");
     const ArrayInfo k_star_info("k_star", k_star_array);
-    check_index_array(k_star_info, p.shape, a);
+    check_index_array(k_star_info, p.shape, a, true);
+    k_star_int64 = k_star_info.dtype == nb::dtype<std::int64_t>();
     k_star = describe(k_star_info, p.batch);
     require_in_place(k_star, "k_star");
   }
@@ -87,7 +95,7 @@ void multiply(nb::ndarray<nb::ro> a_array, nb::ndarray<nb::ro> b_array, nb::hand
   if (beta && !accumulate) throw nb::value_error("beta scales c: pass c as well");
 
   const Context ctx = call_context(a.place, backend, stream);
-  run_product(p, argmax ? &k_star : nullptr, kind, trans_a, trans_b, alpha, beta, accumulate, ctx, a.place);
+  run_product(p, argmax ? &k_star : nullptr, k_star_int64, kind, trans_a, trans_b, alpha, beta, accumulate, ctx, a.place);
 }
 
 // What the Python layer needs before the product: the result's shape and dtype, and which
@@ -377,6 +385,8 @@ nb::object one_call_matmul(nb::handle a_object, nb::handle b_object, nb::handle 
     p = make_plan(*a, *b, c ? &*c : nullptr, out ? &*out : nullptr, kind, trans_a, trans_b);
     if (!p.a.in_place || !p.b.in_place || (out && !p.out.in_place)) return general;
     if (argmax && !selects(kind, p.type)) return general;
+    // k_star is allocated int32 here; a K past its range takes the general path's int64.
+    if (argmax && (trans_a ? p.a.rows : p.a.cols) > std::numeric_limits<std::int32_t>::max()) return general;
     ctx = call_context(a->place, backend, current_stream(a->place));
   } catch (const std::exception&) {
     return general;
@@ -397,7 +407,7 @@ nb::object one_call_matmul(nb::handle a_object, nb::handle b_object, nb::handle 
     restore(*k_star_info, row, col);
     k_star = describe(*k_star_info, p.batch);
   }
-  run_product(p, argmax ? &k_star : nullptr, kind, trans_a, trans_b, alpha, beta, accumulate, ctx, a->place);
+  run_product(p, argmax ? &k_star : nullptr, false, kind, trans_a, trans_b, alpha, beta, accumulate, ctx, a->place);
   if (argmax) return nb::make_tuple(result, k_star_object);
   return result;
 }

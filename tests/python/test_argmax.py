@@ -139,6 +139,21 @@ def test_split_k_carries_the_index(rng):
     check("max_plus", a, b, (value, k_star))
 
 
+@pytest.mark.parametrize("semiring,dtype", PAIRS)
+def test_int64_k_star(semiring, dtype, rng):
+    """matmul allocates an int64 k_star only past K = 2**31 - 1; the extension takes one at any K."""
+    a = tied_operand(semiring, dtype, (9, 17), rng)
+    b = tied_operand(semiring, dtype, (17, 6), rng)
+    want = ringmm.matmul(a, b, semiring, return_argmax=True)
+    out = np.empty_like(want[0])
+    k_star = np.full(want[1].shape, 7, np.int64)
+    ringmm._core.multiply(a, b, out, k_star, semiring, False, False, None, None, False, "cpu", 0)
+    np.testing.assert_array_equal(out, want[0])
+    np.testing.assert_array_equal(k_star, want[1])
+    with pytest.raises(TypeError, match="int32 or int64"):
+        ringmm._core.multiply(a, b, out, k_star.astype(np.int16), semiring, False, False, None, None, False, "cpu", 0)
+
+
 def test_out(rng):
     a = tied_operand("max_min", "float32", (2, 8, 11), rng)
     b = tied_operand("max_min", "float32", (11, 7), rng)

@@ -9,7 +9,8 @@
 //
 // Rows are processed in groups that share each row of B as it streams by; OpenMP spreads the
 // groups over threads. Argmax needs the compare and two selects per update that the plain kernel
-// avoids, so it is a separate, simpler kernel.
+// avoids, so it is a separate, simpler kernel. An int64 K* runs it over parts of K
+// (detail::argmax_by_parts, with ArgmaxParts below).
 #pragma once
 
 #include <omp.h>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ringmm/detail/argmax.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -74,20 +76,59 @@ template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads) {
       for (index_t r = 0; r < rows; ++r)
         for (index_t j = 0; j < n; ++j) {
           const index_t i = i0 + r;
-          T* c_ij = c + i * p.c.rs + j * p.c.cs;
-          std::int32_t* k_ij = ks + i * p.k_star.rs + j * p.k_star.cs;
-          T result = traits::scale(p.alpha, traits::finalize(best[std::size_t(r * n + j)]));
-          std::int32_t index = result == S::zero() ? -1 : winner[std::size_t(r * n + j)];
-          if (reads_c) {
-            const T incoming = traits::scale(p.beta, *c_ij);
-            if (!traits::better(result, incoming)) index = *k_ij;
-            result = S::add(result, incoming);
-          }
-          *c_ij = result;
-          *k_ij = index;
+          const std::size_t at = std::size_t(r * n + j);
+          detail::argmax_store<S>(traits::finalize(best[at]), winner[at], p.alpha, p.beta, reads_c,
+                                  c + i * p.c.rs + j * p.c.cs, ks + i * p.k_star.rs + j * p.k_star.cs);
         }
     }
   }
+}
+
+// The CPU's side of detail::argmax_by_parts (an int64 K*): scratch in host memory, the kernel
+// above for each part, and the element rules over every entry.
+template <class S> class ArgmaxParts {
+ public:
+  struct Scratch {
+    element_t<S>* sum;
+    std::int32_t* part;
+    std::int64_t* winner;
+  };
+  explicit ArgmaxParts(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {}
+
+  Scratch scratch(index_t entries) {
+    sum_.resize(std::size_t(entries));
+    part_.resize(std::size_t(entries));
+    winner_.resize(std::size_t(entries));
+    return {sum_.data(), part_.data(), winner_.data()};
+  }
+  void product(const detail::Problem<S>& part) { argmax_gemm<S>(part, threads_); }
+  void take(const Scratch& s, index_t entries, index_t first_k, bool first) const {
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t e = 0; e < entries; ++e) detail::take_part_index(s.winner[e], s.part[e], first_k, first);
+  }
+  void store(const detail::Problem<S>& p, const Scratch& s) const {
+    const index_t m = p.m(), n = p.n();
+    const bool reads_c = !(p.beta == scalar_t<S>(S::zero()));
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (index_t e = 0; e < m * n * p.batch; ++e) {
+      const index_t bt = e / (m * n), i = e / n % m, j = e % n;
+      detail::argmax_store<S>(s.sum[e], s.winner[e], p.alpha, p.beta, reads_c,
+                              p.c.p + bt * p.stride_c + i * p.c.rs + j * p.c.cs,
+                              p.k_star_wide.p + bt * p.stride_k + i * p.k_star_wide.rs + j * p.k_star_wide.cs);
+    }
+  }
+
+ private:
+  int threads_;
+  std::vector<element_t<S>> sum_;
+  std::vector<std::int32_t> part_;
+  std::vector<std::int64_t> winner_;
+};
+
+// gemm_argmax with an int64 K* on the CPU.
+template <class S> void argmax_gemm_wide(const detail::Problem<S>& p, int threads) {
+  ArgmaxParts<S> backend(threads);
+  detail::argmax_by_parts<S>(p, backend);
 }
 
 }  // namespace ringmm::cpu

@@ -11,7 +11,8 @@
 //          A and B, so each run is four 16-byte loads) for the first term equal to the sum, then
 //          applies the epilogue to C and K*.
 // A per-update index (a compare and two selects beside each update) measured 0.23–0.28 × the
-// plain rate; the performance log has the history.
+// plain rate; the performance log has the history. An int64 K* runs both over parts of K
+// (detail::argmax_by_parts, with ArgmaxParts below).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,6 +27,7 @@
 #include "ringmm/cuda/gemm_kernel.cuh"
 #include "ringmm/cuda/heuristics.hpp"
 #include "ringmm/cuda/staging.cuh"
+#include "ringmm/detail/argmax.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/error.hpp"
 
@@ -178,17 +180,9 @@ template <class S> __global__ void __launch_bounds__(argmax_locate_threads) argm
           }
         }
       }
-      T* c_ij = args.c.p + member * args.stride_c + i * args.c.rs + j * args.c.cs;
-      std::int32_t* k_ij = args.k_star.p + member * args.stride_k + i * args.k_star.rs + j * args.k_star.cs;
-      T result = traits::scale(args.alpha, value);
-      std::int32_t index = result == S::zero() ? -1 : std::int32_t(winner + args.k_offset);
-      if (reads_c) {
-        const T incoming = traits::scale(args.beta, *c_ij);
-        if (!traits::better(result, incoming)) index = *k_ij;
-        result = S::add(result, incoming);
-      }
-      *c_ij = result;
-      *k_ij = index;
+      detail::argmax_store<S>(value, winner < 0 ? winner : std::int32_t(winner + args.k_offset), args.alpha, args.beta,
+                              reads_c, args.c.p + member * args.stride_c + i * args.c.rs + j * args.c.cs,
+                              args.k_star.p + member * args.stride_k + i * args.k_star.rs + j * args.k_star.cs);
     }
 }
 
@@ -232,35 +226,123 @@ void argmax_product(const detail::Problem<S>& d, detail::Strided<std::int32_t> k
   check_launch("argmax_locate_kernel");
 }
 
-// The driver: stage A, B, C and K* (host operands copied in, K* read only when β ≠ 0̄), run the
-// product, copy host outputs back.
+// An int64 K* (detail::argmax_by_parts): elementwise kernels over compact scratch.
+constexpr int argmax_parts_threads = 256;
+
+inline unsigned argmax_parts_blocks(index_t entries) {
+  return unsigned(std::min<index_t>((entries + argmax_parts_threads - 1) / argmax_parts_threads, 4096));
+}
+
+// A template, as every kernel of these headers, so that the units that include them link together.
+template <class S>
+__global__ void __launch_bounds__(argmax_parts_threads)
+    take_part_kernel(std::int64_t* winner, std::int32_t* part, index_t entries, index_t first_k, bool first) {
+  for (index_t e = index_t(blockIdx.x) * argmax_parts_threads + threadIdx.x; e < entries;
+       e += index_t(gridDim.x) * argmax_parts_threads)
+    detail::take_part_index(winner[e], part[e], first_k, first);
+}
+
+template <class S>
+__global__ void __launch_bounds__(argmax_parts_threads)
+    argmax_parts_store_kernel(const element_t<S>* sum, const std::int64_t* winner, detail::Strided<element_t<S>> c,
+                              index_t stride_c, detail::Strided<std::int64_t> k_star, index_t stride_k, index_t batch,
+                              scalar_t<S> alpha, scalar_t<S> beta) {
+  const index_t m = c.rows, n = c.cols;
+  const bool reads_c = !(beta == scalar_t<S>(S::zero()));
+  for (index_t e = index_t(blockIdx.x) * argmax_parts_threads + threadIdx.x; e < m * n * batch;
+       e += index_t(gridDim.x) * argmax_parts_threads) {
+    const index_t member = e / (m * n), i = e / n % m, j = e % n;
+    detail::argmax_store<S>(sum[e], winner[e], alpha, beta, reads_c, c.p + member * stride_c + i * c.rs + j * c.cs,
+                            k_star.p + member * stride_k + i * k_star.rs + j * k_star.cs);
+  }
+}
+
+// The GPU's side of detail::argmax_by_parts: scratch from the workspace pool, argmax_product for
+// each part, the kernels above for the rest; everything on one stream.
+template <class S> class ArgmaxParts {
+ public:
+  struct Scratch {
+    element_t<S>* sum;
+    std::int32_t* part;
+    std::int64_t* winner;
+  };
+  explicit ArgmaxParts(cudaStream_t stream) : stream_(stream) {}
+
+  Scratch scratch(index_t entries) {
+    sum_ = DeviceBuffer<element_t<S>>(std::size_t(entries), stream_);
+    part_ = DeviceBuffer<std::int32_t>(std::size_t(entries), stream_);
+    winner_ = DeviceBuffer<std::int64_t>(std::size_t(entries), stream_);
+    return {sum_.get(), part_.get(), winner_.get()};
+  }
+  void product(const detail::Problem<S>& part) { argmax_product<S>(part, part.k_star, part.stride_k, stream_); }
+  void take(const Scratch& s, index_t entries, index_t first_k, bool first) const {
+    take_part_kernel<S><<<argmax_parts_blocks(entries), argmax_parts_threads, 0, stream_>>>(s.winner, s.part, entries,
+                                                                                         first_k, first);
+    check_launch("take_part_kernel");
+  }
+  void store(const detail::Problem<S>& p, const Scratch& s) const {
+    argmax_parts_store_kernel<S><<<argmax_parts_blocks(p.m() * p.n() * p.batch), argmax_parts_threads, 0, stream_>>>(
+        s.sum, s.winner, p.c, p.stride_c, p.k_star_wide, p.stride_k, p.batch, p.alpha, p.beta);
+    check_launch("argmax_parts_store_kernel");
+  }
+
+ private:
+  cudaStream_t stream_;
+  DeviceBuffer<element_t<S>> sum_;
+  DeviceBuffer<std::int32_t> part_;
+  DeviceBuffer<std::int64_t> winner_;
+};
+
+// K* (int32 or int64) on the device: the caller's device pointer in place, or a compact copy of a
+// host one, uploaded only when β ≠ 0̄ reads it (otherwise the product writes it whole).
+template <class S, class I>
+DeviceOperand<I> stage_index(const detail::Problem<S>& p, detail::Strided<I> k_star, cudaStream_t stream) {
+  DeviceOperand<I> ks;
+  if (is_device_pointer(k_star.p)) {
+    ks.view = k_star, ks.stride = p.stride_k;
+    return ks;
+  }
+  const detail::Strided<const I> host{k_star.p, p.m(), p.n(), k_star.rs, k_star.cs};
+  DeviceOperand<const I> up;
+  if (!(p.beta == scalar_t<S>(S::zero()))) {
+    up = upload(host, p.stride_k, p.batch, stream);
+  } else {
+    const Lines l = as_lines(host);
+    up.storage = DeviceBuffer<I>(std::size_t(l.lines * l.len * p.batch), stream);
+    up.view = {up.storage.get(), p.m(), p.n(), l.rows_are_lines ? l.len : 1, l.rows_are_lines ? 1 : l.len};
+    up.stride = l.lines * l.len;
+  }
+  ks.storage = std::move(up.storage);
+  ks.view = {ks.storage.get(), p.m(), p.n(), up.view.rs, up.view.cs};
+  ks.stride = up.stride;
+  return ks;
+}
+
+// The driver: stage A, B, C and K* (stage_index), run the product (int32 K*: argmax_product; int64:
+// argmax_by_parts), copy host outputs back.
 template <class S> void run_argmax(const Context& ctx, const detail::Problem<S>& p, Residence device) {
-  using T = element_t<S>;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   Staged<S> s = stage<S>(p, device, stream);
-  const bool k_on_device = is_device_pointer(p.k_star.p);
-  DeviceOperand<std::int32_t> ks;
-  if (k_on_device) {
-    ks.view = p.k_star, ks.stride = p.stride_k;
-  } else {
-    const detail::Strided<const std::int32_t> host{p.k_star.p, p.m(), p.n(), p.k_star.rs, p.k_star.cs};
-    const bool reads = !(p.beta == scalar_t<S>(S::zero()));
-    DeviceOperand<const std::int32_t> up;
-    if (reads) {
-      up = upload(host, p.stride_k, p.batch, stream);
-    } else {  // a compact buffer of the same orientation, written whole by the kernel
-      const Lines l = as_lines(host);
-      up.storage = DeviceBuffer<std::int32_t>(std::size_t(l.lines * l.len * p.batch), stream);
-      up.view = {up.storage.get(), p.m(), p.n(), l.rows_are_lines ? l.len : 1, l.rows_are_lines ? 1 : l.len};
-      up.stride = l.lines * l.len;
-    }
-    ks.storage = std::move(up.storage);
-    ks.view = {ks.storage.get(), p.m(), p.n(), up.view.rs, up.view.cs};
-    ks.stride = up.stride;
-  }
-  argmax_product<S>(s.on_device(p), ks.view, ks.stride, stream);
+  detail::Problem<S> d = s.on_device(p);
+  // Runs `product` on the staged K* and brings a host K* back; says whether K* was device memory.
+  auto with_index = [&](auto k_star, auto&& product) {
+    auto ks = stage_index<S>(p, k_star, stream);
+    product(ks.view, ks.stride);
+    const bool in_place = ks.view.p == k_star.p;
+    if (!in_place) download(k_star, p.stride_k, ks.view, ks.stride, p.batch, stream);
+    return in_place;
+  };
+  const bool k_on_device =
+      p.k_star_wide.p ? with_index(p.k_star_wide,
+                                   [&](detail::Strided<std::int64_t> view, index_t stride) {
+                                     d.k_star_wide = view, d.stride_k = stride;
+                                     ArgmaxParts<S> parts(stream);
+                                     detail::argmax_by_parts<S>(d, parts);
+                                   })
+                      : with_index(p.k_star, [&](detail::Strided<std::int32_t> view, index_t stride) {
+                          argmax_product<S>(d, view, stride, stream);
+                        });
   if (!device.c) download(p.c, p.stride_c, s.c.view, s.c.stride, p.batch, stream);
-  if (!k_on_device) download(p.k_star, p.stride_k, ks.view, ks.stride, p.batch, stream);
   if (!device.all() || !k_on_device) cuda_check(cudaStreamSynchronize(stream), "gemm_argmax (cudaStreamSynchronize)");
 }
 

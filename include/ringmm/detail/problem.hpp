@@ -2,12 +2,16 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "ringmm/context.hpp"
 #include "ringmm/matrix.hpp"
 #include "ringmm/semiring.hpp"
 
 namespace ringmm::detail {
+
+// The longest part of K that one int32 argmax product takes when K* is int64 (argmax_parts.hpp).
+inline constexpr index_t argmax_part_max = std::numeric_limits<std::int32_t>::max();
 
 // C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for b in [0, batch), with X_b = X + b·stride_x.
 // When `symmetric` is set (Aᵀ·A), A_b ⊗ B_b is symmetric: backends compute the lower triangle
@@ -24,12 +28,15 @@ template <class S> struct Problem {
   index_t stride_a = 0, stride_b = 0, stride_c = 0;
   bool symmetric = false;
   // Argmax products (gemm_argmax): K*(i, j), the k of the winning term, beside C (M×N, members
-  // stride_k apart); null for plain products.
+  // stride_k apart), int32 (k_star) or int64 (k_star_wide); both null for plain products.
   Strided<std::int32_t> k_star{};
+  Strided<std::int64_t> k_star_wide{};
   index_t stride_k = 0;
   index_t k_offset = 0;  // added to the k written into K* (a part of a longer K)
+  // int64 K*: the int32 product runs over parts of K this long at most; tests shorten it.
+  index_t k_part = argmax_part_max;
 
-  bool argmax() const { return k_star.p != nullptr; }
+  bool argmax() const { return k_star.p != nullptr || k_star_wide.p != nullptr; }
 
   index_t m() const { return c.rows; }
   index_t n() const { return c.cols; }

@@ -157,7 +157,8 @@ TransposePlan transpose_plan(const Grid& grid, const DistLayout& in) {
   TransposePlan plan;
   plan.send_counts.assign(std::size_t(grid.size()), 0);
   plan.recv_counts.assign(std::size_t(grid.size()), 0);
-  // Both sides walk bi outer, bj inner: my input blocks, and the result blocks (bj, bi) I receive.
+  // Both sides walk bi outer, bj inner (the input's block indexes): my input blocks, and the
+  // result blocks (bj, bi) I receive, so that each sender's blocks arrive in the order it packed them.
   for (index_t bi = grid.row(); bi < row_blocks; bi += pr)
     for (index_t bj = grid.col(); bj < col_blocks; bj += pc) {
       const MovedBlock b{grid.rank_of(int(bj % pr), int(bi % pc)), (bi / pr) * nb, (bj / pc) * nb,
@@ -165,8 +166,8 @@ TransposePlan transpose_plan(const Grid& grid, const DistLayout& in) {
       plan.send_counts[std::size_t(b.peer)] += b.rows * b.cols;
       plan.sends.push_back(b);
     }
-  for (index_t bj = grid.row(); bj < col_blocks; bj += pr)
-    for (index_t bi = grid.col(); bi < row_blocks; bi += pc) {
+  for (index_t bi = grid.col(); bi < row_blocks; bi += pc)
+    for (index_t bj = grid.row(); bj < col_blocks; bj += pr) {
       const MovedBlock b{grid.rank_of(int(bi % pr), int(bj % pc)), (bj / pr) * nb, (bi / pc) * nb,
                          extent(bj, in.cols()), extent(bi, in.rows()), 0};
       plan.recv_counts[std::size_t(b.peer)] += b.rows * b.cols;

@@ -176,7 +176,8 @@ struct Options {
 
 struct Stats {
   double seconds = 0;          // the SUMMA loop: first panel sent to last local multiply done
-  double staging_seconds = 0;  // host ↔ device copies of the local A, B, C (device path only)
+  double staging_seconds = 0;  // host ↔ device copies of the local A, B, C (device path of host
+                               // matrices; 0 for device-resident ones, ringmm/dist_device.hpp)
   double transpose_seconds = 0;
   std::uint64_t bytes_sent = 0;      // this rank: panel bytes it sent (see docs: broadcast attribution)
   std::uint64_t bytes_received = 0;  // this rank: panel bytes it received (exact for both variants)

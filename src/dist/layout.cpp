@@ -48,7 +48,6 @@ void agree_on_layout(const Grid& grid, const DistLayout& m, int root, const std:
   if (!local_problem && (root < 0 || root >= grid.size()))
     local_problem = Error(Errc::invalid_argument, "root", "rank " + std::to_string(root) + " is not in the grid");
   throw_if_any(grid.comm(), local_problem);
-  check_count(m.row_map(), m.col_map(), call);
 }
 
 namespace {
@@ -82,6 +81,7 @@ void scatter_parts(const Grid& grid, MatrixView<const T> global, const DistLayou
                    const std::string& call, std::optional<Error> problem) {
   if (!problem && grid.rank() == root) problem = check_root_view(global, out.rows(), out.cols());
   agree_on_layout<T>(grid, out, root, call, problem);
+  check_count(out.row_map(), out.col_map(), call);  // a rank's part is one MPI message
   const ElementType elem(sizeof(T));
   if (grid.rank() != root) {
     const index_t count = out.local_rows() * out.local_cols();
@@ -114,6 +114,7 @@ void gather_parts(const Grid& grid, const DistLayout& in, const T* mine, MatrixV
                   const std::string& call, std::optional<Error> problem) {
   if (!problem && grid.rank() == root) problem = check_root_view(global, in.rows(), in.cols());
   agree_on_layout<T>(grid, in, root, call, problem);
+  check_count(in.row_map(), in.col_map(), call);
   const ElementType elem(sizeof(T));
   const index_t my_count = in.local_rows() * in.local_cols();
   if (grid.rank() != root) {
@@ -192,6 +193,7 @@ TransposePlan transpose_plan(const Grid& grid, const DistLayout& in) {
 
 template <class T> DistMatrix<T> transpose(const Grid& grid, const DistMatrix<T>& in, std::uint64_t* bytes_sent) {
   detail::agree_on_layout<T>(grid, in, 0, "transpose", std::nullopt);
+  detail::check_count(in.row_map(), in.col_map(), "transpose");
   DistMatrix<T> out(grid, in.cols(), in.rows(), in.block());
   const detail::TransposePlan plan = detail::transpose_plan(grid, in);
   std::vector<T> send_buf(std::size_t(plan.send_total)), recv_buf(std::size_t(plan.recv_total));
@@ -201,7 +203,7 @@ template <class T> DistMatrix<T> transpose(const Grid& grid, const DistMatrix<T>
     for (index_t j = 0; j < b.cols; ++j)
       for (index_t i = 0; i < b.rows; ++i) *to++ = src(b.row0 + i, b.col0 + j);
   }
-  // Per-peer counts fit an int: agree_on_layout checked that a rank's whole part does.
+  // Per-peer counts fit an int: check_count found that a rank's whole part does.
   auto ints = [](const std::vector<index_t>& v) { return std::vector<int>(v.begin(), v.end()); };
   const std::vector<int> send_counts = ints(plan.send_counts), send_offsets = ints(plan.send_offsets);
   const std::vector<int> recv_counts = ints(plan.recv_counts), recv_offsets = ints(plan.recv_offsets);

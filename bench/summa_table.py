@@ -4,8 +4,10 @@
     python3 bench/summa_table.py bench/results/summa-*.json [--markdown] [--out docs/perf/summa-scaling.md]
 
 Efficiency E = T(1×1) / (P · T(grid)) against the 1×1 record of the same file (one build on one
-machine), semiring, type and size (times exclude host↔device staging, as `ringmm summa` reports them); recv/bound is the
-mean bytes a rank received over the 2D lower bound (M·K + K·N)/√P.
+machine), semiring, type, size and residence (times exclude host↔device staging, as `ringmm summa` reports them); recv/bound is the
+mean bytes a rank received over the 2D lower bound (M·K + K·N)/√P. Runs with `--resident` keep the matrices on the devices:
+their staging column is empty and "distribution ms" is the one-time distribution of A, B and C to the devices, which
+"ms with distribution" adds to the product's time.
 """
 import argparse
 import json
@@ -24,7 +26,7 @@ def load(paths, one_run=False):
 
 def rows(records):
     # The baseline comes from the same file: one file is one build and one machine.
-    key = lambda r: (r["_file"], r.get("device"), r["semiring"], r["type"], r["n"])
+    key = lambda r: (r["_file"], r.get("device"), r["semiring"], r["type"], r["n"], r.get("resident", False))
     base = {key(r): r["seconds"] for r in records if r["ranks"] == 1}
     out = []
     for r in sorted(records, key=lambda r: (r["_file"], r.get("device"), r["semiring"], r["type"], r["n"], r["ranks"],
@@ -32,14 +34,19 @@ def rows(records):
         t1 = base.get(key(r))
         eff = t1 / (r["ranks"] * r["seconds"]) if t1 else None
         bound = r["bytes_received_mean"] / r["lower_bound_bytes"] if r["lower_bound_bytes"] else 0.0
+        resident = r.get("resident", False)
+        distribution = r.get("distribution_seconds", 0)
         out.append([r["_file"].removesuffix(".json"), r.get("device", "?"), r["semiring"], r["type"], str(r["n"]), f"{r['grid_rows']}x{r['grid_cols']}",
                     r["variant"], str(r["block"]), f"{r['seconds'] * 1e3:.1f}", f"{r['updates_per_s'] / 1e12:.2f}",
-                    "" if eff is None else f"{eff:.3f}", f"{bound:.3f}", f"{r.get('staging_seconds', 0) * 1e3:.0f}"])
+                    "" if eff is None else f"{eff:.3f}", f"{bound:.3f}",
+                    "" if resident else f"{r.get('staging_seconds', 0) * 1e3:.0f}",
+                    f"{distribution * 1e3:.0f}" if resident else "",
+                    f"{(r['seconds'] + distribution) * 1e3:.1f}" if resident else ""])
     return out
 
 
 HEAD = ["record file", "device", "semiring", "type", "n", "grid", "variant", "block", "ms", "10¹² upd/s", "efficiency",
-        "recv/bound", "staging ms"]
+        "recv/bound", "staging ms", "distribution ms", "ms with distribution"]
 
 
 def main():

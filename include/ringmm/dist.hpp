@@ -86,14 +86,15 @@ struct BlockCyclic {
   index_t local_size(int proc) const;
 };
 
-// ---- distributed matrix ------------------------------------------------------------------------
+// ---- layout of one distributed matrix ---------------------------------------------------------
 
-// This rank's part of a rows × cols matrix in the grid's block-cyclic layout. Construction is
-// local (no communication): every rank builds its own with the same global shape and block.
-template <class T> class DistMatrix {
+// Where the blocks of a rows × cols matrix with nb × nb blocks lie on a grid, seen from one rank:
+// the one copy of the layout logic, the base of DistMatrix (host memory) and of DeviceDistMatrix
+// (device memory, ringmm/dist_device.hpp). Construction is local (no communication).
+class DistLayout {
  public:
-  DistMatrix() = default;
-  DistMatrix(const Grid& grid, index_t rows, index_t cols, index_t nb);
+  DistLayout() = default;
+  DistLayout(const Grid& grid, index_t rows, index_t cols, index_t nb);
 
   index_t rows() const { return rows_; }
   index_t cols() const { return cols_; }
@@ -107,17 +108,39 @@ template <class T> class DistMatrix {
   index_t local_rows() const { return local_rows_; }
   index_t local_cols() const { return local_cols_; }
   index_t ld() const { return std::max<index_t>(1, local_cols_); }
-  MatrixView<T> local() { return {storage_.data(), local_rows_, local_cols_, ld(), Layout::row_major}; }
-  MatrixView<const T> local() const { return {storage_.data(), local_rows_, local_cols_, ld(), Layout::row_major}; }
-  // Element (i, j) of the global matrix when this rank owns it.
+  // Elements of the local storage (row-major, leading dimension ld()).
+  index_t local_size() const { return local_rows_ * ld(); }
+  // Element (i, j) of the global matrix when this rank owns it, and where it is stored.
   bool owns(index_t i, index_t j) const { return row_map_.owner(i) == my_row_ && col_map_.owner(j) == my_col_; }
-  T& global(index_t i, index_t j) { return storage_[std::size_t(row_map_.to_local(i) * ld() + col_map_.to_local(j))]; }
+  index_t local_offset(index_t i, index_t j) const { return row_map_.to_local(i) * ld() + col_map_.to_local(j); }
+  // Built for this grid's shape and for this rank's place in it.
+  bool fits(const Grid& grid) const {
+    return grid_rows() == grid.rows() && grid_cols() == grid.cols() && my_row_ == grid.row() && my_col_ == grid.col();
+  }
+  const DistLayout& layout() const { return *this; }
 
  private:
   index_t rows_ = 0, cols_ = 0, nb_ = 1;
   BlockCyclic row_map_, col_map_;
   int my_row_ = 0, my_col_ = 0;
   index_t local_rows_ = 0, local_cols_ = 0;
+};
+
+// ---- distributed matrix ------------------------------------------------------------------------
+
+// This rank's part of a rows × cols matrix in the grid's block-cyclic layout, in host memory.
+// Construction is local (no communication): every rank builds its own with the same global shape
+// and block.
+template <class T> class DistMatrix : public DistLayout {
+ public:
+  DistMatrix() = default;
+  DistMatrix(const Grid& grid, index_t rows, index_t cols, index_t nb);
+
+  MatrixView<T> local() { return {storage_.data(), local_rows(), local_cols(), ld(), Layout::row_major}; }
+  MatrixView<const T> local() const { return {storage_.data(), local_rows(), local_cols(), ld(), Layout::row_major}; }
+  T& global(index_t i, index_t j) { return storage_[std::size_t(local_offset(i, j))]; }
+
+ private:
   std::vector<T> storage_;
 };
 
@@ -153,7 +176,8 @@ struct Options {
 
 struct Stats {
   double seconds = 0;          // the SUMMA loop: first panel sent to last local multiply done
-  double staging_seconds = 0;  // host ↔ device copies of the local A, B, C (device path only)
+  double staging_seconds = 0;  // host ↔ device copies of the local A, B, C (device path of host
+                               // matrices; 0 for device-resident ones, ringmm/dist_device.hpp)
   double transpose_seconds = 0;
   std::uint64_t bytes_sent = 0;      // this rank: panel bytes it sent (see docs: broadcast attribution)
   std::uint64_t bytes_received = 0;  // this rank: panel bytes it received (exact for both variants)

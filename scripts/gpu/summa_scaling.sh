@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Strong scaling of `ringmm summa` on one host's GPUs (issue 4, item 7); docs/distributed.md has
-# the commands of the recorded runs.
+# Strong scaling of `ringmm summa` on one host's GPUs (issue 4, item 7; issue 15 for 4 and 8 GPUs);
+# docs/distributed.md has the commands of the recorded runs.
 #
 # Usage, repository root on the GPU machine:
 #   scripts/gpu/summa_scaling.sh [tool] [sizes] [semirings] [grids] [variants]
@@ -8,17 +8,29 @@
 #                tools/ringmm (configured and built here when missing)
 #     sizes      comma list, default 16384,32768
 #     semirings  comma list of semiring:type, default plus-times:f32,max-plus:f32
-#     grids      comma list of PRxPC, default 1x1,1x2,2x1 (1x1 is the baseline of the efficiency)
+#     grids      comma list of PRxPC (1x1 is the baseline of the efficiency); default: every grid of
+#                1x1; 1x2,2x1; 2x2,1x4; 2x4,4x2,1x8 that the GPUs of this host allow. A grid that
+#                needs more ranks than there are GPUs is skipped with a note.
 #     variants   comma list, default broadcast,ring (1x1 runs broadcast only: it moves no panels)
+# SUMMA_RESIDENT=1 (the default) runs `ringmm summa --resident`: A, B and C stay on the devices, and
+# each record holds the product's time (seconds) and the one-time distribution to the devices
+# (distribution_seconds) apart; SUMMA_RESIDENT=0 stages the host matrices in each call, as before.
 # One record per run goes to $OUT (or /tmp/summa-scaling) as summa_<semiring>_<type>_<n>_<grid>_<variant>.json,
-# and summary.txt lists time, rate and efficiency E = T(1x1) / (P · T(grid)) per run.
+# and summary.txt lists time, rate and efficiency E = T(1x1) / (P · T(grid)) per run, with the
+# distribution and the time with it for resident runs.
 set -uo pipefail
 build=${1:-build-summa}
-reps=${SUMMA_REPS:-5}
+reps=${SUMMA_REPS:-5}    # SUMMA_TIMEOUT (seconds per run, default 400) bounds each mpirun
 sizes=${2:-16384,32768}
 semirings=${3:-plus-times:f32,max-plus:f32}
-grids=${4:-1x1,1x2,2x1}
 variants=${5:-broadcast,ring}
+resident=${SUMMA_RESIDENT:-1}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+default_grids=1x1
+[ "$gpus" -ge 2 ] && default_grids+=,1x2,2x1
+[ "$gpus" -ge 4 ] && default_grids+=,2x2,1x4
+[ "$gpus" -ge 8 ] && default_grids+=,2x4,4x2,1x8
+grids=${4:-$default_grids}
 out=${OUT:-/tmp/summa-scaling}
 mkdir -p "$out"
 summary=$out/summary.txt
@@ -42,19 +54,27 @@ fi
 nvidia-smi --query-gpu=index,name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$summary"
 nvidia-smi topo -m >> "$summary" 2>&1
 
+resident_flag=
+[ "$resident" = 1 ] && resident_flag=--resident
+echo "GPUs $gpus, grids $grids, resident $resident" | tee -a "$summary"
+
 for pair in ${semirings//,/ }; do
   semiring=${pair%%:*}
   type=${pair##*:}
   for n in ${sizes//,/ }; do
     for grid in ${grids//,/ }; do
       ranks=$(( ${grid%x*} * ${grid#*x} ))
+      if [ "$ranks" -gt "$gpus" ]; then
+        echo "$semiring $type n=$n $grid skipped: $ranks ranks, $gpus GPU(s) (one rank per GPU)" | tee -a "$summary"
+        continue
+      fi
       for variant in ${variants//,/ }; do
         [ "$grid" = 1x1 ] && [ "$variant" != broadcast ] && continue
         record=$out/summa_${semiring}_${type}_${n}_${grid}_${variant}.json
         # --bind-to none: each rank drives one GPU (cudaSetDevice(node-local rank)) and uses its own CPU threads.
-        timeout 400 mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+        timeout "${SUMMA_TIMEOUT:-400}" mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
           "$tool" summa --size "$n" --semiring "$semiring" --type "$type" --grid "$grid" --block 1024 \
-          --variant "$variant" --backend cuda --reps "$reps" --results "$record" > "$out/run.log" 2>&1
+          --variant "$variant" --backend cuda --reps "$reps" ${resident_flag} --results "$record" > "$out/run.log" 2>&1
         rc=$?
         echo "== $semiring $type n=$n grid=$grid $variant rc=$rc" >> "$out/runs.log"
         cat "$out/run.log" >> "$out/runs.log"

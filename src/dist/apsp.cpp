@@ -203,12 +203,8 @@ Stats apsp(const Grid& grid, DistMatrix<T>& dist, DistMatrix<std::int32_t>& next
                    {"backend", std::int64_t(options.context.backend), std::string(to_string(options.context.backend))}},
                   "dist::apsp");
   std::optional<Error> problem;
-  auto on_grid = [&](const auto& m) {
-    return m.grid_rows() == grid.rows() && m.grid_cols() == grid.cols() && m.grid_row() == grid.row() &&
-           m.grid_col() == grid.col();
-  };
-  if (!on_grid(dist)) problem = Error(Errc::invalid_argument, "dist", "matrix was built for another process grid");
-  else if (!on_grid(next)) problem = Error(Errc::invalid_argument, "next", "matrix was built for another process grid");
+  if (!dist.fits(grid)) problem = Error(Errc::invalid_argument, "dist", "matrix was built for another process grid");
+  else if (!next.fits(grid)) problem = Error(Errc::invalid_argument, "next", "matrix was built for another process grid");
   throw_if_any(grid.comm(), problem);
 
   // Agreed values: every rank reaches the same verdict.

@@ -11,45 +11,13 @@
 #include "ringmm/dist.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/semiring.hpp"
+#include "summa_checks.hpp"
 #include "summa_device.hpp"
 #include "summa_plan.hpp"
 
 namespace ringmm::dist {
 
 namespace {
-
-template <class T> std::string shape(const DistMatrix<T>& m) {
-  return std::to_string(m.rows()) + "x" + std::to_string(m.cols());
-}
-
-// The input check (ringmm/detail/input_check.hpp) over the local blocks, agreed across ranks, so
-// that no rank's local multiply can refuse its panels later, when the others would wait for it.
-template <class S>
-void check_values(const Grid& grid, const DistMatrix<element_t<S>>& a, const DistMatrix<element_t<S>>& b,
-                  const DistMatrix<element_t<S>>& c, scalar_t<S> alpha, scalar_t<S> beta, index_t k) {
-  if constexpr (ringmm::detail::scans_inputs<S>) {
-    std::optional<Error> problem;
-    try {
-      ringmm::detail::check_scalars<S>(alpha, beta);
-      const bool reads_c = !(beta == scalar_t<S>(S::zero()));
-      auto operand = [](const char* name, const DistMatrix<element_t<S>>& m) {
-        const MatrixView<const element_t<S>> v = m.local();
-        return ringmm::detail::CheckedOperand<S>{name, " of this rank's local block", {v.data, v.rows, v.cols, v.ld, 1}};
-      };
-      ringmm::detail::CheckedOperand<S> ops[3] = {operand("A", a), operand("B", b), operand("C", c)};
-      const std::size_t count = reads_c ? 3 : 2;
-      for (std::size_t o = 0; o < count; ++o) ringmm::detail::scan_on_host(ops[o]);
-      // Sums are bounded by the largest magnitudes anywhere, so those are agreed first.
-      unsigned long long mags[3] = {ops[0].scan.max_magnitude, ops[1].scan.max_magnitude, ops[2].scan.max_magnitude};
-      MPI_Allreduce(MPI_IN_PLACE, mags, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, grid.comm());
-      for (std::size_t o = 0; o < 3; ++o) ops[o].scan.max_magnitude = mags[o];
-      ringmm::detail::check_scans(ops, count, alpha, beta, k, [](const auto* address) { return *address; });
-    } catch (const Error& e) {
-      problem = e;
-    }
-    throw_if_any(grid.comm(), problem);
-  }
-}
 
 // One panel's journey for one step: a broadcast (one request), or a ring hop (receive from the
 // previous rank, then forward to the next one as soon as the receive completes).
@@ -299,70 +267,14 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
             const Options& options) {
   using T = typename S::value_type;
   const char* call = k_star ? "dist::gemm_argmax" : "dist::gemm";
-  // 1. Agreement: every parameter, before any data moves.
-  check_agreement(grid.comm(),
-                  {{"semiring", detail::type_fingerprint<S>(), ringmm::detail::semiring_name<S>()},
-                   {"type", detail::type_fingerprint<T>(), detail::type_name<T>()},
-                   {"grid rows", grid.rows()},
-                   {"grid cols", grid.cols()},
-                   {"A.rows", a.rows()},
-                   {"A.cols", a.cols()},
-                   {"B.rows", b.rows()},
-                   {"B.cols", b.cols()},
-                   {"C.rows", c.rows()},
-                   {"C.cols", c.cols()},
-                   {"A.block", a.block()},
-                   {"B.block", b.block()},
-                   {"C.block", c.block()},
-                   {"variant", std::int64_t(options.variant), std::string(to_string(options.variant))},
-                   {"transa", std::int64_t(op_a), std::string(to_string(op_a))},
-                   {"transb", std::int64_t(op_b), std::string(to_string(op_b))},
-                   {"alpha", detail::scalar_bits(alpha), ringmm::detail::value_text(alpha)},
-                   {"beta", detail::scalar_bits(beta), ringmm::detail::value_text(beta)},
-                   {"backend", std::int64_t(options.context.backend), std::string(to_string(options.context.backend))},
-                   {"K*.rows", k_star ? k_star->rows() : -1},
-                   {"K*.cols", k_star ? k_star->cols() : -1},
-                   {"K*.block", k_star ? k_star->block() : -1}},
-                  call);
-  std::optional<Error> problem;
-  auto on_grid = [&](const auto& m) {
-    return m.grid_rows() == grid.rows() && m.grid_cols() == grid.cols() && m.grid_row() == grid.row() &&
-           m.grid_col() == grid.col();
-  };
-  for (const auto* m : {&a, &b, static_cast<const DistMatrix<T>*>(&c)})
-    if (!problem && !on_grid(*m))
-      problem = Error(Errc::invalid_argument, m == &a ? "A" : m == &b ? "B" : "C",
-                      "matrix was built for another process grid");
-  if (!problem && k_star && !on_grid(*k_star))
-    problem = Error(Errc::invalid_argument, "K*", "matrix was built for another process grid");
-  throw_if_any(grid.comm(), problem);
-
-  // 2. Shapes: agreed above, so every rank reaches the same verdict.
+  // 1. Agreement, grids and shapes: every rank reaches the same verdict before any data moves.
   const index_t m = c.rows(), n = c.cols();
-  const index_t a_rows = op_a == Op::N ? a.rows() : a.cols(), k = op_a == Op::N ? a.cols() : a.rows();
-  const index_t b_rows = op_b == Op::N ? b.rows() : b.cols(), b_cols = op_b == Op::N ? b.cols() : b.rows();
-  if (a.block() != c.block() || b.block() != c.block())
-    throw Error(Errc::invalid_argument, "block",
-                "A, B and C must share one block size (got " + std::to_string(a.block()) + ", " +
-                    std::to_string(b.block()) + ", " + std::to_string(c.block()) + ")");
-  if (a_rows != m) throw Error(Errc::dimension_mismatch, "A", "op(A) has " + std::to_string(a_rows) + " rows but C is " + shape(c));
-  if (b_cols != n) throw Error(Errc::dimension_mismatch, "B", "op(B) has " + std::to_string(b_cols) + " columns but C is " + shape(c));
-  if (b_rows != k)
-    throw Error(Errc::dimension_mismatch, "B",
-                "op(A) has " + std::to_string(k) + " columns but op(B) has " + std::to_string(b_rows) +
-                    " rows (inner dimensions differ)");
-  if (k_star) {
-    if (k_star->rows() != m || k_star->cols() != n)
-      throw Error(Errc::dimension_mismatch, "K*", "the index matrix is " + shape(*k_star) + " but C is " + shape(c));
-    if (k_star->block() != c.block())
-      throw Error(Errc::invalid_argument, "block", "K* must share C's block size (got " + std::to_string(k_star->block()) +
-                                                       ", " + std::to_string(c.block()) + ")");
-    if (k > std::numeric_limits<std::int32_t>::max())
-      throw Error(Errc::unsupported, "K*", "K = " + std::to_string(k) + " does not fit the int32 index matrix");
-  }
+  const index_t k = detail::check_product<S>(grid, call, op_a, a, op_b, b, c, k_star, alpha, beta, options);
 
-  // 3. Values and backend, agreed.
-  check_values<S>(grid, a, b, c, alpha, beta, k);
+  // 2. Values and backend, agreed.
+  detail::check_values<S>(grid, a.local(), b.local(), MatrixView<const T>(c.local()), alpha, beta, k,
+                          [](auto& operand) { ringmm::detail::scan_on_host(operand); },
+                          [](const auto* address) { return *address; });
   Stats stats;
   stats.backend = agree_on_backend(grid, options.context.backend);
   stats.updates = double(m) * double(n) * double(k);
@@ -386,7 +298,15 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
     return stats;
   }
 
-  // 4. Transposed operands are redistributed once (blocks move to their transposed owners).
+#if RINGMM_HAVE_NCCL
+  // The device path of host matrices: to the devices, the device-resident SUMMA, C back.
+  if (!k_star && stats.backend == Backend::cuda) {
+    detail::summa_via_devices<S>(grid, op_a, a, op_b, b, c, alpha, beta, options, stats);
+    return stats;
+  }
+#endif
+
+  // 3. Transposed operands are redistributed once (blocks move to their transposed owners).
   const double transpose_start = MPI_Wtime();
   std::optional<DistMatrix<T>> a_t, b_t;
   if (op_a == Op::T) a_t = transpose(grid, a, &stats.bytes_sent);
@@ -395,26 +315,9 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
   const DistMatrix<T>& a_n = a_t ? *a_t : a;
   const DistMatrix<T>& b_n = b_t ? *b_t : b;
 
-  detail::Plan plan;
-  plan.m_local = c.local_rows();
-  plan.n_local = c.local_cols();
-  plan.k = k;
-  plan.nb = c.block();
-  plan.pr = grid.rows();
-  plan.pc = grid.cols();
-  plan.my_row = grid.row();
-  plan.my_col = grid.col();
-  plan.variant = options.variant;
-
-  if (k_star) {  // host panels; the local products on the agreed backend
-    HostSumma<S>(grid, plan, a_n, b_n, c, alpha, beta, options, k_star, stats.backend).run(stats);
-  } else if (stats.backend == Backend::cuda) {
-#if RINGMM_HAVE_NCCL
-    detail::summa_device<S>(grid, plan, a_n, b_n, c, alpha, beta, options, stats);
-#endif
-  } else {
-    HostSumma<S>(grid, plan, a_n, b_n, c, alpha, beta, options).run(stats);
-  }
+  // Host panels; the local products on the agreed backend (the argmax's may run on the device).
+  const detail::Plan plan = detail::make_plan(grid, c, k, options.variant);
+  HostSumma<S>(grid, plan, a_n, b_n, c, alpha, beta, options, k_star, stats.backend).run(stats);
   return stats;
 }
 

@@ -1,18 +1,16 @@
-// The device path of SUMMA: local multiplies on this rank's GPU, panels moved by NCCL.
-// Compiled only when RINGMM_HAVE_NCCL (src/dist/summa_nccl.cpp).
+// The device path of SUMMA (summa_nccl.cpp), compiled only when RINGMM_HAVE_NCCL: the host
+// matrices' dist::gemm with a cuda backend comes here.
 #pragma once
 
-#include "device_ops.hpp"
 #include "ringmm/dist.hpp"
-#include "summa_plan.hpp"
 
 namespace ringmm::dist::detail {
 
-// `a` is M×K and `b` K×N in the plan's layout (transposes already applied). Fills the timing
-// and traffic fields of `stats`.
+// The checked call (summa.cpp checked agreement, shapes and values; K > 0): A, B and C to the
+// devices (Stats::staging_seconds), the device-resident SUMMA, C back (staging too).
 template <class S>
-void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename S::value_type>& a,
-                  const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
-                  typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats);
+void summa_via_devices(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
+                       const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
+                       typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats);
 
 }  // namespace ringmm::dist::detail

@@ -1,134 +1,110 @@
-// The device path of SUMMA: one rank per GPU, local A, B, C resident on the device, panels moved by
-// NCCL on row and column communicators (the MPI of the GPU machines is not CUDA-aware), local
-// multiplies by ringmm::gemm on the CUDA backend. Communication for step s + 1 runs on its own
-// stream while step s multiplies; events order the two streams.
+// The device path of SUMMA: one rank per GPU, local A, B, C resident on the device
+// (DeviceDistMatrix), panels moved by NCCL on row and column communicators (the MPI of the GPU
+// machines is not CUDA-aware), local multiplies by ringmm::gemm on the CUDA backend. Communication
+// for step s + 1 runs on its own stream while step s multiplies; events order the two streams.
+// Host matrices take the same loop: to the devices, the loop, C back (summa_via_devices).
 //
-// Tested on the H100 (1×1) and on two H200s (1×2, 2×1): docs/distributed.md, "GPU runs".
+// The loop was tested on the H100 (1×1) and on two H200s (1×2, 2×1) while it still staged host
+// matrices itself: docs/distributed.md, "GPU runs".
 #include <algorithm>
 #include <cstring>
-#include <cuda_runtime.h>
-
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "nccl_loader.hpp"
+#include "device_ops.hpp"
+#include "device_support.hpp"
+#include "ringmm/dist_device.hpp"
 #include "ringmm/gemm.hpp"
+#include "summa_checks.hpp"
 #include "summa_device.hpp"
+#include "summa_plan.hpp"
+#include "transpose_plan.hpp"
 
 namespace ringmm::dist {
 
-// Named rather than anonymous: the device path's lambdas capture these types, and a template
-// with external linkage may not hold members of an anonymous namespace (-Wsubobject-linkage).
-namespace nccl_support {
+Grid::DeviceState::~DeviceState() {
+  for (ncclComm_t comm : {row, col, all})
+    if (comm) detail::nccl().comm_destroy(comm);
+  if (comm_stream) cudaStreamDestroy(comm_stream);
+  if (compute_stream) cudaStreamDestroy(compute_stream);
+}
+
+namespace detail {
 
 void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw Error(Errc::device_error, what, cudaGetErrorString(status));
 }
 
 void check_nccl(ncclResult_t status, const char* what) {
-  if (status != ncclSuccess) throw Error(Errc::device_error, what, detail::nccl().error_string(status));
+  if (status != ncclSuccess) throw Error(Errc::device_error, what, nccl().error_string(status));
 }
 
-// A device allocation released on scope exit.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) {
-    if (bytes > 0 && cudaMalloc(&ptr_, bytes) != cudaSuccess)
-      throw Error(Errc::out_of_memory, "dist::gemm", "cudaMalloc of " + std::to_string(bytes) + " bytes failed");
-  }
-  ~DeviceBuffer() { cudaFree(ptr_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <class T> T* as() const { return static_cast<T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
-
-// A CUDA event for ordering streams (no timing).
-class Event {
- public:
-  Event() { check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate"); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  operator cudaEvent_t() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-}  // namespace nccl_support
-using namespace nccl_support;
-
-// The grid's device, streams and NCCL communicators, made once per grid.
-struct Grid::DeviceState {
-  int device = 0;
-  cudaStream_t comm_stream = nullptr, compute_stream = nullptr;
-  ncclComm_t row = nullptr, col = nullptr;
-
-  ~DeviceState() {
-    if (row) detail::nccl().comm_destroy(row);
-    if (col) detail::nccl().comm_destroy(col);
-    if (comm_stream) cudaStreamDestroy(comm_stream);
-    if (compute_stream) cudaStreamDestroy(compute_stream);
-  }
-};
-
-namespace detail {
-
-namespace {
-
-// One rank per GPU: the rank's index among the ranks of its node picks the device, unless the
-// rank sees only one.
 Grid::DeviceState& device_state(const Grid& grid) {
-  if (grid.device_state()) return *grid.device_state();
+  if (Grid::DeviceState* known = grid.device_state()) {
+    check_cuda(cudaSetDevice(known->device), "cudaSetDevice");
+    return *known;
+  }
   auto state = std::make_shared<Grid::DeviceState>();
   std::optional<Error> problem;
+  MPI_Comm node;
+  MPI_Comm_split_type(grid.comm(), MPI_COMM_TYPE_SHARED, grid.rank(), MPI_INFO_NULL, &node);
+  int node_rank = 0, node_size = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_size);
+  cudaDeviceProp prop{};
+  int devices = 0;
   try {
-    MPI_Comm node;
-    MPI_Comm_split_type(grid.comm(), MPI_COMM_TYPE_SHARED, grid.rank(), MPI_INFO_NULL, &node);
-    int node_rank = 0, node_size = 0;
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_size(node, &node_size);
-    int devices = 0;
+    std::string why;
+    if (!cuda_device_available(&why))
+      throw Error(Errc::backend_unavailable, "device", "rank " + std::to_string(grid.rank()) + " has no CUDA device: " + why);
     check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
     // A launcher that gives each rank one visible GPU (per-task CUDA_VISIBLE_DEVICES) leaves device 0.
     state->device = devices == 1 ? 0 : node_rank;
-    // NCCL refuses two ranks on one GPU ("invalid usage"): compare the devices' UUIDs first, so
-    // that a node with fewer GPUs than ranks gets an error that says so.
-    cudaDeviceProp prop{};
     if (state->device < devices) check_cuda(cudaGetDeviceProperties(&prop, state->device), "cudaGetDeviceProperties");
-    std::vector<cudaUUID_t> uuids(static_cast<std::size_t>(node_size));
-    MPI_Allgather(&prop.uuid, sizeof(cudaUUID_t), MPI_BYTE, uuids.data(), sizeof(cudaUUID_t), MPI_BYTE, node);
-    MPI_Comm_free(&node);
-    const bool shared = std::any_of(uuids.begin(), uuids.end(), [&](const cudaUUID_t& u) {
-      return &u != &uuids[std::size_t(node_rank)] && std::memcmp(&u, &prop.uuid, sizeof u) == 0;
-    });
-    if (node_size > devices && devices != 1 || shared)
-      throw Error(Errc::invalid_argument, "ranks",
-                  std::to_string(node_size) + " ranks share a node with " + std::to_string(devices) +
-                      " GPU(s) they can tell apart; the device path runs one rank per GPU");
-    check_cuda(cudaSetDevice(state->device), "cudaSetDevice");
-    check_cuda(cudaStreamCreateWithFlags(&state->comm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    check_cuda(cudaStreamCreateWithFlags(&state->compute_stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    nccl();  // loaded here, where a rank that cannot load it stops every rank, not only itself
+  } catch (const Error& e) {
+    problem = e;
+  }
+  // NCCL refuses two ranks on one GPU ("invalid usage"): compare the devices' UUIDs first, so
+  // that a node with fewer GPUs than ranks gets an error that says so.
+  std::vector<cudaUUID_t> uuids(static_cast<std::size_t>(node_size));
+  MPI_Allgather(&prop.uuid, sizeof(cudaUUID_t), MPI_BYTE, uuids.data(), sizeof(cudaUUID_t), MPI_BYTE, node);
+  MPI_Comm_free(&node);
+  try {
+    if (!problem) {
+      const bool shared = std::any_of(uuids.begin(), uuids.end(), [&](const cudaUUID_t& u) {
+        return &u != &uuids[std::size_t(node_rank)] && std::memcmp(&u, &prop.uuid, sizeof u) == 0;
+      });
+      if ((node_size > devices && devices != 1) || shared)
+        throw Error(Errc::invalid_argument, "ranks",
+                    std::to_string(node_size) + " ranks share a node with " + std::to_string(devices) +
+                        " GPU(s) they can tell apart; the device path runs one rank per GPU");
+      check_cuda(cudaSetDevice(state->device), "cudaSetDevice");
+      check_cuda(cudaStreamCreateWithFlags(&state->comm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      check_cuda(cudaStreamCreateWithFlags(&state->compute_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      nccl();  // loaded here, where a rank that cannot load it stops every rank, not only itself
+    }
   } catch (const Error& e) {
     problem = e;
   }
   throw_if_any(grid.comm(), problem);
 
-  // NCCL communicators from MPI: the first rank of each row / column makes the id and broadcasts it.
-  ncclUniqueId row_id{}, col_id{};
+  // NCCL communicators from MPI: the first rank of each group makes the id and broadcasts it.
+  ncclUniqueId row_id{}, col_id{}, all_id{};
   if (grid.col() == 0) check_nccl(nccl().get_unique_id(&row_id), "ncclGetUniqueId");
   if (grid.row() == 0) check_nccl(nccl().get_unique_id(&col_id), "ncclGetUniqueId");
+  if (grid.rank() == 0) check_nccl(nccl().get_unique_id(&all_id), "ncclGetUniqueId");
   MPI_Bcast(&row_id, sizeof row_id, MPI_BYTE, 0, grid.row_comm());
   MPI_Bcast(&col_id, sizeof col_id, MPI_BYTE, 0, grid.col_comm());
+  MPI_Bcast(&all_id, sizeof all_id, MPI_BYTE, 0, grid.comm());
   check_nccl(nccl().comm_init_rank(&state->row, grid.cols(), row_id, grid.col()), "ncclCommInitRank (row)");
   check_nccl(nccl().comm_init_rank(&state->col, grid.rows(), col_id, grid.row()), "ncclCommInitRank (column)");
+  check_nccl(nccl().comm_init_rank(&state->all, grid.size(), all_id, grid.rank()), "ncclCommInitRank (grid)");
   grid.set_device_state(state);
   return *state;
 }
+
+namespace {
 
 // Moves one panel for one step on the communication stream: a broadcast from the owner, or a
 // ring hop (receive from the previous rank, then forward to the next unless it is the owner).
@@ -143,33 +119,81 @@ void move_panel(void* buf, std::size_t bytes, int owner, int me, int prev, int n
   if (next != owner) check_nccl(nccl().send(buf, bytes, ncclUint8, next, comm, stream), "ncclSend");
 }
 
-}  // namespace
+// The transpose of a device-resident matrix: dist::transpose's blocks (transpose_plan), packed
+// transposed on the device and exchanged by grouped NCCL sends and receives.
+template <class T>
+DeviceDistMatrix<T> transpose_on_devices(const Grid& grid, Grid::DeviceState& dev, const DeviceDistMatrix<T>& in,
+                                         std::uint64_t& bytes_sent) {
+  DeviceDistMatrix<T> out(grid, in.cols(), in.rows(), in.block());
+  const TransposePlan plan = transpose_plan(grid, in);
+  const std::size_t elem = sizeof(T);
+  std::optional<DeviceBuffer> send, receive;
+  std::optional<Error> problem;
+  try {
+    send.emplace(std::size_t(plan.send_total) * elem, "dist::gemm (transpose)");
+    receive.emplace(std::size_t(plan.recv_total) * elem, "dist::gemm (transpose)");
+  } catch (const Error& e) {
+    problem = e;
+  }
+  throw_if_any(grid.comm(), problem);
+  const cudaStream_t stream = dev.comm_stream;
+  const MatrixView<const T> src = in.local();
+  for (const MovedBlock& b : plan.sends)
+    device_transpose_block<T>(send->as<T>() + b.offset, src.data + b.row0 * src.ld + b.col0, b.rows, b.cols, src.ld, stream);
+  const std::size_t me = std::size_t(grid.rank());
+  if (plan.send_counts[me] > 0)
+    check_cuda(cudaMemcpyAsync(receive->as<T>() + plan.recv_offsets[me], send->as<T>() + plan.send_offsets[me],
+                               std::size_t(plan.send_counts[me]) * elem, cudaMemcpyDeviceToDevice, stream),
+               "transpose (own blocks)");
+  check_nccl(nccl().group_start(), "ncclGroupStart");
+  for (std::size_t r = 0; r < plan.send_counts.size(); ++r) {
+    if (r == me) continue;
+    if (plan.send_counts[r] > 0) {
+      check_nccl(nccl().send(send->as<T>() + plan.send_offsets[r], std::size_t(plan.send_counts[r]) * elem, ncclUint8,
+                             int(r), dev.all, stream),
+                 "ncclSend (transpose)");
+      bytes_sent += std::uint64_t(plan.send_counts[r]) * elem;
+    }
+    if (plan.recv_counts[r] > 0)
+      check_nccl(nccl().recv(receive->as<T>() + plan.recv_offsets[r], std::size_t(plan.recv_counts[r]) * elem, ncclUint8,
+                             int(r), dev.all, stream),
+                 "ncclRecv (transpose)");
+  }
+  check_nccl(nccl().group_end(), "ncclGroupEnd");
+  const MatrixView<T> dst = out.local();
+  for (const MovedBlock& b : plan.receives)
+    check_cuda(cudaMemcpy2DAsync(dst.data + b.row0 * dst.ld + b.col0, std::size_t(dst.ld) * elem,
+                                 receive->as<T>() + b.offset, std::size_t(b.cols) * elem, std::size_t(b.cols) * elem,
+                                 std::size_t(b.rows), cudaMemcpyDeviceToDevice, stream),
+               "transpose (unpack)");
+  check_cuda(cudaStreamSynchronize(stream), "transpose");
+  return out;
+}
 
+// The SUMMA loop over device views: `a` is M×K and `b` K×N in the plan's layout (transposes
+// already applied), `c` M×N. Fills the timing and traffic fields of `stats`.
 template <class S>
-void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename S::value_type>& a,
-                  const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
-                  typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats) {
+void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, MatrixView<const typename S::value_type> a,
+                MatrixView<const typename S::value_type> b, MatrixView<typename S::value_type> c,
+                typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats) {
   using T = typename S::value_type;
   constexpr bool accumulate_apart = semiring_traits<S>::checks_inputs;
-  Grid::DeviceState& dev = device_state(grid);
-  check_cuda(cudaSetDevice(dev.device), "cudaSetDevice");
   const index_t m = plan.m_local, n = plan.n_local, nb = plan.nb;
-  const std::size_t elem = sizeof(T);
+  const std::size_t elem = sizeof(T), c_elems = std::size_t(m * n);
 
-  // Staging: the local parts go to the device once; C comes back at the end.
-  double t0 = MPI_Wtime();
-  const std::size_t a_elems = std::size_t(a.local_rows() * a.ld()), b_elems = std::size_t(b.local_rows() * b.ld());
-  const std::size_t c_elems = std::size_t(m * c.ld());
-  DeviceBuffer d_a(a_elems * elem), d_b(b_elems * elem), d_c(c_elems * elem);
-  DeviceBuffer a_panel0(std::size_t(m * nb) * elem), a_panel1(std::size_t(m * nb) * elem);
-  DeviceBuffer b_panel0(std::size_t(nb * n) * elem), b_panel1(std::size_t(nb * n) * elem);
-  DeviceBuffer acc(accumulate_apart ? c_elems * elem : 0), part(accumulate_apart ? c_elems * elem : 0);
-  T* a_panel[2] = {a_panel0.as<T>(), a_panel1.as<T>()};
-  T* b_panel[2] = {b_panel0.as<T>(), b_panel1.as<T>()};
-  check_cuda(cudaMemcpy(d_a.as<T>(), a.local().data, a_elems * elem, cudaMemcpyHostToDevice), "copy A to device");
-  check_cuda(cudaMemcpy(d_b.as<T>(), b.local().data, b_elems * elem, cudaMemcpyHostToDevice), "copy B to device");
-  check_cuda(cudaMemcpy(d_c.as<T>(), c.local().data, c_elems * elem, cudaMemcpyHostToDevice), "copy C to device");
-  stats.staging_seconds = MPI_Wtime() - t0;
+  // Panels (two slots each) and, for the integer tropical types, the accumulator apart from C.
+  std::optional<DeviceBuffer> panels, acc, part;
+  std::optional<Error> problem;
+  try {
+    panels.emplace(2 * std::size_t(m * nb + nb * n) * elem);
+    acc.emplace(accumulate_apart ? c_elems * elem : 0);
+    part.emplace(accumulate_apart ? c_elems * elem : 0);
+  } catch (const Error& e) {
+    problem = e;
+  }
+  throw_if_any(grid.comm(), problem);
+  T* a_panel[2] = {panels->as<T>(), panels->as<T>() + m * nb};
+  T* b_panel[2] = {panels->as<T>() + 2 * m * nb, panels->as<T>() + 2 * m * nb + nb * n};
 
   Event moved[2], used[2];  // a slot's panels arrived / a slot's last multiply finished
   Context ctx = options.context;
@@ -184,12 +208,12 @@ void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename 
     stats.bytes_received += traffic.received;
     if (s >= 2) check_cuda(cudaStreamWaitEvent(dev.comm_stream, used[slot], 0), "cudaStreamWaitEvent");
     if (plan.my_col == st.a_owner && m > 0)
-      check_cuda(cudaMemcpy2DAsync(a_panel[slot], std::size_t(st.width) * elem, d_a.as<T>() + st.a_offset,
-                                   std::size_t(a.ld()) * elem, std::size_t(st.width) * elem, std::size_t(m),
+      check_cuda(cudaMemcpy2DAsync(a_panel[slot], std::size_t(st.width) * elem, a.data + st.a_offset,
+                                   std::size_t(a.ld) * elem, std::size_t(st.width) * elem, std::size_t(m),
                                    cudaMemcpyDeviceToDevice, dev.comm_stream),
                  "pack A panel");
     if (plan.my_row == st.b_owner && n > 0)
-      check_cuda(cudaMemcpyAsync(b_panel[slot], d_b.as<T>() + st.b_offset * b.ld(), std::size_t(st.width * n) * elem,
+      check_cuda(cudaMemcpyAsync(b_panel[slot], b.data + st.b_offset * b.ld, std::size_t(st.width * n) * elem,
                                  cudaMemcpyDeviceToDevice, dev.comm_stream),
                  "pack B panel");
     // Grouped so that the row and the column operations of one step cannot wait on each other.
@@ -205,7 +229,7 @@ void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename 
   const index_t steps = plan.steps();
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   MPI_Barrier(grid.comm());
-  t0 = MPI_Wtime();
+  const double start = MPI_Wtime();
   post(0);
   for (index_t s = 0; s < steps; ++s) {
     if (s + 1 < steps) post(s + 1);
@@ -216,33 +240,115 @@ void summa_device(const Grid& grid, const Plan& plan, const DistMatrix<typename 
       const MatrixView<const T> ap{a_panel[slot], m, st.width, std::max<index_t>(1, st.width), Layout::row_major};
       const MatrixView<const T> bp{b_panel[slot], st.width, n, n, Layout::row_major};
       if constexpr (accumulate_apart) {
-        T* target = s == 0 ? acc.as<T>() : part.as<T>();
+        T* target = s == 0 ? acc->as<T>() : part->as<T>();
         gemm<S>(ctx, Op::N, ap, Op::N, bp, MatrixView<T>{target, m, n, n, Layout::row_major}, S::one(), S::zero());
-        if (s > 0) device_accumulate<S>(acc.as<T>(), part.as<T>(), m * n, dev.compute_stream);
+        if (s > 0) device_accumulate<S>(acc->as<T>(), part->as<T>(), m * n, dev.compute_stream);
       } else {
-        gemm<S>(ctx, Op::N, ap, Op::N, bp, MatrixView<T>{d_c.as<T>(), m, n, c.ld(), Layout::row_major}, alpha,
+        gemm<S>(ctx, Op::N, ap, Op::N, bp, MatrixView<T>{c.data, m, n, c.ld, Layout::row_major}, alpha,
                 s == 0 ? beta : S::one());
       }
     }
     check_cuda(cudaEventRecord(used[slot], dev.compute_stream), "cudaEventRecord");
   }
-  if constexpr (accumulate_apart) device_epilogue<S>(d_c.as<T>(), acc.as<T>(), m * n, alpha, beta, dev.compute_stream);
+  if constexpr (accumulate_apart) device_epilogue<S>(c.data, acc->as<T>(), m * n, alpha, beta, dev.compute_stream);
   check_cuda(cudaStreamSynchronize(dev.compute_stream), "SUMMA loop");
   check_cuda(cudaStreamSynchronize(dev.comm_stream), "SUMMA communication");
-  stats.seconds = MPI_Wtime() - t0;
+  stats.seconds = MPI_Wtime() - start;
   stats.steps = steps;
+}
 
-  t0 = MPI_Wtime();
-  check_cuda(cudaMemcpy(c.local().data, d_c.as<T>(), c_elems * elem, cudaMemcpyDeviceToHost), "copy C to host");
-  stats.staging_seconds += MPI_Wtime() - t0;
+// The checked product on device-resident matrices (K = the agreed inner dimension): transposes
+// on the devices, then the loop. C stays on the devices.
+template <class S>
+void resident_product(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::value_type>& a, Op op_b,
+                      const DeviceDistMatrix<typename S::value_type>& b, DeviceDistMatrix<typename S::value_type>& c,
+                      index_t k, typename S::value_type alpha, typename S::value_type beta, const Options& options,
+                      Stats& stats) {
+  using T = typename S::value_type;
+  Grid::DeviceState& dev = device_state(grid);
+  if (k == 0) {  // no panels: C ← α ⊗ 0̄ ⊕ β ⊗ C
+    device_epilogue<S>(c.local().data, nullptr, c.local_rows() * c.local_cols(), alpha, beta, dev.compute_stream);
+    check_cuda(cudaStreamSynchronize(dev.compute_stream), "dist::gemm (K = 0)");
+    return;
+  }
+  // Transposed operands are redistributed once (blocks move to their transposed owners).
+  const double transpose_start = MPI_Wtime();
+  std::optional<DeviceDistMatrix<T>> a_t, b_t;
+  if (op_a == Op::T) a_t = transpose_on_devices(grid, dev, a, stats.bytes_sent);
+  if (op_b == Op::T) b_t = transpose_on_devices(grid, dev, b, stats.bytes_sent);
+  stats.transpose_seconds = MPI_Wtime() - transpose_start;
+  const MatrixView<const T> a_n = a_t ? a_t->local() : a.local(), b_n = b_t ? b_t->local() : b.local();
+  summa_loop<S>(grid, dev, make_plan(grid, c, k, options.variant), a_n, b_n, c.local(), alpha, beta, options, stats);
+}
+
+}  // namespace
+
+template <class S>
+void summa_via_devices(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
+                       const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
+                       typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats) {
+  using T = typename S::value_type;
+  double start = MPI_Wtime();
+  const DeviceDistMatrix<T> a_dev = to_device(grid, a), b_dev = to_device(grid, b);
+  DeviceDistMatrix<T> c_dev = to_device(grid, c);
+  stats.staging_seconds = MPI_Wtime() - start;
+  resident_product<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, op_a == Op::N ? a.cols() : a.rows(), alpha, beta, options,
+                      stats);
+  start = MPI_Wtime();
+  to_host(grid, c_dev, c);
+  stats.staging_seconds += MPI_Wtime() - start;
+}
+
+}  // namespace detail
+
+template <class S>
+Stats gemm(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::value_type>& a, Op op_b,
+           const DeviceDistMatrix<typename S::value_type>& b, DeviceDistMatrix<typename S::value_type>& c,
+           typename S::value_type alpha, typename S::value_type beta, const Options& options) {
+  using T = typename S::value_type;
+  const char* call = "dist::gemm";
+  Grid::DeviceState& dev = detail::device_state(grid);
+  // This rank's own complaints, agreed with the rest in check_product.
+  std::optional<Error> problem;
+  if (options.context.backend == Backend::cpu)
+    problem = Error(Errc::invalid_argument, "backend",
+                    "device-resident matrices multiply on their devices (backend automatic or cuda), not on the cpu");
+  else if (&c == &a || &c == &b)
+    problem = Error(Errc::invalid_argument, "C", "C must be neither A nor B (their panels are read while C is written)");
+  for (const DeviceDistMatrix<T>* m : {&a, &b, static_cast<const DeviceDistMatrix<T>*>(&c)})
+    if (!problem && m->device() != dev.device)
+      problem = Error(Errc::invalid_argument, m == &a ? "A" : m == &b ? "B" : "C",
+                      "matrix lives on device " + std::to_string(m->device()) + ", but rank " +
+                          std::to_string(grid.rank()) + " of this grid runs on device " + std::to_string(dev.device));
+  const index_t k = detail::check_product<S>(grid, call, op_a, a, op_b, b, c, nullptr, alpha, beta, options, problem);
+
+  detail::check_values<S>(
+      grid, a.local(), b.local(), MatrixView<const T>(c.local()), alpha, beta, k,
+      [&](auto& operand) {
+        operand.scan = detail::device_scan<S>(operand.view.p, operand.view.rows, operand.view.cols, operand.view.rs,
+                                              dev.compute_stream);
+      },
+      [](const T* address) {
+        T value{};
+        detail::check_cuda(cudaMemcpy(&value, address, sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+        return value;
+      });
+  Stats stats;
+  stats.backend = Backend::cuda;
+  stats.updates = double(c.rows()) * double(c.cols()) * double(k);
+  detail::resident_product<S>(grid, op_a, a, op_b, b, c, k, alpha, beta, options, stats);
+  return stats;
 }
 
 #define RINGMM_DIST_DEVICE(S)                                                                                       \
-  template void summa_device<S>(const Grid&, const Plan&, const DistMatrix<typename S::value_type>&,                \
-                                const DistMatrix<typename S::value_type>&, DistMatrix<typename S::value_type>&,     \
-                                typename S::value_type, typename S::value_type, const Options&, Stats&);
+  template void detail::summa_via_devices<S>(const Grid&, Op, const DistMatrix<typename S::value_type>&, Op,        \
+                                             const DistMatrix<typename S::value_type>&,                             \
+                                             DistMatrix<typename S::value_type>&, typename S::value_type,           \
+                                             typename S::value_type, const Options&, Stats&);                       \
+  template Stats gemm<S>(const Grid&, Op, const DeviceDistMatrix<typename S::value_type>&, Op,                      \
+                         const DeviceDistMatrix<typename S::value_type>&, DeviceDistMatrix<typename S::value_type>&, \
+                         typename S::value_type, typename S::value_type, const Options&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_DEVICE(::ringmm::S)
 #include "ringmm/builtins.def"
 
-}  // namespace detail
 }  // namespace ringmm::dist

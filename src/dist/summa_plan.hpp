@@ -35,6 +35,20 @@ struct Plan {
   int down() const { return (my_row + 1) % pr; }
 };
 
+inline Plan make_plan(const Grid& grid, const DistLayout& c, index_t k, Variant variant) {
+  Plan plan;
+  plan.m_local = c.local_rows();
+  plan.n_local = c.local_cols();
+  plan.k = k;
+  plan.nb = c.block();
+  plan.pr = grid.rows();
+  plan.pc = grid.cols();
+  plan.my_row = grid.row();
+  plan.my_col = grid.col();
+  plan.variant = variant;
+  return plan;
+}
+
 // Panel traffic of one step for this rank, identical for host and device transports. Broadcast:
 // each non-owner receives the panel once; the owner is charged the q − 1 copies a flat broadcast
 // sends (MPI's tree may spread them over the group, so the mean over ranks is exact, not the split).

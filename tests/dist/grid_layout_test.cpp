@@ -1,10 +1,14 @@
-// Process grids, the block-cyclic map, scatter/gather round trips and the distributed transpose.
+// Process grids, the block-cyclic map, the layout DistMatrix and DeviceDistMatrix share,
+// scatter/gather round trips and the distributed transpose with the block plan it shares with the
+// device-resident one.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 #include "dist_testing.hpp"
 #include "ringmm_testing.hpp"
+#include "transpose_plan.hpp"
 
 namespace ringmm::testing {
 namespace {
@@ -136,6 +140,73 @@ TEST(Layout, RootShapeMismatchFailsOnEveryRank) {
   dist::DistMatrix<float> d(grid, 30, 40, 8);
   expect_same_error_everywhere([&] { dist::scatter<float>(grid, row_major<const float>(data.data(), 40, 40), d, 0); },
                                Errc::dimension_mismatch, "global");
+}
+
+// Every element has one owner, and the owner one slot in its local storage.
+TEST(DistLayout, GivesEveryElementOneOwnerAndOneSlot) {
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    const index_t rows = 13, cols = 29, nb = 4;
+    const dist::DistLayout layout(grid, rows, cols, nb);
+    EXPECT_TRUE(layout.fits(grid));
+    const dist::DistMatrix<float> m(grid, rows, cols, nb);
+    EXPECT_EQ(m.local_rows(), layout.local_rows());
+    EXPECT_EQ(m.local_cols(), layout.local_cols());
+    EXPECT_EQ(m.local().ld, layout.ld());
+    std::vector<int> slots(std::size_t(layout.local_size()), 0);
+    long long owned = 0;
+    for (index_t i = 0; i < rows; ++i)
+      for (index_t j = 0; j < cols; ++j)
+        if (layout.owns(i, j)) {
+          ++owned;
+          const index_t at = layout.local_offset(i, j);
+          ASSERT_GE(at, 0);
+          ASSERT_LT(at, layout.local_size());
+          ++slots[std::size_t(at)];
+        }
+    EXPECT_EQ(owned, layout.local_rows() * layout.local_cols()) << grid_name(grid);
+    for (index_t li = 0; li < layout.local_rows(); ++li)
+      for (index_t lj = 0; lj < layout.local_cols(); ++lj) EXPECT_EQ(slots[std::size_t(li * layout.ld() + lj)], 1);
+    MPI_Allreduce(MPI_IN_PLACE, &owned, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(owned, rows * cols);
+    if (pr != pc) {
+      dist::Grid other(MPI_COMM_WORLD, pc, pr);
+      EXPECT_FALSE(layout.fits(other));
+    }
+  }
+}
+
+// The transpose's block plan: each block of the input is sent once, each block of the result
+// received once, and what one rank sends another expects.
+TEST(TransposePlan, MovesEveryBlockOnceAndPeersAgreeOnCounts) {
+  struct Shape {
+    index_t rows, cols, nb;
+  };
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    for (const Shape sh : {Shape{13, 29, 4}, Shape{0, 5, 2}, Shape{7, 7, 7}, Shape{33, 1, 1}, Shape{40, 17, 8}}) {
+      SCOPED_TRACE(grid_name(grid) + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + " nb " +
+                   std::to_string(sh.nb));
+      const dist::DistLayout in(grid, sh.rows, sh.cols, sh.nb), out(grid, sh.cols, sh.rows, sh.nb);
+      const dist::detail::TransposePlan plan = dist::detail::transpose_plan(grid, in);
+      std::vector<int> sent(std::size_t(in.local_size()), 0), received(std::size_t(out.local_size()), 0);
+      for (const auto& b : plan.sends)
+        for (index_t i = 0; i < b.rows; ++i)
+          for (index_t j = 0; j < b.cols; ++j) ++sent[std::size_t((b.row0 + i) * in.ld() + b.col0 + j)];
+      for (const auto& b : plan.receives)
+        for (index_t i = 0; i < b.rows; ++i)
+          for (index_t j = 0; j < b.cols; ++j) ++received[std::size_t((b.row0 + i) * out.ld() + b.col0 + j)];
+      for (index_t li = 0; li < in.local_rows(); ++li)
+        for (index_t lj = 0; lj < in.local_cols(); ++lj) EXPECT_EQ(sent[std::size_t(li * in.ld() + lj)], 1);
+      for (index_t li = 0; li < out.local_rows(); ++li)
+        for (index_t lj = 0; lj < out.local_cols(); ++lj) EXPECT_EQ(received[std::size_t(li * out.ld() + lj)], 1);
+      EXPECT_EQ(plan.send_total, in.local_rows() * in.local_cols());
+      EXPECT_EQ(plan.recv_total, out.local_rows() * out.local_cols());
+      std::vector<long long> counts(plan.send_counts.begin(), plan.send_counts.end()), expected(counts.size());
+      MPI_Alltoall(counts.data(), 1, MPI_LONG_LONG, expected.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+      EXPECT_EQ(expected, std::vector<long long>(plan.recv_counts.begin(), plan.recv_counts.end()));
+    }
+  }
 }
 
 }  // namespace

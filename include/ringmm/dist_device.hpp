@@ -11,7 +11,9 @@
 // Every function here is collective over the grid's communicator and checks first, like the rest
 // of ringmm::dist, that the ranks agree on its parameters and that no rank has a local problem
 // (no device, a failed allocation, a matrix built for another grid or device): every rank then
-// throws the same ringmm::Error, and none waits for the others. See docs/distributed.md.
+// throws the same ringmm::Error, and none waits for the others. A device fault after those checks,
+// inside the NCCL exchanges (a failed launch or copy on one rank), is not agreed on: the other
+// ranks can then wait in NCCL, as in the host matrices' device path. See docs/distributed.md.
 #pragma once
 
 #include <cstdint>

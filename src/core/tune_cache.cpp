@@ -6,6 +6,7 @@
 //   sms <SM count>
 //   version <ringmm version>
 //   <semiring> <type> <M> <N> <K> <batch> <gemm|syrk> <config> <pad|predicate|-> <split|-> <rate> <heuristic rate>
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <charconv>
@@ -275,8 +276,10 @@ void write_file(const std::string& path, const Cache& cache) {
   std::error_code ec;
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  // One temporary per process: two tunes of one GPU model at once (two GPUs) each rename their own.
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  // One temporary per writer (process and call): two tunes of one GPU model at once, in two
+  // processes or two threads, each rename their own.
+  static std::atomic<unsigned> writes{0};
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!(out << serialize(cache)) || !out.flush())

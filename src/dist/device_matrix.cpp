@@ -104,6 +104,9 @@ template <class T> void to_host(const Grid& grid, const DeviceDistMatrix<T>& dev
                         " in blocks of " + std::to_string(host.block()) + " but the device one is " +
                         std::to_string(device.rows()) + "x" + std::to_string(device.cols()) + " in blocks of " +
                         std::to_string(device.block()));
+  // The host part is written from the device's: both must have this rank's place in this grid.
+  if (!problem && !host.fits(grid))
+    problem = Error(Errc::invalid_argument, "host", "matrix was built for another process grid");
   detail::agree_on_layout<T>(grid, device, 0, "to_host", problem);
   try {
     download(host.local().data, device, "to_host");

@@ -33,11 +33,14 @@ namespace detail {
 template <class T>
 void agree_on_layout(const Grid& grid, const DistLayout& m, int root, const std::string& call,
                      std::optional<Error> local_problem) {
-  if (!local_problem && (m.grid_rows() != grid.rows() || m.grid_cols() != grid.cols()))
+  // fits: the grid's shape and this rank's place in it, which size the local part.
+  if (!local_problem && !m.fits(grid))
     local_problem = Error(Errc::invalid_argument, "grid",
                           "matrix was built for a " + std::to_string(m.grid_rows()) + "x" +
-                              std::to_string(m.grid_cols()) + " grid, not this " + std::to_string(grid.rows()) +
-                              "x" + std::to_string(grid.cols()) + " one");
+                              std::to_string(m.grid_cols()) + " grid at (" + std::to_string(m.grid_row()) + ", " +
+                              std::to_string(m.grid_col()) + "), not this " + std::to_string(grid.rows()) + "x" +
+                              std::to_string(grid.cols()) + " one at (" + std::to_string(grid.row()) + ", " +
+                              std::to_string(grid.col()) + ")");
   check_agreement(grid.comm(),
                   {{"rows", m.rows()},
                    {"cols", m.cols()},

@@ -229,8 +229,8 @@ TYPED_TEST(CudaEngine, LargeOddShapes) {
 // Pad mode's ragged last rows and columns run beside the interior: at most 16 lines through the
 // thin fringe kernel (thin_fringe.cuh; 8 lines a group, so 8 is one group and 9 and 12 two), more
 // through the tiled fringe. Here 140×200 on 64×64 tiles has 12 rows and 8 columns of fringe,
-// 136×73 8 and 9, 265×137 9 and 9, the batch of 75×1030 11 and 6; 128×128 tiles see 12 and 72,
-// 8 and none, 9 and 9.
+// 136×73 8 and 9, 265×137 9 and 9, the batch of 75×1030 11 and 6; on 128×128 tiles 140×200 has 12
+// and 72 and 265×137 9 and 9, while 136×73 and 75×1030 (N or M under 128) split off nothing.
 TYPED_TEST(CudaEngine, ThinFringesMatchReference) {
   RINGMM_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(9);

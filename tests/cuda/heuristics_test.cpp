@@ -87,7 +87,7 @@ TEST(ChooseBorder, AutomaticPadsWhenCopiesAreCheap) {
 }
 
 TEST(ChooseBorder, WholeTilesPadUpToCopiesOfMostOfTheProduct) {
-  // M and N multiples of 64: measured faster padded up to copies of 0.54 of the product.
+  // M and N multiples of 128: measured faster padded up to copies of 0.54 of the product.
   EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(1024, 1024, 1024)), Border::pad);
   EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(4096, 512, 512)), Border::pad);
   EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(16384, 128, 128)), Border::pad);
@@ -95,6 +95,7 @@ TEST(ChooseBorder, WholeTilesPadUpToCopiesOfMostOfTheProduct) {
   // The same sizes with a ragged tile keep the tenth: 1000³ predicates.
   EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(1000, 1000, 1000)), Border::predicate);
   EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(4096, 520, 512)), Border::predicate);
+  EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(4096, 576, 512)), Border::predicate);  // 64 but not 128
   // Copies above 0.6 of the product: 65536×64×64 (copies ~0.85) predicates.
   EXPECT_EQ(choose_border(BorderPolicy::automatic, shape(65536, 64, 64)), Border::predicate);
 }

@@ -251,6 +251,9 @@ TEST(DeviceResident, RefusesBadCallsAlikeOnEveryRank) {
     dist::Grid column(MPI_COMM_WORLD, world_size(), 1);
     expect_same_error_everywhere([&] { dist::gemm<S>(column, Op::N, a, Op::N, b, c, 0.0f, zero, options); },
                                  Errc::invalid_argument, "A");
+    // A host matrix of the right shape built for the other grid: its local part has another size.
+    dist::DistMatrix<float> host_other_grid(column, 8, 6, 4);
+    expect_same_error_everywhere([&] { dist::to_host(grid, a, host_other_grid); }, Errc::invalid_argument, "host");
   }
 }
 

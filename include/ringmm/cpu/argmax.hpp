@@ -17,9 +17,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "ringmm/detail/argmax.hpp"
+#include "ringmm/error.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -96,9 +99,14 @@ template <class S> class ArgmaxParts {
   explicit ArgmaxParts(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {}
 
   Scratch scratch(index_t entries) {
-    sum_.resize(std::size_t(entries));
-    part_.resize(std::size_t(entries));
-    winner_.resize(std::size_t(entries));
+    try {
+      sum_.resize(std::size_t(entries));
+      part_.resize(std::size_t(entries));
+      winner_.resize(std::size_t(entries));
+    } catch (const std::bad_alloc&) {
+      throw Error(Errc::out_of_memory, "K*",
+                  "no host memory for the scratch of " + std::to_string(entries) + " entries an int64 K* needs");
+    }
     return {sum_.data(), part_.data(), winner_.data()};
   }
   void product(const detail::Problem<S>& part) { argmax_gemm<S>(part, threads_); }

@@ -351,6 +351,7 @@ template <class S> ChoiceReport describe(const Context& ctx, const detail::Probl
   if (takes_vendor_blas<S>(ctx)) r.route = EngineRoute::vendor_blas;
   else if (takes_or_and_mma<S>(ctx, p)) r.route = EngineRoute::or_and_mma;
   else if (takes_log_plus_shift<S>(ctx, p)) r.route = EngineRoute::log_plus_shift;
+  if (r.route != EngineRoute::kernels) r.whole.parts = 1;  // the other routes never cut K
   r.part = r.whole;
   if (r.whole.parts > 1) {
     const index_t chunk = split_chunk(w.k, r.whole.parts);

@@ -41,7 +41,7 @@ inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& 
 }
 
 // automatic: pad when the padded copies cost under a tenth of the product, or under 0.6 of it
-// when M and N are multiples of 64 and C is written in place. Padding lets the kernel use 16-byte
+// when M and N are multiples of 128 (whole tiles of every configuration) and C is written in place. Padding lets the kernel use 16-byte
 // loads with no bounds checks (predicate mode is 20–30 % slower on large products); the copies
 // read and write A and B once (C too when it cannot be written in place: Aᵀ·A, or M or N below a
 // tile) at about 3 TB/s, plus ~2 µs for each of the two pack launches. The product is priced at
@@ -64,7 +64,8 @@ inline Border choose_border(BorderPolicy policy, const Workload& w) {
   const double copy_bytes = 2.0 * double(w.element_bytes) * batch * (m * k + k * n + (c_copied ? m * n : 0.0));
   const double copy_s = copy_bytes / copy_bytes_per_s + 2 * pack_launch_s;
   const double product_s = m * n * k * batch / updates_per_s;
-  const bool whole_tiles = !c_copied && w.m % 64 == 0 && w.n % 64 == 0;
+  // Whole tiles of either configuration (64 and 128): every shape measured so is a multiple of 128.
+  const bool whole_tiles = !c_copied && w.m % 128 == 0 && w.n % 128 == 0;
   return copy_s < (whole_tiles ? 0.6 : 0.1) * product_s ? Border::pad : Border::predicate;
 }
 

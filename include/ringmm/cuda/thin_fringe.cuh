@@ -29,6 +29,7 @@ template <class S, bool kRowsThin>
 __global__ void __launch_bounds__(kThinLanes* kThinGroups) thin_fringe_kernel(const KernelArgs<S> args, index_t lines) {
   using T = element_t<S>;
   using traits = semiring_traits<S>;
+  static_assert(sizeof(T) <= 8, "the thin fringe's shared arrays hold 4096 elements: 32 KiB at 8 bytes each");
   __shared__ T partial[kThinGroups][kThinLines][kThinLanes];
   const int lane = int(threadIdx.x) % kThinLanes, group = int(threadIdx.x) / kThinLanes;
   const index_t extent = kRowsThin ? args.n : args.m;

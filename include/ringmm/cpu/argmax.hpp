@@ -91,11 +91,7 @@ template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads) {
 // above for each part, and the element rules over every entry.
 template <class S> class ArgmaxParts {
  public:
-  struct Scratch {
-    element_t<S>* sum;
-    std::int32_t* part;
-    std::int64_t* winner;
-  };
+  using Scratch = detail::ArgmaxScratch<element_t<S>>;
   explicit ArgmaxParts(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {}
 
   Scratch scratch(index_t entries) {

@@ -261,11 +261,7 @@ __global__ void __launch_bounds__(argmax_parts_threads)
 // each part, the kernels above for the rest; everything on one stream.
 template <class S> class ArgmaxParts {
  public:
-  struct Scratch {
-    element_t<S>* sum;
-    std::int32_t* part;
-    std::int64_t* winner;
-  };
+  using Scratch = detail::ArgmaxScratch<element_t<S>>;
   explicit ArgmaxParts(cudaStream_t stream) : stream_(stream) {}
 
   Scratch scratch(index_t entries) {

@@ -39,6 +39,13 @@ RINGMM_HD void take_part_index(std::int64_t& winner, std::int32_t& part, index_t
   part = -1;
 }
 
+// The scratch of argmax_by_parts: compact row-major buffers in the backend's memory.
+template <class T> struct ArgmaxScratch {
+  T* sum;                // the running ⊕-sum
+  std::int32_t* part;    // this part's winning k, from 0 (−1: it did not win)
+  std::int64_t* winner;  // the winning k over the parts so far
+};
+
 // An argmax product whose K* is int64 (p.k_star_wide), by any backend's int32 product: over
 // consecutive parts of K of at most p.k_part terms, each with α = 1̄ into a running ⊕-sum, the
 // first with β = 0̄ and the later ones with β = 1̄, so that a part replaces the running winner
@@ -47,8 +54,8 @@ RINGMM_HD void take_part_index(std::int64_t& winner, std::int32_t& part, index_t
 // make unequal sums equal (max-min's min with α, rounding) and move the winner.
 //
 // Backend (host loops on the CPU, kernels on the GPU, over p's memory) provides
-//   Scratch scratch(index_t entries)   compact row-major buffers sum (T), part (int32) and
-//                                      winner (int64) of `entries` each, alive while it is
+//   Scratch scratch(index_t entries)   an ArgmaxScratch of `entries` each, alive while the
+//                                      backend is
 //   void product(const Problem<S>&)    the int32 argmax product
 //   void take(const Scratch&, index_t entries, index_t first_k, bool first)
 //                                      take_part_index over every entry

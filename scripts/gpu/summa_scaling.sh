@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Strong scaling of `ringmm summa` on one host's GPUs (issue 4, item 7; issue 15 for 4 and 8 GPUs);
+# Strong and weak scaling of `ringmm summa` on one host's GPUs (issue 4, item 7; issue 15 for 4 and 8 GPUs);
 # docs/distributed.md has the commands of the recorded runs.
 #
 # Usage, repository root on the GPU machine:
 #   scripts/gpu/summa_scaling.sh [tool] [sizes] [semirings] [grids] [variants]
 #     tool       a ringmm executable built with CUDA, MPI and NCCL, or a build dir holding
 #                tools/ringmm (configured and built here when missing)
-#     sizes      comma list, default 16384,32768
+#     sizes      comma list, default 16384,32768; weak:N is weak scaling from N: each grid of P
+#                ranks runs n = N·√P rounded to the block (1024), so that every GPU holds about N²
+#                elements of each matrix, and its record carries weak_base N (bench/summa_table.py
+#                measures it against the 1x1 run of N)
 #     semirings  comma list of semiring:type, default plus-times:f32,max-plus:f32
 #     grids      comma list of PRxPC (1x1 is the baseline of the efficiency); default: every grid of
 #                1x1; 1x2,2x1; 2x2,1x4; 2x4,4x2,1x8 that the GPUs of this host allow. A grid that
@@ -61,21 +64,31 @@ echo "GPUs $gpus, grids $grids, resident $resident" | tee -a "$summary"
 for pair in ${semirings//,/ }; do
   semiring=${pair%%:*}
   type=${pair##*:}
-  for n in ${sizes//,/ }; do
+  for size in ${sizes//,/ }; do
     for grid in ${grids//,/ }; do
       ranks=$(( ${grid%x*} * ${grid#*x} ))
+      n=$size weak_base=
+      if [ "${size#weak:}" != "$size" ]; then
+        weak_base=${size#weak:}
+        n=$(python3 -c "import math; print(max(1024, round($weak_base * math.sqrt($ranks) / 1024) * 1024))")
+      fi
       if [ "$ranks" -gt "$gpus" ]; then
         echo "$semiring $type n=$n $grid skipped: $ranks ranks, $gpus GPU(s) (one rank per GPU)" | tee -a "$summary"
         continue
       fi
       for variant in ${variants//,/ }; do
         [ "$grid" = 1x1 ] && [ "$variant" != broadcast ] && continue
-        record=$out/summa_${semiring}_${type}_${n}_${grid}_${variant}.json
+        record=$out/summa_${semiring}_${type}_${weak_base:+weak${weak_base}_}${n}_${grid}_${variant}.json
         # --bind-to none: each rank drives one GPU (cudaSetDevice(node-local rank)) and uses its own CPU threads.
         timeout "${SUMMA_TIMEOUT:-400}" mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
           "$tool" summa --size "$n" --semiring "$semiring" --type "$type" --grid "$grid" --block 1024 \
           --variant "$variant" --backend cuda --reps "$reps" ${resident_flag} --results "$record" > "$out/run.log" 2>&1
         rc=$?
+        if [ $rc -eq 0 ] && [ -n "$weak_base" ]; then  # mark the record as a weak-scaling run
+          python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); rs = d if isinstance(d, list) else [d]
+for r in rs: r['weak_base'] = int(sys.argv[2])
+json.dump(d, open(p, 'w'))" "$record" "$weak_base"
+        fi
         echo "== $semiring $type n=$n grid=$grid $variant rc=$rc" >> "$out/runs.log"
         cat "$out/run.log" >> "$out/runs.log"
         [ $rc -ne 0 ] && { echo "$semiring $type n=$n $grid $variant FAILED rc=$rc: $(tail -3 "$out/run.log" | tr '\n' ' ')" | tee -a "$summary"; }
@@ -84,6 +97,6 @@ for pair in ${semirings//,/ }; do
   done
 done
 
-# Efficiency against the 1x1 record of the same semiring, type and size.
+# Efficiency against the 1x1 record of the same semiring, type and size (weak: its base size).
 python3 "$(dirname "${BASH_SOURCE[0]}")/../../bench/summa_table.py" --one-run "$out"/summa_*.json | tee -a "$summary"
 echo "== summary =="; cat "$summary"

@@ -170,8 +170,12 @@ TEST(CpuArgmaxInt64Refusals, BadIndexMatrixOffsetAndPart) {
   refused([&] {
     gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, cv, good, 0.0f, -INFINITY, std::numeric_limits<std::int64_t>::max() - 3);
   }, Errc::unsupported, "K*", "int64");
+  // Two members: C has room for both (a C past its buffer could overlap A or B, whose check comes
+  // first, wherever the heap put them), K* members 4 apart overlap.
+  std::vector<float> c_two(18, 0.0f);
   refused([&] {
-    gemm_argmax_batched<S>(cpu(), Op::N, av, 0, Op::N, bv, 0, cv, 9, good, 4, 2);
+    gemm_argmax_batched<S>(cpu(), Op::N, av, 0, Op::N, bv, 0, MatrixView<float>{c_two.data(), 3, 3, 3, Layout::row_major}, 9,
+                           good, 4, 2);
   }, Errc::aliasing, "stride_k", "overlap");
   refused([&] {
     detail::gemm_argmax_batched_in_parts<S>(cpu(), Op::N, av, 0, Op::N, bv, 0, cv, 0, good, 0, 1, 0.0f, -INFINITY, 0, 0);

@@ -89,12 +89,7 @@ void check_case(const dist::Grid& grid, const Case& cs, bool general_scalars, st
   EXPECT_EQ(stats.staging_seconds, 0.0) << "the resident product stages nothing through the host";
   HostMatrix<T> result = gathered(grid, dc);
   if (grid.rank() != 0) return;
-  const HostMatrix<T> c_before = c;
-  auto p = ringmm::detail::make_problem<S>(cs.op_a, a.cview(), cs.op_b, b.cview(), c.view, alpha, beta);
-  cpu::reference_gemm<S>(p);
-  const ringmm::detail::Strided<const T> before = ringmm::detail::apply_op(Op::N, c_before.cview());
-  EXPECT_TRUE(matrices_match<S>(p, ringmm::detail::apply_op(Op::N, c.view), ringmm::detail::apply_op(Op::N, result.view),
-                                &before));
+  expect_reference_product<S>(cs.op_a, a, cs.op_b, b, c, alpha, beta, result);
 }
 
 template <class S> class DeviceResidentSumma : public ::testing::Test {};

@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "ringmm/cpu/reference.hpp"
 #include "ringmm/dist.hpp"
+#include "ringmm_testing.hpp"
 
 namespace ringmm::testing {
 
@@ -60,6 +62,20 @@ template <class F> std::string expect_same_error_everywhere(F&& call, Errc code,
   EXPECT_NE(message, "(no exception)");
   EXPECT_TRUE(same_on_every_rank(message)) << "rank " << world_rank() << " saw: " << message;
   return message;
+}
+
+
+// Rank 0's check of a distributed product: `result` (gathered C) against the CPU reference of
+// α ⊗ (op_a(A) ⊗ op_b(B)) ⊕ β ⊗ C, with C as it was before the product.
+template <class S, class T>
+void expect_reference_product(Op op_a, const HostMatrix<T>& a, Op op_b, const HostMatrix<T>& b, HostMatrix<T> c,
+                              scalar_t<S> alpha, scalar_t<S> beta, HostMatrix<T> result) {
+  const HostMatrix<T> c_before = c;
+  auto p = ringmm::detail::make_problem<S>(op_a, a.cview(), op_b, b.cview(), c.view, alpha, beta);
+  cpu::reference_gemm<S>(p);
+  const ringmm::detail::Strided<const T> before = ringmm::detail::apply_op(Op::N, c_before.cview());
+  EXPECT_TRUE(matrices_match<S>(p, ringmm::detail::apply_op(Op::N, c.view), ringmm::detail::apply_op(Op::N, result.view),
+                                &before));
 }
 
 }  // namespace ringmm::testing

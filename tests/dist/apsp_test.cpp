@@ -27,13 +27,14 @@ dist::Options cpu_options() {
 template <class T>
 std::pair<std::vector<T>, std::vector<std::int32_t>> solve_on_grid(const dist::Grid& grid, const std::vector<double>& w,
                                                                    index_t n, index_t nb, bool longest,
-                                                                   dist::Stats* stats = nullptr) {
+                                                                   dist::Stats* stats = nullptr,
+                                                                   const dist::Options& options = cpu_options()) {
   const std::vector<T> weights = converted<T>(w);
   const index_t ld = std::max<index_t>(1, n);
   dist::DistMatrix<T> d(grid, n, n, nb);
   dist::DistMatrix<std::int32_t> next(grid, n, n, nb);
   dist::scatter<T>(grid, MatrixView<const T>{weights.data(), n, n, ld, Layout::row_major}, d, 0);
-  const dist::Stats s = dist::apsp<T>(grid, d, next, {.longest = longest}, cpu_options());
+  const dist::Stats s = dist::apsp<T>(grid, d, next, {.longest = longest}, options);
   if (stats) *stats = s;
   std::vector<T> d_all(grid.rank() == 0 ? std::size_t(n * n) : 0);
   std::vector<std::int32_t> next_all(d_all.size());
@@ -42,16 +43,22 @@ std::pair<std::vector<T>, std::vector<std::int32_t>> solve_on_grid(const dist::G
   return {std::move(d_all), std::move(next_all)};
 }
 
-// On root: equal to ringmm::apsp with the same block, bit for bit, and every route a walk of
-// real edges whose length is the reported distance.
+// On root: equal to ringmm::apsp on the CPU with the same block, bit for bit, and every route a
+// walk of real edges whose length is the reported distance. The local products run on `backend`.
 template <class T>
-void expect_as_one_process(const dist::Grid& grid, const GraphSpec& spec, index_t nb, bool longest) {
+void expect_as_one_process(const dist::Grid& grid, const GraphSpec& spec, index_t nb, bool longest,
+                           Backend backend = Backend::cpu) {
   const index_t n = spec.n;
   const std::vector<double> w = random_graph(spec);
-  const auto [dist_all, next_all] = solve_on_grid<T>(grid, w, n, nb, longest);
+  dist::Options options = cpu_options();
+  options.context.backend = backend;
+  dist::Stats stats;
+  const auto [dist_all, next_all] = solve_on_grid<T>(grid, w, n, nb, longest, &stats, options);
+  EXPECT_EQ(stats.backend, backend);
   if (grid.rank() != 0) return;
   const std::string label = grid_name(grid) + " n " + std::to_string(n) + " nb " + std::to_string(nb) +
-                            (longest ? " longest" : "") + " seed " + std::to_string(spec.seed);
+                            (longest ? " longest" : "") + " seed " + std::to_string(spec.seed) + " " +
+                            std::string(to_string(backend));
   Context ctx;
   ctx.backend = Backend::cpu;
   const std::vector<T> weights = converted<T>(w);
@@ -99,6 +106,25 @@ TYPED_TEST(DistApsp, LongestPathsOnADagEqualTheSingleProcessSolve) {
     for (const Case& cs : cases)
       expect_as_one_process<TypeParam>(grid, {.n = cs.n, .density = 0.3, .negative = true, .dag = true, .seed = seed++},
                                        cs.nb, true);
+  }
+}
+
+// The local products on the GPU (host matrices staged through the CUDA backend every round): the
+// same bits as the CPU's solve. Ranks share the machine's GPUs; skipped alike on every rank unless
+// every rank sees one.
+TYPED_TEST(DistApsp, CudaLocalProductsEqualTheSingleProcessSolve) {
+  int have = cuda_device_available() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!have) GTEST_SKIP() << "needs a CUDA device on every rank";
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    const dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    std::uint64_t seed = 200;
+    for (const Case& cs : cases) {
+      expect_as_one_process<TypeParam>(grid, {.n = cs.n, .density = 0.2, .isolated = cs.n / 8, .seed = seed++}, cs.nb, false,
+                                       Backend::cuda);
+      expect_as_one_process<TypeParam>(grid, {.n = cs.n, .density = 0.3, .negative = true, .dag = true, .seed = seed++},
+                                       cs.nb, true, Backend::cuda);
+    }
   }
 }
 

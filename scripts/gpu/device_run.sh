@@ -24,6 +24,10 @@
 #   summa     scripts/gpu/summa_scaling.sh with SUMMA_ARGS
 #   seeds     scripts/gpu/seeds_runs.sh: the seeds' experiments docs/seeds.md lacks (about 5 min);
 #             copy $res/seeds/seeds-h100-*.json into bench/results and run bench/make_docs.sh
+#   orand     issue 13's or-and: the tensor-core tests, the recorded runs of docs/perf/boolean.md
+#             (auto and int8 routes; ORAND_TAG tags the files: copy $res/orand/or-and-h100-*.json
+#             into bench/results and point bench/make_docs.sh at them), two more rounds of
+#             4096³ / 4097³, and ncu's time of each kernel (packing, product) at both sizes
 #   shapes    scripts/gpu/shapes_runs.sh: issue 12's table (batches of small products, small and
 #             skinny shapes, 8192³, every pair at 4096³ and 4097³, host to host; about 2.5 min),
 #             SHAPES_TAG tags the files; copy $res/shapes/shapes-h100-*.json into bench/results
@@ -188,6 +192,39 @@ for step in $steps; do
       note "seeds rc=$?"
       sed -n '/^== summary/,$p' "$res/seeds.log" | tee -a "$summary"
       grep -E '^!!|error' "$res/seeds.log" | head -10 | tee -a "$summary"
+      ;;
+    orand)
+      mkdir -p "$res/orand"
+      "$build/tests/cuda/cuda_engine_test" --gtest_brief=1 --gtest_filter='*OrAnd*:*B1*' > "$res/orand-tests.log" 2>&1
+      note "or-and tests rc=$?: $(grep -E '^\[  PASSED  \]|FAILED TEST' "$res/orand-tests.log" | head -3 | tr '\n' ' ')"
+      grep -E '^\[  FAILED  \]' "$res/orand-tests.log" | head -10 | tee -a "$summary"
+      day=$(date +%F)
+      for route in auto int8; do
+        args=(); [ $route = int8 ] && args=(--boolean-mma int8)
+        timeout 300 "$build/tools/ringmm" bench --backend cuda --semiring or-and --type u8 --shapes 8192,4096,4097,2048,1024 \
+          --reps 10 "${args[@]}" --out "$res/orand/or-and-h100-$day-${ORAND_TAG:-x}-$route.json" >> "$res/orand.log" 2>&1 ||
+          note "or-and $route run failed"
+      done
+      for round in 1 2; do
+        timeout 120 "$build/tools/ringmm" bench --backend cuda --semiring or-and --type u8 --shapes 4096,4097 --reps 30 \
+          --out "$res/orand/odd-$round.json" >> "$res/orand.log" 2>&1 || note "or-and round $round failed"
+      done
+      python3 - "$res"/orand/*.json <<'PY' | tee -a "$summary"
+import json, sys
+for path in sys.argv[1:]:
+    t = {r["m"]: r["seconds"] for r in json.load(open(path)) if r["backend"] == "cuda" and r["kernel"] == "ringmm" and r["m"] in (4096, 4097)}
+    if 4096 in t and 4097 in t:
+        print(f"{path.rsplit('/', 1)[-1]}: 4096^3 {t[4096] * 1e6:.1f} us, 4097^3 {t[4097] * 1e6:.1f} us, ratio {t[4097] / t[4096]:.3f}")
+PY
+      for n in 4096 4097; do
+        timeout 200 ncu --kernel-name regex:'pack|or_and' --launch-skip 6 --launch-count 6 --metrics gpu__time_duration.sum --csv \
+          "$build/tools/ringmm" bench --backend cuda --semiring or-and --type u8 --shapes $n --reps 3 \
+          > "$res/orand/ncu-$n.csv" 2> "$res/orand/ncu-$n.err"
+        note "ncu $n rc=$?: $(python3 -c "
+import csv, sys
+rows = [r for r in csv.reader(open('$res/orand/ncu-$n.csv')) if len(r) > 10 and r[-3] == 'gpu__time_duration.sum']
+print('; '.join(r[4].split('(')[0].split('::')[-1][:40] + ' ' + r[-1] for r in rows[-3:]))" 2>&1)"
+      done
       ;;
     shapes)
       OUT=$res/shapes "$here/shapes_runs.sh" "$build/tools/ringmm" "${SHAPES_TAG:-}" > "$res/shapes.log" 2>&1

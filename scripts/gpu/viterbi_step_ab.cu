@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   cudaMalloc(&emit, B * S * 4); cudaMalloc(&bp, B * S * 4);
   fill<<<1024, 256>>>(delta, B * S, 1); fill<<<1024, 256>>>(trans, S * S, 2); fill<<<1024, 256>>>(emit, B * S, 3);
   viterbi::transpose<float><<<1024, 256>>>(trans, S, trans_t);
-  dim3 grid(S / 64, B / 64);
+  dim3 grid(S / viterbi::tile_n, B / viterbi::tile_m);  // each variant names its block tile
   auto step = [&] { viterbi::step_kernel<float, true><<<grid, viterbi::threads>>>(delta, trans, trans_t, emit, B, S, next, bp); std::swap(delta, next); };
   // checksum of one step from the fixed start
   step();

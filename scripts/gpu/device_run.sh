@@ -5,7 +5,8 @@
 # Steps:
 #   build     configure and build build-device (CUDA 90a, tests; MPI and NCCL when found). The
 #             machine has no googletest: GTEST_SRC (default .carry/googletest, copied from the
-#             development machine's /usr/src/googletest) is built first.
+#             development machine's /usr/src/googletest) is built first. BUILD_TARGETS (a
+#             space-separated list) builds only those targets.
 #   tests     the GPU tests through ctest (-L gpu), then the MPI tests (-L mpi) when built
 #   sanitize  compute-sanitizer memcheck and racecheck over typed tests picked by name
 #   sass      opcode counts of the gemm kernels' inner loops (FMNMX, VIADDMNMX, LOP3, ...)
@@ -59,7 +60,7 @@ configure_and_build() {
   shift 2
   cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
     -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF "$@" > "$res/configure-$(basename "$dir").log" 2>&1 &&
-    cmake --build "$dir" -j "$jobs" > "$res/build-$(basename "$dir").log" 2>&1
+    cmake --build "$dir" -j "$jobs" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > "$res/build-$(basename "$dir").log" 2>&1
 }
 
 # opcode counts per gemm kernel of one executable: "opcode count kernel"

@@ -5,6 +5,7 @@
 //   pack     A (M×K) and Bᵀ (N×K) into 32-bit words along K, rows padded to the tile and K to a
 //            stage with zeros (which count nothing): 4 bytes of 0/1 a word for the int8 route,
 //            32 bits a word for the bits route. Nonzero inputs are true, as everywhere in or-and.
+//            Sources are read as aligned 4-byte words whatever their alignment (rows of 4097 bytes).
 //   multiply one kernel for both routes: their MMAs (m16n8k32 s8 and m16n8k256 b1 AND+POPC) take
 //            fragments of the same 32-bit words in the same places, so only the instruction
 //            differs. 128×128 tiles, 8 warps of 64×32, 32 words of K a stage in a 3-stage
@@ -57,13 +58,29 @@ __device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
   return (byte_flags(four_bytes) * 0x01020408u) >> 24;
 }
 
-// How pack_kernel walks its source: along k when k is contiguous (a thread per word, 4-byte
-// loads); across rows when rows are contiguous and 4-byte aligned (a thread per 4 rows × one
-// word, a 4-byte load of the 4 rows at each k: B's usual layout); else element by element.
-// The bits route has two more: a warp a run of 16 words when k is contiguous, and
-// pack_bits_transposed_kernel when rows are.
-enum class Walk { along_k, across_rows, elements, warp_along_k };
-static_assert(kStageWords % 16 == 0, "Walk::warp_along_k packs runs of 16 words");
+// The n ≤ 4·G bytes at p, at any alignment, as G words of 4 bytes (little-endian, zeros past n):
+// aligned 4-byte loads of the words that hold one of those bytes, and no others (so never a word
+// outside the view), each neighbouring pair re-aligned by a funnel shift.
+template <int G> __device__ inline void load_bytes(std::uint32_t (&out)[G], const std::uint8_t* p, int n) {
+  const int offset = int(reinterpret_cast<std::uintptr_t>(p) % 4);
+  const std::uint32_t* word = reinterpret_cast<const std::uint32_t*>(p - offset);
+  const int held = (offset + n + 3) / 4;  // the words that hold the n bytes: G, or G + 1 when unaligned
+  std::uint32_t w[G + 1];
+#pragma unroll
+  for (int g = 0; g <= G; ++g) w[g] = g < held ? word[g] : 0u;
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    out[g] = __funnelshift_r(w[g], w[g + 1], 8 * offset);
+    if (n < 4 * (g + 1)) out[g] &= n <= 4 * g ? 0u : (1u << (8 * (n - 4 * g))) - 1;  // bytes past the n
+  }
+}
+
+// How pack_kernel walks its source: along k when k is contiguous (a thread per word); across rows
+// when rows are (a thread per 4 rows × one word, the 4 rows' bytes at each k read together: B's
+// usual layout); else element by element. The bits route packs contiguous rows with
+// pack_bits_transposed_kernel instead. Both contiguous walks read aligned words (load_bytes),
+// so unaligned views (rows of 4097 bytes) pack as fast as aligned ones.
+enum class Walk { along_k, across_rows, elements };
 constexpr int kRowsPerThread = 4;  // Walk::across_rows: few, so that there are threads enough to hide latency
 
 // dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
@@ -79,74 +96,49 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
   for (index_t z = blockIdx.y; z < members; z += gridDim.y) {
     const std::uint8_t* s = src + z * src_stride;
     std::uint32_t* d = dst + z * member_words;
-    if constexpr (W == Walk::warp_along_k) {
-      // A warp a 512-byte run of a row, 16 bytes a lane (16-byte loads where aligned): lane pairs
-      // hold a word's 32 elements, 16 bits each, joined by one shuffle. 512 bytes in flight a warp.
-      static_assert(R == Route::bits, "16 bytes make 16 bits");
-      const int lane = threadIdx.x % 32;
-      const index_t warps = index_t(gridDim.x) * blockDim.x / 32, runs = words_padded / 16;
-      for (index_t t = (blockIdx.x * index_t(blockDim.x) + threadIdx.x) / 32; t < rows_padded * runs; t += warps) {
-        const index_t r = t / runs, run = t % runs, k0 = run * 512 + lane * 16;
-        std::uint32_t half = 0;
-        if (r < rows && k0 < k) {
-          const std::uint8_t* p = s + r * rs + k0;
-          std::uint32_t four[4] = {};
-          if (k0 + 16 <= k && reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
-            const uint4 v = *reinterpret_cast<const uint4*>(p);
-            four[0] = v.x, four[1] = v.y, four[2] = v.z, four[3] = v.w;
-          } else {
-            for (int e = 0; e < 16 && k0 + e < k; ++e) four[e / 4] |= std::uint32_t(p[e]) << (8 * (e % 4));
-          }
-#pragma unroll
-          for (int g = 0; g < 4; ++g) half |= bit_flags(four[g]) << (4 * g);
-        }
-        const std::uint32_t upper = __shfl_down_sync(0xffffffffu, half, 1);
-        if (lane % 2 == 0) d[r * words_padded + run * 16 + lane / 2] = half | (upper << 16);
-      }
-    } else {
-      for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
-        if constexpr (W == Walk::across_rows) {
-          // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
-          const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
-          std::uint32_t word[kRowsPerThread] = {};
-          if (r0 + kRowsPerThread <= rows) {
+    for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
+      if constexpr (W == Walk::across_rows) {
+        // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
+        const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
+        const int live = int(rows - r0 < kRowsPerThread ? rows - r0 : kRowsPerThread);  // the last rows, partly past the view
+        std::uint32_t word[kRowsPerThread] = {};
+        if (live > 0) {
 #pragma unroll 8
-            for (int e = 0; e < E; ++e) {
-              if (k0 + e >= k) break;
-              const std::uint32_t flags = byte_flags(*reinterpret_cast<const std::uint32_t*>(s + r0 + (k0 + e) * cs));
+          for (int e = 0; e < E; ++e) {
+            if (k0 + e >= k) break;
+            std::uint32_t four[1];
+            load_bytes(four, s + r0 + (k0 + e) * cs, live);
+            const std::uint32_t flags = byte_flags(four[0]);
 #pragma unroll
-              for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((flags >> (8 * j)) & 1u) << (e * kShift);
-            }
-          } else {  // the last rows, partly past the view
-            for (int j = 0; j < kRowsPerThread && r0 + j < rows; ++j)
-              for (int e = 0; e < E && k0 + e < k; ++e)
-                word[j] |= std::uint32_t(s[(r0 + j) + (k0 + e) * cs] != 0) << (e * kShift);
+            for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((flags >> (8 * j)) & 1u) << (e * kShift);
           }
-#pragma unroll
-          for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
-        } else {
-          // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
-          const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
-          const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
-          const index_t k0 = w * E;
-          std::uint32_t word = 0;
-          if (r < rows && k0 < k) {
-            const std::uint8_t* row = s + r * rs;
-            const bool vector = W == Walk::along_k && k0 + E <= k && reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0;
-            for (int g = 0; g < E / 4; ++g) {  // groups of 4 elements
-              std::uint32_t four = 0;
-              if (vector) {
-                four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
-              } else {
-                for (int e = 0; e < 4; ++e)
-                  if (k0 + 4 * g + e < k) four |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
-              }
-              if constexpr (R == Route::int8) word = byte_flags(four);
-              else word |= bit_flags(four) << (4 * g);
-            }
-          }
-          d[r * words_padded + w] = word;
         }
+#pragma unroll
+        for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
+      } else {
+        // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
+        const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
+        const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
+        const index_t k0 = w * E;
+        std::uint32_t four[E / 4] = {};  // groups of 4 elements, a byte each
+        if (r < rows && k0 < k) {
+          const std::uint8_t* row = s + r * rs;
+          if constexpr (W == Walk::along_k) {
+            load_bytes(four, row + k0, int(k - k0 < E ? k - k0 : E));
+          } else {
+#pragma unroll
+            for (int g = 0; g < E / 4; ++g)
+              for (int e = 0; e < 4; ++e)
+                if (k0 + 4 * g + e < k) four[g] |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
+          }
+        }
+        std::uint32_t word = 0;
+#pragma unroll
+        for (int g = 0; g < E / 4; ++g) {
+          if constexpr (R == Route::int8) word = byte_flags(four[g]);
+          else word |= bit_flags(four[g]) << (4 * g);
+        }
+        d[r * words_padded + w] = word;
       }
     }
   }
@@ -160,7 +152,7 @@ static_assert(kTileM % kTransposeRows == 0 && kTileN % kTransposeRows == 0, "pac
 template <Route R>  // a template, as the header's other kernels are, so that every unit may include it
 __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded,
                                             index_t member_words, const std::uint8_t* src, index_t rows, index_t k,
-                                            index_t cs, index_t src_stride, index_t members, bool aligned4) {
+                                            index_t cs, index_t src_stride, index_t members) {
   static_assert(R == Route::bits, "one ballot makes one word of 32 booleans");
   __shared__ std::uint8_t tile[32][kTransposeRows + 4];  // +4: the ballot reads of a column hit 32 banks
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -170,21 +162,13 @@ __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_pad
     std::uint32_t* d = dst + z * member_words;
     for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
       const index_t row0 = (item % row_tiles) * kTransposeRows, w = item / row_tiles, k0 = w * 32;
-      {  // thread t loads 16 rows at element t/8: 4-byte loads where aligned, zeros past the view
+      {  // thread t loads 16 rows at element t/8 (aligned words, whatever cs), zeros past the view
         const int e = threadIdx.x / 8, col = (threadIdx.x % 8) * 16;
-        const index_t kk = k0 + e;
+        const index_t kk = k0 + e, r = row0 + col;
+        std::uint32_t four[4] = {};
+        if (kk < k && r < rows) load_bytes(four, s + r + kk * cs, int(rows - r < 16 ? rows - r : 16));
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const index_t r = row0 + col + 4 * q;
-          std::uint32_t four = 0;
-          if (aligned4 && kk < k && r + 4 <= rows) {
-            four = *reinterpret_cast<const std::uint32_t*>(s + r + kk * cs);
-          } else if (kk < k) {
-            for (int j = 0; j < 4; ++j)
-              if (r + j < rows) four |= std::uint32_t(s[r + j + kk * cs]) << (8 * j);
-          }
-          *reinterpret_cast<std::uint32_t*>(&tile[e][col + 4 * q]) = four;
-        }
+        for (int q = 0; q < 4; ++q) *reinterpret_cast<std::uint32_t*>(&tile[e][col + 4 * q]) = four[q];
       }
       __syncthreads();
       std::uint32_t mine = 0;  // lane i keeps the word of row warp·16 + i
@@ -408,32 +392,25 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   if (rows_padded * words_padded == 0) return out;  // K = 0: nothing to read
   out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * words_padded * members), stream);
   out.member_words = members == 1 ? 0 : rows_padded * words_padded;
-  const bool rows_aligned = x.rs == 1 && x.cols > 1 && x.cs % 4 == 0 && (members == 1 || stride % 4 == 0) &&
-                            reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
-  const bool bits = R == Route::bits;
-  if (bits && x.rs == 1 && x.cs != 1) {  // rows contiguous: through a shared-memory tile
+  if (R == Route::bits && x.rs == 1 && x.cs != 1) {  // rows contiguous: through a shared-memory tile
     const index_t items = rows_padded / kTransposeRows * words_padded;
     const dim3 grid(unsigned(std::min<index_t>(items, 16 * index_t(multiprocessor_count()))),
                     unsigned(std::min<index_t>(members, 65535)));
     pack_bits_transposed_kernel<Route::bits><<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
                                                                        rows_padded * words_padded, x.p, x.rows, x.cols,
-                                                                       x.cs, stride, members, rows_aligned);
+                                                                       x.cs, stride, members);
     check_launch("or_and_mma::pack_bits_transposed_kernel");
     return out;
   }
-  // Along k, 4-byte aligned rows take a thread a word (measured 11.7 µs at 4096², against 18.8 for
-  // a warp a run); unaligned ones a warp a run (17 µs at 4097², against 80 for a ballot a word).
-  const bool k_aligned = x.rs % 4 == 0 && (members == 1 || stride % 4 == 0) && reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
-  const Walk walk = x.cs == 1 ? (bits && !k_aligned ? Walk::warp_along_k : Walk::along_k) : rows_aligned ? Walk::across_rows : Walk::elements;
+  // Along k a thread a word: measured 11.7 µs at 4096² (aligned rows), against 18.8 for a warp a
+  // run of 16 words, 17 for that warp at 4097² with byte loads, 80 for a ballot a word.
+  const Walk walk = x.cs == 1 ? Walk::along_k : x.rs == 1 ? Walk::across_rows : Walk::elements;
   const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
-  const index_t threads = walk == Walk::warp_along_k ? items * 2 : items;  // 32 threads a 16 words
-  const dim3 grid(unsigned(std::min<index_t>((threads + 255) / 256, 16 * index_t(multiprocessor_count()))),
+  const dim3 grid(unsigned(std::min<index_t>((items + 255) / 256, 16 * index_t(multiprocessor_count()))),
                   unsigned(std::min<index_t>(members, 65535)));
   auto kernel = pack_kernel<R, Walk::elements>;
   if (walk == Walk::across_rows) kernel = pack_kernel<R, Walk::across_rows>;
   if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
-  if constexpr (R == Route::bits)
-    if (walk == Walk::warp_along_k) kernel = pack_kernel<R, Walk::warp_along_k>;
   kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, rows_padded * words_padded, x.p, x.rows,
                                    x.cols, x.rs, x.cs, stride, members);
   check_launch("or_and_mma::pack_kernel");

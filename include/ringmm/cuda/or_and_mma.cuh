@@ -9,7 +9,9 @@
 //   multiply one kernel for both routes: their MMAs (m16n8k32 s8 and m16n8k256 b1 AND+POPC) take
 //            fragments of the same 32-bit words in the same places, so only the instruction
 //            differs. 128×128 tiles, 8 warps of 64×32, 32 words of K a stage in a 3-stage
-//            cp.async pipeline, ldmatrix from XOR-swizzled shared memory.
+//            cp.async pipeline, ldmatrix from XOR-swizzled shared memory. A short tail of K past
+//            the last whole stage (≤ 8 words: K = 4097 bits is 128 words and 1) is ANDed in by
+//            the epilogue on CUDA cores rather than as one more stage.
 //   finish   in the epilogue: C = (α ∧ count > 0) ∨ (β ∧ C), written as 0/1 bytes to any strided C.
 //
 // Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them; Bᵀ is then A's
@@ -42,6 +44,13 @@ constexpr int kThreads = 256;              // 8 warps: 2 along M × 4 along N, 6
 constexpr int kRowBytes = kStageWords * 4;
 constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes;
 constexpr int kSharedBytes = kStages * kStageBytes;  // 96 KiB: two blocks an SM
+
+// K's words past the last whole stage that the epilogue ORs in on CUDA cores, at most: one MMA
+// step's 8 (256 bits, 32 bytes of int8). As one more stage they would cost every tile a stage's
+// loads, a pipeline step and one MMA step (the b1 step issues at about the int8 step's rate);
+// on CUDA cores a word costs a thread 16 shared loads and 64 ANDs, so 8 words are about one
+// step's tensor time, taken on the integer pipe beside the other block's MMAs.
+constexpr int kTailWords = 8;
 
 // Booleans a 32-bit word holds on each route.
 constexpr int elements_per_word(Route r) { return r == Route::int8 ? 4 : 32; }
@@ -217,6 +226,8 @@ struct KernelArgs {
   const std::uint32_t* bt;  // packed Bᵀ: tiles_n·128 rows × words, member_b apart
   index_t words;            // a multiple of kStageWords
   index_t words_used;       // the words that hold K, rounded up to one MMA's 8
+  index_t stages;           // the stages of K on the MMAs, the last of them partial when words_used says so
+  index_t tail_words;       // the words past them, which the epilogue ORs in on CUDA cores
   index_t member_a, member_b;
   std::uint8_t* c;
   index_t m, n, c_rs, c_cs, stride_c, batch;
@@ -255,6 +266,12 @@ __device__ inline void tile_of(const KernelArgs& p, int& tm, int& tn) {
   }
 }
 
+// Where an MMA accumulator sits in the warp's 64×32 part of the tile: element e of the (mi, ni)
+// 16×8 MMA tile is row lane/4 (+8 for e ≥ 2) and column 2·(lane%4) + e%2 of it. A thread thus
+// holds 8 rows (mi, e/2) × 8 columns (ni, e%2) of the tile.
+__device__ inline int fragment_row(int warp_m, int lane, int mi, int e) { return warp_m * 64 + mi * 16 + lane / 4 + (e / 2) * 8; }
+__device__ inline int fragment_col(int warp_n, int lane, int ni, int e) { return warp_n * 32 + ni * 8 + 2 * (lane % 4) + e % 2; }
+
 // One stage of K from shared memory into the accumulators: `steps` MMA steps of 8 words. Guarded,
 // it runs only the MMA tiles below m_tiles × n_tiles (those that hold C) and the given steps.
 template <Route R, bool kGuarded>
@@ -292,7 +309,6 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
   const int warp_m = warp / 4, warp_n = warp % 4;  // 2 × 4 warps
   int tm, tn;
   tile_of(p, tm, tn);
-  const index_t stages = p.words / kStageWords;
   // The 16-row and 8-column MMA tiles of this warp that hold any of C: a ragged tile skips the others.
   auto holding = [](index_t left, int size) { return left <= 0 ? 0 : int(left >= 4 * size ? 4 : (left + size - 1) / size); };
   const int m_tiles = holding(p.m - tm * index_t(kTileM) - warp_m * 64, 16);
@@ -322,13 +338,13 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     int acc[4][4][4] = {};  // [m16 tile][n8 tile][fragment]
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < stages) load_stage(s, s);
+      if (s < p.stages) load_stage(s, s);
       commit_group();
     }
-    for (index_t s = 0; s < stages; ++s) {
+    for (index_t s = 0; s < p.stages; ++s) {
       wait_group<kStages - 2>();
       __syncthreads();  // stage s is in; every warp is done with the slot refilled next
-      if (s + kStages - 1 < stages) load_stage(s + kStages - 1, int((s + kStages - 1) % kStages));
+      if (s + kStages - 1 < p.stages) load_stage(s + kStages - 1, int((s + kStages - 1) % kStages));
       commit_group();
 
       const std::uint32_t a_frag = shared_address(smem + int(s % kStages) * kStageBytes) + a_row;
@@ -342,9 +358,47 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     wait_group<0>();
     __syncthreads();  // the pipeline's slots are free: the epilogue stages the tile's flags there
 
+    if (p.tail_words > 0) {
+      // K's short tail on CUDA cores: the kTailWords words past the last stage of the tile's 128 + 128
+      // rows, staged in slot 1 (the flags take slot 0), 48 bytes a row so that the 8 rows (or 4
+      // columns) a warp reads at once sit in distinct banks. A tail word is then 16 shared loads and
+      // 64 ANDs a thread, with no global addresses held across them. Counts are never negative, so
+      // ORing the ANDed words into them keeps "nonzero" exact on both routes (int8's words hold 0/1
+      // bytes: their AND is nonzero when some k is shared).
+      constexpr int kTailPitch = 48;
+      static_assert(kTailWords * 4 <= kTailPitch && (kTileM + kTileN) * kTailPitch <= kStageBytes, "a row's tail in slot 1");
+      unsigned char* tail = smem + kStageBytes;
+      {
+        const int row = threadIdx.x;  // rows of A, then of Bᵀ: 32 bytes a thread (inside the rows: words ≥ stages·32 + 32)
+        const std::uint32_t* src = (row < kTileM ? a_tile + row * p.words : b_tile + (row - kTileM) * p.words) + p.stages * kStageWords;
+        static_assert(kThreads == kTileM + kTileN && kTailWords == 8, "a thread copies one row's 8 words");
+        copy16_async(shared_address(tail + row * kTailPitch), src);
+        copy16_async(shared_address(tail + row * kTailPitch + 16), src + 4);
+        commit_group();
+        wait_group<0>();
+        __syncthreads();
+      }
+#pragma unroll 1
+      for (int w = 0; w < int(p.tail_words); ++w) {
+        std::uint32_t a_word[4][2], b_word[4][2];  // [mi][e/2], [ni][e%2]
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            a_word[i][h] = *reinterpret_cast<const std::uint32_t*>(tail + fragment_row(warp_m, lane, i, 2 * h) * kTailPitch + 4 * w);
+            b_word[i][h] = *reinterpret_cast<const std::uint32_t*>(tail + (kTileM + fragment_col(warp_n, lane, i, h)) * kTailPitch + 4 * w);
+          }
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mi][ni][e] |= int(a_word[mi][e / 2] & b_word[ni][e % 2]);
+      }
+    }
+
     // Epilogue, in two passes through shared memory so that C is read and written along its
-    // contiguous dimension whatever its layout. Fragment e of (mi, ni) is row lane/4 (+8 for
-    // e ≥ 2) and column 2·(lane%4) + e%2 of its 16×8 tile.
+    // contiguous dimension whatever its layout.
     constexpr int kFlagPitch = kTileN + 4;
     unsigned char* flags = smem;
 #pragma unroll
@@ -352,10 +406,8 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = warp_m * 64 + mi * 16 + lane / 4 + (e / 2) * 8, col = warp_n * 32 + ni * 8 + 2 * (lane % 4) + e % 2;
-          flags[r * kFlagPitch + col] = acc[mi][ni][e] > 0;
-        }
+        for (int e = 0; e < 4; ++e)
+          flags[fragment_row(warp_m, lane, mi, e) * kFlagPitch + fragment_col(warp_n, lane, ni, e)] = acc[mi][ni][e] != 0;
     __syncthreads();
     std::uint8_t* c = p.c + z * p.stride_c;
     const bool rows_contiguous = p.c_cs == 1;
@@ -424,6 +476,11 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
   args.a = a.words.get(), args.member_a = a.member_words;
   args.bt = bt.words.get(), args.member_b = bt.member_words;
   args.words = words, args.words_used = round_up(words_used, 8);
+  // K's words past its last whole stage: the MMAs run them as one more, guarded stage, unless
+  // they are few enough for the epilogue's CUDA cores.
+  const index_t tail = words_used % kStageWords;
+  args.stages = words_used / kStageWords + (tail > kTailWords ? 1 : 0);
+  args.tail_words = tail > kTailWords ? 0 : tail;
   args.tiles_m = int((args.m + kTileM - 1) / kTileM), args.tiles_n = int((args.n + kTileN - 1) / kTileN);
   const index_t tiles = args.symmetric ? index_t(args.tiles_m) * (args.tiles_m + 1) / 2
                                        : index_t(args.tiles_m) * args.tiles_n;

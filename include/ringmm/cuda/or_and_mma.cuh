@@ -13,9 +13,12 @@
 //            the last whole stage (≤ 8 words: K = 4097 bits is 128 words and 1) is ANDed in by
 //            the epilogue on CUDA cores rather than as one more stage.
 //   finish   in the epilogue: C = (α ∧ count > 0) ∨ (β ∧ C), written as 0/1 bytes to any strided C.
+//   fringe   C's ragged last rows and columns, when few (m or n mod 128 ≤ 16), are not MMA tiles:
+//            blocks after the tiles' in the same grid AND and OR their packed rows on CUDA cores,
+//            in the free slots of the tiles' last wave.
 //
-// Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them; Bᵀ is then A's
-// own packed copy. Batches run over grid.z. Every operand is a device view (engine.cuh stages
+// Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them, and its fringe the
+// ragged rows' lower triangle; Bᵀ is then A's own packed copy. Batches run over grid.z. Every operand is a device view (engine.cuh stages
 // host operands first).
 #pragma once
 
@@ -231,10 +234,22 @@ struct KernelArgs {
   index_t member_a, member_b;
   std::uint8_t* c;
   index_t m, n, c_rs, c_cs, stride_c, batch;
-  int tiles_m, tiles_n;
+  index_t tiled_m, tiled_n;  // C's rows and columns in MMA tiles: m and n less the fringe's
+  int tiles_m, tiles_n;      // MMA tiles over tiled_m × tiled_n
+  int tiles;                 // the blocks of MMA tiles; the fringe's follow
+  int row_fringe_blocks;     // then the column fringe's
   bool alpha, beta;  // or-and's scalars: true or false
   bool symmetric;    // tiles of the lower triangle only, mirrored
 };
+
+// C(i, j) = (α ∧ any) ∨ (β ∧ C(i, j)) as a 0/1 byte, and for Aᵀ·A the mirror C(j, i) (the upper
+// triangle, never read).
+__device__ inline void finish(const KernelArgs& p, std::uint8_t* c, index_t i, index_t j, bool any) {
+  std::uint8_t& out = c[i * p.c_rs + j * p.c_cs];
+  const bool value = (p.alpha && any) || (p.beta && out != 0);
+  out = value;
+  if (p.symmetric && j != i) c[j * p.c_rs + i * p.c_cs] = value;
+}
 
 // The block's tile. Interior tiles (all rows and columns inside C) come first, row-major in
 // groups of 8 tile rows (so that a wave reuses a few panels of A against all of Bᵀ from L2);
@@ -249,7 +264,7 @@ __device__ inline void tile_of(const KernelArgs& p, int& tm, int& tn) {
     tn = t - tm * (tm + 1) / 2;
     return;
   }
-  const int full_m = int(p.m / kTileM), full_n = int(p.n / kTileN);
+  const int full_m = int(p.tiled_m / kTileM), full_n = int(p.tiled_n / kTileN);
   if (t < full_m * full_n) {
     constexpr int kGroup = 8;
     const int per_group = kGroup * full_n, first = t / per_group * kGroup, rows = min(kGroup, full_m - first);
@@ -302,17 +317,98 @@ __device__ __forceinline__ void mma_stage(int (&acc)[4][4][4], std::uint32_t a_f
   }
 }
 
+// ---- fringe ---------------------------------------------------------------------------------------
+
+// C's ragged last rows and columns (m, n mod 128), when at most kFringeLines, on CUDA cores: as MMA
+// tiles they keep at most 16 of 128 rows (or columns) live, so run at most 1/8 of their MMAs, yet
+// hold a block slot for all of K; at 4097³ their 65 tiles made a fifth wave after 4096³'s 3.9.
+// Instead blocks after the tiles' take them, in the last wave's free slots. A fringe block holds
+// the thin side's ≤ 16 packed rows (C's ragged rows of A, or ragged columns of Bᵀ) in shared
+// memory, kFringeChunk words of each at a time, and takes kFringeSpan lines of the long side (the
+// other operand's rows), 2 threads a line: each reads every other 16-byte group of the line,
+// kFringeDepth groups in flight, and ANDs each with the thin rows' groups. Its work grows with the
+// thin lines (4 ANDs a line a group) where a ragged tile's does not; 16 lines, one MMA tile's
+// rows, are where a tile starts to use its MMAs.
+constexpr int kFringeLines = 16;
+constexpr int kFringeSpan = kThreads / 2;
+constexpr int kFringeChunk = kSharedBytes / (kFringeLines * 4);  // 1536 words: K = 49152 bits a chunk
+constexpr int kFringeDepth = 8;                                   // 128 bytes in flight a thread
+static_assert(kFringeChunk % 8 == 0, "chunks of whole pairs of 16-byte groups");
+static_assert(kTileM % kFringeSpan == 0 && kTileN % kFringeSpan == 0, "a fringe block's long lines lie in the padded rows");
+
+// Fringe block f: the row fringe's blocks first (C's rows tiled_m..m against all n columns), then
+// the column fringe's (columns tiled_n..n against rows 0..tiled_m). Aᵀ·A has the row fringe only:
+// the lower triangle's ragged columns lie in its ragged rows, mirrored from there.
+__device__ inline void fringe_block(const KernelArgs& p, int f, unsigned char* smem) {
+  const bool rows_thin = f < p.row_fringe_blocks;
+  const index_t thin0 = rows_thin ? p.tiled_m : p.tiled_n;
+  const int lines = int((rows_thin ? p.m : p.n) - thin0);
+  const index_t span = rows_thin ? p.n : p.tiled_m;  // the long side's lines
+  const index_t line = index_t(rows_thin ? f : f - p.row_fringe_blocks) * kFringeSpan + threadIdx.x / 2;
+  const int half = threadIdx.x % 2;
+  uint4* thin = reinterpret_cast<uint4*>(smem);  // [kFringeLines][kFringeChunk / 4]
+  for (index_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
+    const std::uint32_t* a = p.a + z * p.member_a;
+    const std::uint32_t* bt = p.bt + z * p.member_b;
+    const std::uint32_t* thin_rows = (rows_thin ? a : bt) + thin0 * p.words;
+    // Lines past the long side are padding of the packed operand (zeros): read, never written.
+    const std::uint32_t* long_row = (rows_thin ? bt : a) + line * p.words;
+    std::uint32_t any[kFringeLines] = {};  // a thin line each: the OR of the ANDed words
+    for (index_t c0 = 0; c0 < p.words_used; c0 += kFringeChunk) {
+      const int chunk = int(p.words_used - c0 < kFringeChunk ? p.words_used - c0 : kFringeChunk);  // a multiple of 8
+      __syncthreads();  // every thread is done with the previous chunk (or member)
+      for (int g = threadIdx.x; g < lines * (chunk / 4); g += kThreads) {
+        const int q = g / (chunk / 4), group = g % (chunk / 4);
+        copy16_async(shared_address(thin + q * (kFringeChunk / 4) + group), thin_rows + q * p.words + c0 + 4 * group);
+      }
+      commit_group();
+      wait_group<0>();
+      __syncthreads();
+      const uint4* groups = reinterpret_cast<const uint4*>(long_row + c0) + half;  // this thread's: every other
+      for (int g0 = 0; g0 < chunk / 8; g0 += kFringeDepth) {
+        uint4 x[kFringeDepth];
+#pragma unroll
+        for (int d = 0; d < kFringeDepth; ++d) x[d] = g0 + d < chunk / 8 ? groups[2 * (g0 + d)] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int d = 0; d < kFringeDepth; ++d) {
+          if (g0 + d >= chunk / 8) break;
+#pragma unroll
+          for (int q = 0; q < kFringeLines; ++q) {
+            if (q >= lines) break;
+            const uint4 y = thin[q * (kFringeChunk / 4) + 2 * (g0 + d) + half];
+            any[q] |= (x[d].x & y.x) | (x[d].y & y.y) | (x[d].z & y.z) | (x[d].w & y.w);
+          }
+        }
+      }
+    }
+    std::uint8_t* c = p.c + z * p.stride_c;
+#pragma unroll
+    for (int q = 0; q < kFringeLines; ++q) {
+      any[q] |= __shfl_xor_sync(0xffffffffu, any[q], 1);  // the line's other half
+      if (q >= lines || line >= span || q % 2 != half) continue;  // the two threads of a line write alternate outputs
+      const index_t i = rows_thin ? thin0 + q : line, j = rows_thin ? line : thin0 + q;
+      if (!(p.symmetric && j > i)) finish(p, c, i, j, any[q] != 0);
+    }
+  }
+}
+
+// ---- the kernel -----------------------------------------------------------------------------------
+
 template <Route R>
 __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
   extern __shared__ __align__(128) unsigned char smem[];
+  if (int(blockIdx.x) >= p.tiles) {
+    fringe_block(p, int(blockIdx.x) - p.tiles, smem);
+    return;
+  }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_m = warp / 4, warp_n = warp % 4;  // 2 × 4 warps
   int tm, tn;
   tile_of(p, tm, tn);
   // The 16-row and 8-column MMA tiles of this warp that hold any of C: a ragged tile skips the others.
   auto holding = [](index_t left, int size) { return left <= 0 ? 0 : int(left >= 4 * size ? 4 : (left + size - 1) / size); };
-  const int m_tiles = holding(p.m - tm * index_t(kTileM) - warp_m * 64, 16);
-  const int n_tiles = holding(p.n - tn * index_t(kTileN) - warp_n * 32, 8);
+  const int m_tiles = holding(p.tiled_m - tm * index_t(kTileM) - warp_m * 64, 16);
+  const int n_tiles = holding(p.tiled_n - tn * index_t(kTileN) - warp_n * 32, 8);
   const bool ragged = m_tiles < 4 || n_tiles < 4;
   // The rows this thread addresses in ldmatrix, as byte offsets in a stage's A and Bᵀ parts.
   // Each is ≡ lane (mod 8), so the XOR swizzle of every fragment chunk depends on the lane only.
@@ -414,11 +510,8 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     for (int t = threadIdx.x; t < kTileM * kTileN; t += kThreads) {
       const int r = rows_contiguous ? t / kTileN : t % kTileM, col = rows_contiguous ? t % kTileN : t / kTileM;
       const index_t i = index_t(tm) * kTileM + r, j = index_t(tn) * kTileN + col;
-      if (i >= p.m || j >= p.n || (p.symmetric && j > i)) continue;
-      std::uint8_t& out = c[i * p.c_rs + j * p.c_cs];
-      const bool value = (p.alpha && flags[r * kFlagPitch + col]) || (p.beta && out != 0);
-      out = value;
-      if (p.symmetric && j != i) c[j * p.c_rs + i * p.c_cs] = value;  // the upper triangle, never read
+      if (i >= p.tiled_m || j >= p.tiled_n || (p.symmetric && j > i)) continue;
+      finish(p, c, i, j, flags[r * kFlagPitch + col] != 0);
     }
     __syncthreads();  // the next member's prologue refills the slots
   }
@@ -481,14 +574,23 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
   const index_t tail = words_used % kStageWords;
   args.stages = words_used / kStageWords + (tail > kTailWords ? 1 : 0);
   args.tail_words = tail > kTailWords ? 0 : tail;
-  args.tiles_m = int((args.m + kTileM - 1) / kTileM), args.tiles_n = int((args.n + kTileN - 1) / kTileN);
+  // C's ragged last rows and columns, when few, on the fringe's blocks (Aᵀ·A: the rows').
+  const index_t ragged_m = args.m % kTileM, ragged_n = args.n % kTileN;
+  const bool row_fringe = ragged_m > 0 && ragged_m <= kFringeLines;
+  const bool column_fringe = !args.symmetric && ragged_n > 0 && ragged_n <= kFringeLines;
+  args.tiled_m = args.m - (row_fringe ? ragged_m : 0);
+  args.tiled_n = args.symmetric ? args.tiled_m : args.n - (column_fringe ? ragged_n : 0);
+  args.tiles_m = int(ceil_div(args.tiled_m, kTileM)), args.tiles_n = int(ceil_div(args.tiled_n, kTileN));
   const index_t tiles = args.symmetric ? index_t(args.tiles_m) * (args.tiles_m + 1) / 2
                                        : index_t(args.tiles_m) * args.tiles_n;
-  if (tiles > 0x7fffffff) throw Error(Errc::invalid_argument, "C", "too many tiles for the tensor-core or-and kernel");
+  const index_t row_blocks = row_fringe ? ceil_div(args.n, kFringeSpan) : 0;
+  const index_t blocks = tiles + row_blocks + (column_fringe ? ceil_div(args.tiled_m, kFringeSpan) : 0);
+  if (blocks > 0x7fffffff) throw Error(Errc::invalid_argument, "C", "too many tiles for the tensor-core or-and kernel");
+  args.tiles = int(tiles), args.row_fringe_blocks = int(row_blocks);
   // Per call: the attribute belongs to the current device, and a process may use several.
   cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
              "cudaFuncSetAttribute");
-  const dim3 grid(unsigned(tiles), 1, unsigned(std::min<index_t>(args.batch, 65535)));
+  const dim3 grid(unsigned(blocks), 1, unsigned(std::min<index_t>(args.batch, 65535)));
   or_and_mma_kernel<R><<<grid, kThreads, kSharedBytes, stream>>>(args);
   check_launch("or_and_mma_kernel");
 }

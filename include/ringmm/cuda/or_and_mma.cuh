@@ -3,9 +3,10 @@
 // product runs on the tensor cores with no loss:
 //
 //   pack     A (M×K) and Bᵀ (N×K) into 32-bit words along K, rows padded to the tile and K to a
-//            stage with zeros (which count nothing): 4 bytes of 0/1 a word for the int8 route,
-//            32 bits a word for the bits route. Nonzero inputs are true, as everywhere in or-and.
-//            Sources are read as aligned 4-byte words whatever their alignment (rows of 4097 bytes).
+//            stage (or a short tail) with zeros (which count nothing): 4 bytes of 0/1 a word for
+//            the int8 route, 32 bits a word for the bits route. Nonzero inputs are true, as
+//            everywhere in or-and. Sources are read as aligned 4-byte words whatever their
+//            alignment (rows of 4097 bytes).
 //   multiply one kernel for both routes: their MMAs (m16n8k32 s8 and m16n8k256 b1 AND+POPC) take
 //            fragments of the same 32-bit words in the same places, so only the instruction
 //            differs. 128×128 tiles, 8 warps of 64×32, 32 words of K a stage in a 3-stage
@@ -54,6 +55,7 @@ constexpr int kSharedBytes = kStages * kStageBytes;  // 96 KiB: two blocks an SM
 // on CUDA cores a word costs a thread 16 shared loads and 64 ANDs, so 8 words are about one
 // step's tensor time, taken on the integer pipe beside the other block's MMAs.
 constexpr int kTailWords = 8;
+constexpr bool short_tail(index_t words_past_last_stage) { return words_past_last_stage <= kTailWords; }
 
 // Booleans a 32-bit word holds on each route.
 constexpr int elements_per_word(Route r) { return r == Route::int8 ? 4 : 32; }
@@ -227,7 +229,7 @@ __device__ inline void mma(int (&c)[4], const std::uint32_t (&a)[4], std::uint32
 struct KernelArgs {
   const std::uint32_t* a;   // packed A: tiles_m·128 rows × words, member_a words apart (0: shared)
   const std::uint32_t* bt;  // packed Bᵀ: tiles_n·128 rows × words, member_b apart
-  index_t words;            // a multiple of kStageWords
+  index_t words;            // a packed row's: whole stages, or kTailWords past them (packed_words)
   index_t words_used;       // the words that hold K, rounded up to one MMA's 8
   index_t stages;           // the stages of K on the MMAs, the last of them partial when words_used says so
   index_t tail_words;       // the words past them, which the epilogue ORs in on CUDA cores
@@ -465,7 +467,7 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
       static_assert(kTailWords * 4 <= kTailPitch && (kTileM + kTileN) * kTailPitch <= kStageBytes, "a row's tail in slot 1");
       unsigned char* tail = smem + kStageBytes;
       {
-        const int row = threadIdx.x;  // rows of A, then of Bᵀ: 32 bytes a thread (inside the rows: words ≥ stages·32 + 32)
+        const int row = threadIdx.x;  // rows of A, then of Bᵀ: 32 bytes a thread (inside the rows: packed_words)
         const std::uint32_t* src = (row < kTileM ? a_tile + row * p.words : b_tile + (row - kTileM) * p.words) + p.stages * kStageWords;
         static_assert(kThreads == kTileM + kTileN && kTailWords == 8, "a thread copies one row's 8 words");
         copy16_async(shared_address(tail + row * kTailPitch), src);
@@ -519,9 +521,14 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
 // ---- route --------------------------------------------------------------------------------------
 
-// The 32-bit words K takes on route R, and those rounded up to whole pipeline stages.
+// The 32-bit words K takes on route R, and those a packed row holds: whole pipeline stages, but
+// for a short tail only the kTailWords past the last whole stage that the epilogue reads (136
+// words at K = 4097 bits, not 160: less to pack).
 template <Route R> index_t k_words(index_t k) { return (k + elements_per_word(R) - 1) / elements_per_word(R); }
-template <Route R> index_t stage_words(index_t k) { return round_up(k_words<R>(k), kStageWords); }
+template <Route R> index_t packed_words(index_t k) {
+  const index_t words = k_words<R>(k), tail = words % kStageWords;
+  return short_tail(tail) ? words - tail + (tail > 0 ? kTailWords : 0) : round_up(words, kStageWords);
+}
 
 // A packed operand: `rows` rows (padded) × `words` words for each of `members` members.
 struct Packed {
@@ -572,8 +579,8 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
   // K's words past its last whole stage: the MMAs run them as one more, guarded stage, unless
   // they are few enough for the epilogue's CUDA cores.
   const index_t tail = words_used % kStageWords;
-  args.stages = words_used / kStageWords + (tail > kTailWords ? 1 : 0);
-  args.tail_words = tail > kTailWords ? 0 : tail;
+  args.stages = words_used / kStageWords + (short_tail(tail) ? 0 : 1);
+  args.tail_words = short_tail(tail) ? tail : 0;
   // C's ragged last rows and columns, when few, on the fringe's blocks (Aᵀ·A: the rows').
   const index_t ragged_m = args.m % kTileM, ragged_n = args.n % kTileN;
   const bool row_fringe = ragged_m > 0 && ragged_m <= kFringeLines;
@@ -597,7 +604,7 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
 
 template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
   const index_t m = d.m(), n = d.n(), k = d.k();
-  const index_t words = stage_words<R>(k);
+  const index_t words = packed_words<R>(k);
   const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_up(m, kTileM), words, stream);
   // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
   const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
@@ -610,11 +617,11 @@ template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t s
 
 }  // namespace or_and_mma
 
-// Bytes the packed operands of d take on route R: rows padded to tiles and K to a stage, a copy per
-// batch member that has its own operand.
+// Bytes the packed operands of d take on route R: rows padded to tiles and K to packed_words, a
+// copy per batch member that has its own operand.
 template <or_and_mma::Route R> double packed_bytes(const detail::Problem<OrAnd>& d) {
   using namespace or_and_mma;
-  const double words = double(stage_words<R>(d.k()));
+  const double words = double(packed_words<R>(d.k()));
   const double a_members = d.stride_a == 0 ? 1 : double(d.batch), b_members = d.stride_b == 0 ? 1 : double(d.batch);
   return 4 * words * (double(round_up(d.m(), kTileM)) * a_members + double(round_up(d.n(), kTileN)) * b_members);
 }

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -34,32 +35,46 @@ std::vector<std::string> configurations(bool with_heuristic = false) {
   return names;
 }
 
-// A batch of matrices in one host buffer: member b starts at storage + b·stride; elements outside
-// the views keep the poison they were filled with.
+// A batch of matrices in one host buffer: member b starts at storage + offset + b·stride; elements
+// outside the views keep the poison they were filled with.
 template <class T> struct Operand {
   std::vector<T> storage;
   MatrixView<T> view;
-  index_t stride = 0;
+  index_t stride = 0, offset = 0;
+  index_t members = 1;
+  // The view over `base` in place of storage (a copy's, or the device's).
+  template <class U> MatrixView<U> over(U* base) const { return {base + offset, view.rows, view.cols, view.ld, view.layout}; }
+  std::size_t at(index_t member, index_t i, index_t j) const {
+    return std::size_t(offset + member * stride + i * view.row_stride() + j * view.col_stride());
+  }
 };
 
 template <class S>
 Operand<typename S::value_type> make_operand(index_t rows, index_t cols, Layout layout, index_t pad, index_t batch,
-                                             bool shared_member, std::mt19937_64& rng, index_t k, bool poison_values) {
+                                             bool shared_member, std::mt19937_64& rng, index_t k, bool poison_values,
+                                             index_t offset = 0) {
   using T = typename S::value_type;
   Operand<T> o;
   const index_t ld = std::max<index_t>(1, (layout == Layout::row_major ? cols : rows) + pad);
   const index_t lines = layout == Layout::row_major ? rows : cols;
   const index_t extent = std::max<index_t>(1, lines * ld);
   o.stride = shared_member ? 0 : extent + 3;  // +3: members not back to back
-  const index_t members = shared_member ? 1 : batch;
-  o.storage.assign(std::size_t(o.stride * (members - 1) + extent), poison<T>());
-  o.view = {o.storage.data(), rows, cols, ld, layout};
-  for (index_t b = 0; b < members; ++b)
+  o.offset = offset;
+  o.members = shared_member ? 1 : batch;
+  o.storage.assign(std::size_t(offset + o.stride * (o.members - 1) + extent), poison<T>());
+  o.view = {o.storage.data() + offset, rows, cols, ld, layout};
+  for (index_t b = 0; b < o.members; ++b)
     for (index_t i = 0; i < rows; ++i)
-      for (index_t j = 0; j < cols; ++j)
-        o.storage[std::size_t(b * o.stride + i * o.view.row_stride() + j * o.view.col_stride())] =
-            poison_values ? poison<T>() : random_value<S>(rng, k);
+      for (index_t j = 0; j < cols; ++j) o.storage[o.at(b, i, j)] = poison_values ? poison<T>() : random_value<S>(rng, k);
   return o;
+}
+
+// 0̄ in every member of o where dead(row, column) of its view.
+template <class S, class Dead> void zero_where(Operand<typename S::value_type>& o, Dead dead) {
+  for (index_t b = 0; b < o.members; ++b)
+    for (index_t i = 0; i < o.view.rows; ++i)
+      for (index_t j = 0; j < o.view.cols; ++j)
+        if (dead(i, j)) o.storage[o.at(b, i, j)] = S::zero();
 }
 
 enum class Product { gemm, batched, syrk };
@@ -68,18 +83,27 @@ struct Case {
   index_t m, n, k;
   Op op_a = Op::N, op_b = Op::N;
   Layout layout_a = Layout::row_major, layout_b = Layout::row_major, layout_c = Layout::row_major;
-  index_t pad = 0;  // ld − contiguous extent, for all three operands
+  index_t pad = 0;     // ld − contiguous extent, for all three operands
+  index_t offset = 0;  // elements before each operand's view in its buffer: odd addresses on the device
   bool random_alpha = false, random_beta = false;
   bool device = false;
   Product product = Product::gemm;
   index_t batch = 1;
   bool shared_a = false;  // batch stride 0 for A
   unsigned pinned = 0;    // host operands in page-locked memory: 1 A, 2 B, 4 C
+  // 0̄ in the rows of op(A) below live_m, the columns of op(B) below live_n and the k below live_k,
+  // so that C's non-0̄ entries come from the rest alone (the random values' density follows the
+  // live k).
+  index_t live_m = 0, live_n = 0, live_k = 0;
 };
 
 std::string describe(const Case& c, const Context& ctx) {
   return "m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) + " ops=" +
          std::string(to_string(c.op_a)) + std::string(to_string(c.op_b)) + " pad=" + std::to_string(c.pad) +
+         (c.offset ? " offset=" + std::to_string(c.offset) : "") +
+         (c.live_m || c.live_n || c.live_k ? " live from (" + std::to_string(c.live_m) + ", " + std::to_string(c.live_n) +
+                                                 ", " + std::to_string(c.live_k) + ")"
+                                           : "") +
          " batch=" + std::to_string(c.batch) + (c.device ? " device" : " host") + " config=" +
          (ctx.cuda_config.empty() ? "auto" : ctx.cuda_config) + " border=" + std::string(to_string(ctx.border)) +
          (ctx.vendor_blas ? "" : " own-kernels") + (c.random_alpha ? " alpha" : "") + (c.random_beta ? " beta" : "") +
@@ -87,13 +111,11 @@ std::string describe(const Case& c, const Context& ctx) {
 }
 
 // True when every element outside the views of C's members kept its value.
-template <class T>
-bool outside_unchanged(const std::vector<T>& before, const std::vector<T>& after, const MatrixView<T>& v, index_t batch,
-                       index_t stride) {
+template <class T> bool outside_unchanged(const std::vector<T>& before, const std::vector<T>& after, const Operand<T>& c) {
   std::vector<char> inside(before.size(), 0);
-  for (index_t b = 0; b < batch; ++b)
-    for (index_t i = 0; i < v.rows; ++i)
-      for (index_t j = 0; j < v.cols; ++j) inside[std::size_t(b * stride + i * v.row_stride() + j * v.col_stride())] = 1;
+  for (index_t b = 0; b < c.members; ++b)
+    for (index_t i = 0; i < c.view.rows; ++i)
+      for (index_t j = 0; j < c.view.cols; ++j) inside[c.at(b, i, j)] = 1;
   for (std::size_t e = 0; e < before.size(); ++e)
     if (!inside[e] && std::memcmp(&before[e], &after[e], sizeof(T)) != 0) return false;
   return true;
@@ -112,13 +134,26 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
   const bool reads_c = !(beta == S::zero());
   const index_t batch = c.product == Product::batched ? c.batch : 1;
 
-  auto a = make_operand<S>(a_rows, a_cols, c.layout_a, c.pad, batch, c.shared_a, rng, c.k, false);
-  auto b = make_operand<S>(b_rows, b_cols, c.layout_b, c.pad, batch, false, rng, c.k, false);
-  auto c_in = make_operand<S>(c.m, syrk ? c.m : c.n, c.layout_c, c.pad, batch, false, rng, c.k, !reads_c);
+  const index_t live_k = std::max<index_t>(1, c.k - c.live_k);
+  auto a = make_operand<S>(a_rows, a_cols, c.layout_a, c.pad, batch, c.shared_a, rng, live_k, false, c.offset);
+  auto b = make_operand<S>(b_rows, b_cols, c.layout_b, c.pad, batch, false, rng, live_k, false, c.offset);
+  auto c_in = make_operand<S>(c.m, syrk ? c.m : c.n, c.layout_c, c.pad, batch, false, rng, c.k, !reads_c, c.offset);
+  if (c.live_m || c.live_n || c.live_k) {
+    // A's stored (r, col) as (row of C, k): k runs down the rows for op T, and for Aᵀ·A (op(A)ᵀ·op(A)) for op N.
+    const bool a_k_down = syrk ? c.op_a == Op::N : c.op_a == Op::T;
+    zero_where<S>(a, [&](index_t r, index_t col) {
+      const index_t i = a_k_down ? col : r, kk = a_k_down ? r : col;
+      return i < c.live_m || kk < c.live_k;
+    });
+    zero_where<S>(b, [&](index_t r, index_t col) {
+      const index_t j = c.op_b == Op::N ? col : r, kk = c.op_b == Op::N ? r : col;
+      return j < c.live_n || kk < c.live_k;
+    });
+  }
 
   // The expected result: the reference on a copy of C.
   auto expected = c_in;
-  expected.view.data = expected.storage.data();
+  expected.view = c_in.over(expected.storage.data());
   auto problem = syrk ? detail::make_problem<S>(c.op_a == Op::N ? Op::T : Op::N, a.view, c.op_a, a.view, expected.view,
                                                 alpha, beta)
                       : detail::make_problem<S>(c.op_a, a.view, c.op_b, b.view, expected.view, alpha, beta);
@@ -128,7 +163,7 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
   cpu::reference_gemm<S>(problem);
 
   auto actual = c_in;
-  actual.view.data = actual.storage.data();
+  actual.view = c_in.over(actual.storage.data());
   auto call = [&](MatrixView<const T> av, MatrixView<const T> bv, MatrixView<T> cv) {
     if (syrk)
       ringmm::syrk<S>(ctx, c.op_a, av, cv, alpha, beta);
@@ -139,16 +174,13 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
   };
   if (c.device) {
     DeviceCopy<T> da(a.storage), db(b.storage), dc(actual.storage);
-    MatrixView<const T> av{da.ptr, a.view.rows, a.view.cols, a.view.ld, a.view.layout};
-    MatrixView<const T> bv{db.ptr, b.view.rows, b.view.cols, b.view.ld, b.view.layout};
-    MatrixView<T> cv{dc.ptr, actual.view.rows, actual.view.cols, actual.view.ld, actual.view.layout};
-    call(av, bv, cv);
+    call(a.over(da.ptr), b.over(db.ptr), actual.over(dc.ptr));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     dc.to_host(actual.storage);
   } else if (c.pinned) {
     PinnedCopy<T> pa(a.storage), pb(b.storage), pc(actual.storage);
-    call(c.pinned & 1 ? pa.in_place_of(a.view) : a.view, c.pinned & 2 ? pb.in_place_of(b.view) : b.view,
-         c.pinned & 4 ? pc.in_place_of(actual.view) : actual.view);
+    call(c.pinned & 1 ? a.over(pa.ptr) : a.view, c.pinned & 2 ? b.over(pb.ptr) : b.view,
+         c.pinned & 4 ? actual.over(pc.ptr) : actual.view);
     if (c.pinned & 4) pc.to_host(actual.storage);
   } else {
     call(a.view, b.view, actual.view);
@@ -159,7 +191,7 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
   const detail::Strided<const T> before_c{c_in.storage.data(), c_in.view.rows, c_in.view.cols, c_in.view.row_stride(),
                                           c_in.view.col_stride()};
   EXPECT_TRUE(ringmm::testing::matrices_match<S>(problem, expected_c, actual_c, &before_c)) << describe(c, ctx);
-  EXPECT_TRUE(outside_unchanged(c_in.storage, actual.storage, actual.view, batch, c_in.stride))
+  EXPECT_TRUE(outside_unchanged(c_in.storage, actual.storage, c_in))
       << "wrote outside C: " << describe(c, ctx);
 }
 
@@ -504,6 +536,134 @@ TEST(CudaOrAndTensorCores, BothRoutesMatchReference) {
     ctx.boolean_mma = route;
     SCOPED_TRACE(std::string("route ") + std::string(to_string(route)));
     for (const Case& c : cases) check_case<OrAnd>(ctx, c, rng);
+  }
+}
+
+// K's short tail and C's ragged fringe (ringmm/cuda/or_and_mma.cuh): the tail of ≤ 8 words past
+// K's last whole stage of 32 words is ANDed in by the tile's epilogue on CUDA cores (more runs as a
+// last, guarded MMA stage), and m or n mod 128 of 1 to 16 lines by fringe blocks (17 or more as a
+// ragged MMA tile). K is given in words of the route (32 booleans a word on bits, 4 on int8), so
+// that each route sees each tail. The data are sparse (random_value's density follows K), so that
+// about half of C is 0; `live_*` cases zero all but the tail's k or the ragged lines, so that a
+// skipped or misplaced tail or fringe leaves ones out.
+std::vector<Case> tail_and_fringe_cases(BooleanMma route) {
+  const index_t e = route == BooleanMma::bits ? 32 : 4;
+  auto k_of = [e](index_t words, index_t short_by) { return words * e - short_by; };  // K in `words` words
+  std::vector<Case> cases;
+  // The tail on whole tiles (no fringe): 1, 7, 8 words after whole stages, and 9 (a guarded stage);
+  // K of fewer words than a stage (all tail, or one guarded stage); whole stages; K = 1 and 0.
+  const index_t exact[][3] = {{128, 256, k_of(33, e - 1)}, {256, 128, k_of(39, 0)},  {128, 128, k_of(40, e / 2)},
+                              {128, 128, k_of(41, 1)},     {128, 256, k_of(65, 0)},  {128, 128, k_of(2, e - 1)},
+                              {128, 128, k_of(8, 0)},      {128, 128, k_of(9, 3)},   {256, 256, k_of(64, 0)},
+                              {128, 128, 1},               {128, 128, 0}};
+  int i = 0;
+  for (const auto& s : exact) {
+    Case c = rotated_case(s, i++);
+    c.device = i % 2 == 0;
+    cases.push_back(c);
+  }
+  // Only the tail's k are shared: 7 words of it, and a single k in its only word.
+  for (Case c : {Case{256, 128, k_of(39, 0)}, Case{128, 256, k_of(65, e - 1)}}) {
+    c.live_k = c.k - (c.k % (32 * e) == 0 ? 32 * e : c.k % (32 * e));
+    c.random_beta = c.m == 128;
+    cases.push_back(c);
+  }
+  // The K (bits: 4097 = 128 words and 1, 1248 = 39 words, ...) on a row fringe of 1 and a
+  // column fringe of 15.
+  for (index_t k : {4097, 1024 + 224, 1024 + 256, 1024 + 257, 33, 255, 257, 1, 0}) {
+    Case c{129, 257 + 15, k};
+    c.device = k % 2 == 1, c.random_beta = k == 257;
+    cases.push_back(c);
+  }
+  // 1, 2, 15, 16 ragged lines (a fringe) and 17 (a ragged tile), of rows, of columns and of both,
+  // and C of fewer lines than a tile; ops, layouts, padding and α/β rotate.
+  const index_t k1 = k_of(33, 3);
+  const index_t ragged[][3] = {{129, 256, k1}, {130, 256, k1}, {143, 256, k1}, {144, 256, k1}, {145, 256, k1},
+                               {256, 129, k1}, {256, 130, k1}, {256, 143, k1}, {256, 144, k1}, {256, 145, k1},
+                               {145, 144, k1}, {144, 145, k1}, {272, 130, k1}, {1, 300, k1},   {300, 1, k1},
+                               {16, 16, k1},   {17, 16, k1},   {16, 17, k1},   {2, 2, k1},     {16, 200, k1},
+                               {200, 16, k1},  {129, 129, 5000}};
+  for (const auto& s : ragged) {
+    Case c = rotated_case(s, i++);
+    c.device = i % 2 == 0;
+    c.offset = c.device ? i % 4 : 0;
+    cases.push_back(c);
+  }
+  // Only the ragged lines hold ones: rows (16 of a fringe), columns (15), both (the fringes'
+  // corner), 17 of each (ragged tiles); and fringes whose only shared k are in their tail word, or
+  // in the second chunk of the thin lines in shared memory (1536 words), of rows and of columns.
+  auto live = [](Case c, index_t m_from, index_t n_from, index_t k_from) {
+    c.live_m = m_from, c.live_n = n_from, c.live_k = k_from;
+    return c;
+  };
+  for (Case c : {live({272, 256, k1}, 256, 0, 0), live({256, 271, k1}, 0, 256, 0), live({144, 130, k1}, 128, 128, 0),
+                 live({145, 145, k1}, 128, 128, 0), live({129, 272, k_of(129, e - 1)}, 0, 0, 128 * e),
+                 live({130, 20, k_of(1600, 5 % e)}, 0, 0, 1540 * e), live({20, 130, k_of(1600, 3 % e)}, 0, 0, 1540 * e)}) {
+    c.layout_c = c.n == 130 ? Layout::col_major : Layout::row_major;
+    c.random_beta = c.m == 145;
+    c.op_b = c.m == 20 ? Op::T : Op::N;
+    c.device = c.n != 256;
+    cases.push_back(c);
+  }
+  // Batches (A shared and not) over a fringe and a tail; β and column-major C.
+  for (Case c : {Case{129, 272, k1}, Case{272, 129, k_of(39, 1)}, Case{144, 17, k1}}) {
+    c.product = Product::batched, c.batch = c.m == 144 ? 2 : 3;
+    c.shared_a = c.m != 272;
+    c.random_beta = c.m != 129, c.layout_c = c.m == 144 ? Layout::col_major : Layout::row_major;
+    c.device = c.m != 129, c.offset = c.m == 272 ? 1 : 0;
+    if (c.m == 144) c.live_m = 128;
+    cases.push_back(c);
+  }
+  // Aᵀ·A: a row fringe of 1, 15 and 16 (the lower triangle's ragged columns lie in its rows), 17
+  // (a ragged tile), C of 1 and 16 lines; β, column-major C, and ones only in the ragged rows.
+  for (Case c : {Case{129, 129, k1}, Case{271, 271, k_of(39, 0)}, Case{144, 144, k1}, Case{145, 145, k1},
+                 Case{1, 1, k1}, Case{16, 16, k_of(9, 1)}, Case{272, 272, k1}}) {
+    c.product = Product::syrk;
+    c.op_a = c.m == 271 ? Op::T : Op::N;
+    c.random_beta = c.m != 1, c.layout_c = c.m == 144 || c.m == 16 ? Layout::col_major : Layout::row_major;
+    c.device = c.m % 2 == 1;
+    if (c.m == 272) c.live_m = 256;
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+// Every packing walk (pack() in or_and_mma.cuh) on views at odd addresses, so that their aligned
+// loads re-align (load_bytes): A row-major and Bᵀ of B transposed (k contiguous: along k), B
+// row-major and A column-major (rows contiguous: bits transposes them in shared memory, int8
+// walks across rows), with K and the row lengths multiples of 4 (only the offset misaligns) and odd.
+std::vector<Case> unaligned_cases(BooleanMma route) {
+  const index_t e = route == BooleanMma::bits ? 32 : 4;
+  std::vector<Case> cases;
+  int i = 0;
+  for (index_t offset : {1, 2, 3}) {
+    for (const auto& s : {std::array<index_t, 3>{144, 132, 40 * e}, std::array<index_t, 3>{129, 130, 33 * e - 1},
+                          std::array<index_t, 3>{20, 257, 4 * e + 3}}) {
+      Case c{s[0], s[1], s[2]};
+      c.device = true, c.offset = offset, c.pad = offset == 2 ? 1 : 0;
+      c.op_b = i % 2 ? Op::T : Op::N;
+      c.layout_a = i % 4 >= 2 ? Layout::col_major : Layout::row_major;
+      c.random_beta = i % 3 == 2;
+      cases.push_back(c);
+      ++i;
+    }
+  }
+  // A batch whose members begin at every address mod 4 (make_operand spaces them extent + 3 apart).
+  Case batched{129, 33, 33 * e + 1};
+  batched.product = Product::batched, batched.batch = 4, batched.device = true, batched.offset = 1;
+  cases.push_back(batched);
+  return cases;
+}
+
+TEST(CudaOrAndTensorCores, TailsFringesAndUnalignedViews) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(13);
+  for (BooleanMma route : {BooleanMma::int8, BooleanMma::bits}) {
+    Context ctx = cuda_context("", BorderPolicy::automatic);
+    ctx.boolean_mma = route;
+    SCOPED_TRACE(std::string("route ") + std::string(to_string(route)));
+    for (const Case& c : tail_and_fringe_cases(route)) check_case<OrAnd>(ctx, c, rng);
+    for (const Case& c : unaligned_cases(route)) check_case<OrAnd>(ctx, c, rng);
   }
 }
 

@@ -3,16 +3,23 @@
 // product runs on the tensor cores with no loss:
 //
 //   pack     A (M×K) and Bᵀ (N×K) into 32-bit words along K, rows padded to the tile and K to a
-//            stage with zeros (which count nothing): 4 bytes of 0/1 a word for the int8 route,
-//            32 bits a word for the bits route. Nonzero inputs are true, as everywhere in or-and.
+//            stage (or a short tail) with zeros (which count nothing): 4 bytes of 0/1 a word for
+//            the int8 route, 32 bits a word for the bits route. Nonzero inputs are true, as
+//            everywhere in or-and. Sources are read as aligned 4-byte words whatever their
+//            alignment (rows of 4097 bytes).
 //   multiply one kernel for both routes: their MMAs (m16n8k32 s8 and m16n8k256 b1 AND+POPC) take
 //            fragments of the same 32-bit words in the same places, so only the instruction
 //            differs. 128×128 tiles, 8 warps of 64×32, 32 words of K a stage in a 3-stage
-//            cp.async pipeline, ldmatrix from XOR-swizzled shared memory.
+//            cp.async pipeline, ldmatrix from XOR-swizzled shared memory. A short tail of K past
+//            the last whole stage (≤ 8 words: K = 4097 bits is 128 words and 1) is ANDed in by
+//            the epilogue on CUDA cores rather than as one more stage.
 //   finish   in the epilogue: C = (α ∧ count > 0) ∨ (β ∧ C), written as 0/1 bytes to any strided C.
+//   fringe   C's ragged last rows and columns, when few (m or n mod 128 ≤ 16), are not MMA tiles:
+//            blocks after the tiles' in the same grid AND and OR their packed rows on CUDA cores,
+//            in the free slots of the tiles' last wave.
 //
-// Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them; Bᵀ is then A's
-// own packed copy. Batches run over grid.z. Every operand is a device view (engine.cuh stages
+// Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them, and its fringe the
+// ragged rows' lower triangle; Bᵀ is then A's own packed copy. Batches run over grid.z. Every operand is a device view (engine.cuh stages
 // host operands first).
 #pragma once
 
@@ -42,6 +49,14 @@ constexpr int kRowBytes = kStageWords * 4;
 constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes;
 constexpr int kSharedBytes = kStages * kStageBytes;  // 96 KiB: two blocks an SM
 
+// K's words past the last whole stage that the epilogue ORs in on CUDA cores, at most: one MMA
+// step's 8 (256 bits, 32 bytes of int8). As one more stage they would cost every tile a stage's
+// loads, a pipeline step and one MMA step (the b1 step issues at about the int8 step's rate);
+// on CUDA cores a word costs a thread 16 shared loads and 64 ANDs, so 8 words are about one
+// step's tensor time, taken on the integer pipe beside the other block's MMAs.
+constexpr int kTailWords = 8;
+constexpr bool short_tail(index_t words_past_last_stage) { return words_past_last_stage <= kTailWords; }
+
 // Booleans a 32-bit word holds on each route.
 constexpr int elements_per_word(Route r) { return r == Route::int8 ? 4 : 32; }
 
@@ -57,13 +72,29 @@ __device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
   return (byte_flags(four_bytes) * 0x01020408u) >> 24;
 }
 
-// How pack_kernel walks its source: along k when k is contiguous (a thread per word, 4-byte
-// loads); across rows when rows are contiguous and 4-byte aligned (a thread per 4 rows × one
-// word, a 4-byte load of the 4 rows at each k: B's usual layout); else element by element.
-// The bits route has two more: a warp a run of 16 words when k is contiguous, and
-// pack_bits_transposed_kernel when rows are.
-enum class Walk { along_k, across_rows, elements, warp_along_k };
-static_assert(kStageWords % 16 == 0, "Walk::warp_along_k packs runs of 16 words");
+// The n ≤ 4·G bytes at p, at any alignment, as G words of 4 bytes (little-endian, zeros past n):
+// aligned 4-byte loads of the words that hold one of those bytes, and no others (so never a word
+// outside the view), each neighbouring pair re-aligned by a funnel shift.
+template <int G> __device__ inline void load_bytes(std::uint32_t (&out)[G], const std::uint8_t* p, int n) {
+  const int offset = int(reinterpret_cast<std::uintptr_t>(p) % 4);
+  const std::uint32_t* word = reinterpret_cast<const std::uint32_t*>(p - offset);
+  const int held = (offset + n + 3) / 4;  // the words that hold the n bytes: G, or G + 1 when unaligned
+  std::uint32_t w[G + 1];
+#pragma unroll
+  for (int g = 0; g <= G; ++g) w[g] = g < held ? word[g] : 0u;
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    out[g] = __funnelshift_r(w[g], w[g + 1], 8 * offset);
+    if (n < 4 * (g + 1)) out[g] &= n <= 4 * g ? 0u : (1u << (8 * (n - 4 * g))) - 1;  // bytes past the n
+  }
+}
+
+// How pack_kernel walks its source: along k when k is contiguous (a thread per word); across rows
+// when rows are (a thread per 4 rows × one word, the 4 rows' bytes at each k read together: B's
+// usual layout); else element by element. The bits route packs contiguous rows with
+// pack_bits_transposed_kernel instead. Both contiguous walks read aligned words (load_bytes),
+// so unaligned views (rows of 4097 bytes) pack as fast as aligned ones.
+enum class Walk { along_k, across_rows, elements };
 constexpr int kRowsPerThread = 4;  // Walk::across_rows: few, so that there are threads enough to hide latency
 
 // dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
@@ -79,74 +110,49 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
   for (index_t z = blockIdx.y; z < members; z += gridDim.y) {
     const std::uint8_t* s = src + z * src_stride;
     std::uint32_t* d = dst + z * member_words;
-    if constexpr (W == Walk::warp_along_k) {
-      // A warp a 512-byte run of a row, 16 bytes a lane (16-byte loads where aligned): lane pairs
-      // hold a word's 32 elements, 16 bits each, joined by one shuffle. 512 bytes in flight a warp.
-      static_assert(R == Route::bits, "16 bytes make 16 bits");
-      const int lane = threadIdx.x % 32;
-      const index_t warps = index_t(gridDim.x) * blockDim.x / 32, runs = words_padded / 16;
-      for (index_t t = (blockIdx.x * index_t(blockDim.x) + threadIdx.x) / 32; t < rows_padded * runs; t += warps) {
-        const index_t r = t / runs, run = t % runs, k0 = run * 512 + lane * 16;
-        std::uint32_t half = 0;
-        if (r < rows && k0 < k) {
-          const std::uint8_t* p = s + r * rs + k0;
-          std::uint32_t four[4] = {};
-          if (k0 + 16 <= k && reinterpret_cast<std::uintptr_t>(p) % 16 == 0) {
-            const uint4 v = *reinterpret_cast<const uint4*>(p);
-            four[0] = v.x, four[1] = v.y, four[2] = v.z, four[3] = v.w;
-          } else {
-            for (int e = 0; e < 16 && k0 + e < k; ++e) four[e / 4] |= std::uint32_t(p[e]) << (8 * (e % 4));
-          }
-#pragma unroll
-          for (int g = 0; g < 4; ++g) half |= bit_flags(four[g]) << (4 * g);
-        }
-        const std::uint32_t upper = __shfl_down_sync(0xffffffffu, half, 1);
-        if (lane % 2 == 0) d[r * words_padded + run * 16 + lane / 2] = half | (upper << 16);
-      }
-    } else {
-      for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
-        if constexpr (W == Walk::across_rows) {
-          // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
-          const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
-          std::uint32_t word[kRowsPerThread] = {};
-          if (r0 + kRowsPerThread <= rows) {
+    for (index_t t = blockIdx.x * index_t(blockDim.x) + threadIdx.x; t < items; t += index_t(gridDim.x) * blockDim.x) {
+      if constexpr (W == Walk::across_rows) {
+        // Consecutive threads take consecutive groups of rows: a warp reads 128 contiguous bytes a k.
+        const index_t r0 = (t % groups) * kRowsPerThread, w = t / groups, k0 = w * E;
+        const int live = int(rows - r0 < kRowsPerThread ? rows - r0 : kRowsPerThread);  // the last rows, partly past the view
+        std::uint32_t word[kRowsPerThread] = {};
+        if (live > 0) {
 #pragma unroll 8
-            for (int e = 0; e < E; ++e) {
-              if (k0 + e >= k) break;
-              const std::uint32_t flags = byte_flags(*reinterpret_cast<const std::uint32_t*>(s + r0 + (k0 + e) * cs));
+          for (int e = 0; e < E; ++e) {
+            if (k0 + e >= k) break;
+            std::uint32_t four[1];
+            load_bytes(four, s + r0 + (k0 + e) * cs, live);
+            const std::uint32_t flags = byte_flags(four[0]);
 #pragma unroll
-              for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((flags >> (8 * j)) & 1u) << (e * kShift);
-            }
-          } else {  // the last rows, partly past the view
-            for (int j = 0; j < kRowsPerThread && r0 + j < rows; ++j)
-              for (int e = 0; e < E && k0 + e < k; ++e)
-                word[j] |= std::uint32_t(s[(r0 + j) + (k0 + e) * cs] != 0) << (e * kShift);
+            for (int j = 0; j < kRowsPerThread; ++j) word[j] |= ((flags >> (8 * j)) & 1u) << (e * kShift);
           }
-#pragma unroll
-          for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
-        } else {
-          // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
-          const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
-          const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
-          const index_t k0 = w * E;
-          std::uint32_t word = 0;
-          if (r < rows && k0 < k) {
-            const std::uint8_t* row = s + r * rs;
-            const bool vector = W == Walk::along_k && k0 + E <= k && reinterpret_cast<std::uintptr_t>(row + k0) % 4 == 0;
-            for (int g = 0; g < E / 4; ++g) {  // groups of 4 elements
-              std::uint32_t four = 0;
-              if (vector) {
-                four = reinterpret_cast<const std::uint32_t*>(row + k0)[g];
-              } else {
-                for (int e = 0; e < 4; ++e)
-                  if (k0 + 4 * g + e < k) four |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
-              }
-              if constexpr (R == Route::int8) word = byte_flags(four);
-              else word |= bit_flags(four) << (4 * g);
-            }
-          }
-          d[r * words_padded + w] = word;
         }
+#pragma unroll
+        for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
+      } else {
+        // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
+        const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
+        const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
+        const index_t k0 = w * E;
+        std::uint32_t four[E / 4] = {};  // groups of 4 elements, a byte each
+        if (r < rows && k0 < k) {
+          const std::uint8_t* row = s + r * rs;
+          if constexpr (W == Walk::along_k) {
+            load_bytes(four, row + k0, int(k - k0 < E ? k - k0 : E));
+          } else {
+#pragma unroll
+            for (int g = 0; g < E / 4; ++g)
+              for (int e = 0; e < 4; ++e)
+                if (k0 + 4 * g + e < k) four[g] |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
+          }
+        }
+        std::uint32_t word = 0;
+#pragma unroll
+        for (int g = 0; g < E / 4; ++g) {
+          if constexpr (R == Route::int8) word = byte_flags(four[g]);
+          else word |= bit_flags(four[g]) << (4 * g);
+        }
+        d[r * words_padded + w] = word;
       }
     }
   }
@@ -160,7 +166,7 @@ static_assert(kTileM % kTransposeRows == 0 && kTileN % kTransposeRows == 0, "pac
 template <Route R>  // a template, as the header's other kernels are, so that every unit may include it
 __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded,
                                             index_t member_words, const std::uint8_t* src, index_t rows, index_t k,
-                                            index_t cs, index_t src_stride, index_t members, bool aligned4) {
+                                            index_t cs, index_t src_stride, index_t members) {
   static_assert(R == Route::bits, "one ballot makes one word of 32 booleans");
   __shared__ std::uint8_t tile[32][kTransposeRows + 4];  // +4: the ballot reads of a column hit 32 banks
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -170,21 +176,13 @@ __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_pad
     std::uint32_t* d = dst + z * member_words;
     for (index_t item = blockIdx.x; item < items; item += gridDim.x) {
       const index_t row0 = (item % row_tiles) * kTransposeRows, w = item / row_tiles, k0 = w * 32;
-      {  // thread t loads 16 rows at element t/8: 4-byte loads where aligned, zeros past the view
+      {  // thread t loads 16 rows at element t/8 (aligned words, whatever cs), zeros past the view
         const int e = threadIdx.x / 8, col = (threadIdx.x % 8) * 16;
-        const index_t kk = k0 + e;
+        const index_t kk = k0 + e, r = row0 + col;
+        std::uint32_t four[4] = {};
+        if (kk < k && r < rows) load_bytes(four, s + r + kk * cs, int(rows - r < 16 ? rows - r : 16));
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const index_t r = row0 + col + 4 * q;
-          std::uint32_t four = 0;
-          if (aligned4 && kk < k && r + 4 <= rows) {
-            four = *reinterpret_cast<const std::uint32_t*>(s + r + kk * cs);
-          } else if (kk < k) {
-            for (int j = 0; j < 4; ++j)
-              if (r + j < rows) four |= std::uint32_t(s[r + j + kk * cs]) << (8 * j);
-          }
-          *reinterpret_cast<std::uint32_t*>(&tile[e][col + 4 * q]) = four;
-        }
+        for (int q = 0; q < 4; ++q) *reinterpret_cast<std::uint32_t*>(&tile[e][col + 4 * q]) = four[q];
       }
       __syncthreads();
       std::uint32_t mine = 0;  // lane i keeps the word of row warp·16 + i
@@ -231,15 +229,29 @@ __device__ inline void mma(int (&c)[4], const std::uint32_t (&a)[4], std::uint32
 struct KernelArgs {
   const std::uint32_t* a;   // packed A: tiles_m·128 rows × words, member_a words apart (0: shared)
   const std::uint32_t* bt;  // packed Bᵀ: tiles_n·128 rows × words, member_b apart
-  index_t words;            // a multiple of kStageWords
+  index_t words;            // a packed row's: whole stages, or kTailWords past them (packed_words)
   index_t words_used;       // the words that hold K, rounded up to one MMA's 8
+  index_t stages;           // the stages of K on the MMAs, the last of them partial when words_used says so
+  index_t tail_words;       // the words past them, which the epilogue ORs in on CUDA cores
   index_t member_a, member_b;
   std::uint8_t* c;
   index_t m, n, c_rs, c_cs, stride_c, batch;
-  int tiles_m, tiles_n;
+  index_t tiled_m, tiled_n;  // C's rows and columns in MMA tiles: m and n less the fringe's
+  int tiles_m, tiles_n;      // MMA tiles over tiled_m × tiled_n
+  int tiles;                 // the blocks of MMA tiles; the fringe's follow
+  int row_fringe_blocks;     // then the column fringe's
   bool alpha, beta;  // or-and's scalars: true or false
   bool symmetric;    // tiles of the lower triangle only, mirrored
 };
+
+// C(i, j) = (α ∧ any) ∨ (β ∧ C(i, j)) as a 0/1 byte, and for Aᵀ·A the mirror C(j, i) (the upper
+// triangle, never read).
+__device__ inline void finish(const KernelArgs& p, std::uint8_t* c, index_t i, index_t j, bool any) {
+  std::uint8_t& out = c[i * p.c_rs + j * p.c_cs];
+  const bool value = (p.alpha && any) || (p.beta && out != 0);
+  out = value;
+  if (p.symmetric && j != i) c[j * p.c_rs + i * p.c_cs] = value;
+}
 
 // The block's tile. Interior tiles (all rows and columns inside C) come first, row-major in
 // groups of 8 tile rows (so that a wave reuses a few panels of A against all of Bᵀ from L2);
@@ -254,7 +266,7 @@ __device__ inline void tile_of(const KernelArgs& p, int& tm, int& tn) {
     tn = t - tm * (tm + 1) / 2;
     return;
   }
-  const int full_m = int(p.m / kTileM), full_n = int(p.n / kTileN);
+  const int full_m = int(p.tiled_m / kTileM), full_n = int(p.tiled_n / kTileN);
   if (t < full_m * full_n) {
     constexpr int kGroup = 8;
     const int per_group = kGroup * full_n, first = t / per_group * kGroup, rows = min(kGroup, full_m - first);
@@ -270,6 +282,12 @@ __device__ inline void tile_of(const KernelArgs& p, int& tm, int& tn) {
     tm = full_m, tn = r - last_column;
   }
 }
+
+// Where an MMA accumulator sits in the warp's 64×32 part of the tile: element e of the (mi, ni)
+// 16×8 MMA tile is row lane/4 (+8 for e ≥ 2) and column 2·(lane%4) + e%2 of it. A thread thus
+// holds 8 rows (mi, e/2) × 8 columns (ni, e%2) of the tile.
+__device__ inline int fragment_row(int warp_m, int lane, int mi, int e) { return warp_m * 64 + mi * 16 + lane / 4 + (e / 2) * 8; }
+__device__ inline int fragment_col(int warp_n, int lane, int ni, int e) { return warp_n * 32 + ni * 8 + 2 * (lane % 4) + e % 2; }
 
 // One stage of K from shared memory into the accumulators: `steps` MMA steps of 8 words. Guarded,
 // it runs only the MMA tiles below m_tiles × n_tiles (those that hold C) and the given steps.
@@ -301,18 +319,98 @@ __device__ __forceinline__ void mma_stage(int (&acc)[4][4][4], std::uint32_t a_f
   }
 }
 
+// ---- fringe ---------------------------------------------------------------------------------------
+
+// C's ragged last rows and columns (m, n mod 128), when at most kFringeLines, on CUDA cores: as MMA
+// tiles they keep at most 16 of 128 rows (or columns) live, so run at most 1/8 of their MMAs, yet
+// hold a block slot for all of K; at 4097³ their 65 tiles made a fifth wave after 4096³'s 3.9.
+// Instead blocks after the tiles' take them, in the last wave's free slots. A fringe block holds
+// the thin side's ≤ 16 packed rows (C's ragged rows of A, or ragged columns of Bᵀ) in shared
+// memory, kFringeChunk words of each at a time, and takes kFringeSpan lines of the long side (the
+// other operand's rows), 2 threads a line: each reads every other 16-byte group of the line,
+// kFringeDepth groups in flight, and ANDs each with the thin rows' groups. Its work grows with the
+// thin lines (4 ANDs a line a group) where a ragged tile's does not; 16 lines, one MMA tile's
+// rows, are where a tile starts to use its MMAs.
+constexpr int kFringeLines = 16;
+constexpr int kFringeSpan = kThreads / 2;
+constexpr int kFringeChunk = kSharedBytes / (kFringeLines * 4);  // 1536 words: K = 49152 bits a chunk
+constexpr int kFringeDepth = 8;                                   // 128 bytes in flight a thread
+static_assert(kFringeChunk % 8 == 0, "chunks of whole pairs of 16-byte groups");
+static_assert(kTileM % kFringeSpan == 0 && kTileN % kFringeSpan == 0, "a fringe block's long lines lie in the padded rows");
+
+// Fringe block f: the row fringe's blocks first (C's rows tiled_m..m against all n columns), then
+// the column fringe's (columns tiled_n..n against rows 0..tiled_m). Aᵀ·A has the row fringe only:
+// the lower triangle's ragged columns lie in its ragged rows, mirrored from there.
+__device__ inline void fringe_block(const KernelArgs& p, int f, unsigned char* smem) {
+  const bool rows_thin = f < p.row_fringe_blocks;
+  const index_t thin0 = rows_thin ? p.tiled_m : p.tiled_n;
+  const int lines = int((rows_thin ? p.m : p.n) - thin0);
+  const index_t span = rows_thin ? p.n : p.tiled_m;  // the long side's lines
+  const index_t line = index_t(rows_thin ? f : f - p.row_fringe_blocks) * kFringeSpan + threadIdx.x / 2;
+  const int half = threadIdx.x % 2;
+  uint4* thin = reinterpret_cast<uint4*>(smem);  // [kFringeLines][kFringeChunk / 4]
+  for (index_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
+    const std::uint32_t* a = p.a + z * p.member_a;
+    const std::uint32_t* bt = p.bt + z * p.member_b;
+    const std::uint32_t* thin_rows = (rows_thin ? a : bt) + thin0 * p.words;
+    // Lines past the long side are padding of the packed operand (zeros): read, never written.
+    const std::uint32_t* long_row = (rows_thin ? bt : a) + line * p.words;
+    std::uint32_t any[kFringeLines] = {};  // a thin line each: the OR of the ANDed words
+    for (index_t c0 = 0; c0 < p.words_used; c0 += kFringeChunk) {
+      const int chunk = int(p.words_used - c0 < kFringeChunk ? p.words_used - c0 : kFringeChunk);  // a multiple of 8
+      __syncthreads();  // every thread is done with the previous chunk (or member)
+      for (int g = threadIdx.x; g < lines * (chunk / 4); g += kThreads) {
+        const int q = g / (chunk / 4), group = g % (chunk / 4);
+        copy16_async(shared_address(thin + q * (kFringeChunk / 4) + group), thin_rows + q * p.words + c0 + 4 * group);
+      }
+      commit_group();
+      wait_group<0>();
+      __syncthreads();
+      const uint4* groups = reinterpret_cast<const uint4*>(long_row + c0) + half;  // this thread's: every other
+      for (int g0 = 0; g0 < chunk / 8; g0 += kFringeDepth) {
+        uint4 x[kFringeDepth];
+#pragma unroll
+        for (int d = 0; d < kFringeDepth; ++d) x[d] = g0 + d < chunk / 8 ? groups[2 * (g0 + d)] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int d = 0; d < kFringeDepth; ++d) {
+          if (g0 + d >= chunk / 8) break;
+#pragma unroll
+          for (int q = 0; q < kFringeLines; ++q) {
+            if (q >= lines) break;
+            const uint4 y = thin[q * (kFringeChunk / 4) + 2 * (g0 + d) + half];
+            any[q] |= (x[d].x & y.x) | (x[d].y & y.y) | (x[d].z & y.z) | (x[d].w & y.w);
+          }
+        }
+      }
+    }
+    std::uint8_t* c = p.c + z * p.stride_c;
+#pragma unroll
+    for (int q = 0; q < kFringeLines; ++q) {
+      any[q] |= __shfl_xor_sync(0xffffffffu, any[q], 1);  // the line's other half
+      if (q >= lines || line >= span || q % 2 != half) continue;  // the two threads of a line write alternate outputs
+      const index_t i = rows_thin ? thin0 + q : line, j = rows_thin ? line : thin0 + q;
+      if (!(p.symmetric && j > i)) finish(p, c, i, j, any[q] != 0);
+    }
+  }
+}
+
+// ---- the kernel -----------------------------------------------------------------------------------
+
 template <Route R>
 __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
   extern __shared__ __align__(128) unsigned char smem[];
+  if (int(blockIdx.x) >= p.tiles) {
+    fringe_block(p, int(blockIdx.x) - p.tiles, smem);
+    return;
+  }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_m = warp / 4, warp_n = warp % 4;  // 2 × 4 warps
   int tm, tn;
   tile_of(p, tm, tn);
-  const index_t stages = p.words / kStageWords;
   // The 16-row and 8-column MMA tiles of this warp that hold any of C: a ragged tile skips the others.
   auto holding = [](index_t left, int size) { return left <= 0 ? 0 : int(left >= 4 * size ? 4 : (left + size - 1) / size); };
-  const int m_tiles = holding(p.m - tm * index_t(kTileM) - warp_m * 64, 16);
-  const int n_tiles = holding(p.n - tn * index_t(kTileN) - warp_n * 32, 8);
+  const int m_tiles = holding(p.tiled_m - tm * index_t(kTileM) - warp_m * 64, 16);
+  const int n_tiles = holding(p.tiled_n - tn * index_t(kTileN) - warp_n * 32, 8);
   const bool ragged = m_tiles < 4 || n_tiles < 4;
   // The rows this thread addresses in ldmatrix, as byte offsets in a stage's A and Bᵀ parts.
   // Each is ≡ lane (mod 8), so the XOR swizzle of every fragment chunk depends on the lane only.
@@ -338,13 +436,13 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     int acc[4][4][4] = {};  // [m16 tile][n8 tile][fragment]
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < stages) load_stage(s, s);
+      if (s < p.stages) load_stage(s, s);
       commit_group();
     }
-    for (index_t s = 0; s < stages; ++s) {
+    for (index_t s = 0; s < p.stages; ++s) {
       wait_group<kStages - 2>();
       __syncthreads();  // stage s is in; every warp is done with the slot refilled next
-      if (s + kStages - 1 < stages) load_stage(s + kStages - 1, int((s + kStages - 1) % kStages));
+      if (s + kStages - 1 < p.stages) load_stage(s + kStages - 1, int((s + kStages - 1) % kStages));
       commit_group();
 
       const std::uint32_t a_frag = shared_address(smem + int(s % kStages) * kStageBytes) + a_row;
@@ -358,9 +456,47 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     wait_group<0>();
     __syncthreads();  // the pipeline's slots are free: the epilogue stages the tile's flags there
 
+    if (p.tail_words > 0) {
+      // K's short tail on CUDA cores: the kTailWords words past the last stage of the tile's 128 + 128
+      // rows, staged in slot 1 (the flags take slot 0), 48 bytes a row so that the 8 rows (or 4
+      // columns) a warp reads at once sit in distinct banks. A tail word is then 16 shared loads and
+      // 64 ANDs a thread, with no global addresses held across them. Counts are never negative, so
+      // ORing the ANDed words into them keeps "nonzero" exact on both routes (int8's words hold 0/1
+      // bytes: their AND is nonzero when some k is shared).
+      constexpr int kTailPitch = 48;
+      static_assert(kTailWords * 4 <= kTailPitch && (kTileM + kTileN) * kTailPitch <= kStageBytes, "a row's tail in slot 1");
+      unsigned char* tail = smem + kStageBytes;
+      {
+        const int row = threadIdx.x;  // rows of A, then of Bᵀ: 32 bytes a thread (inside the rows: packed_words)
+        const std::uint32_t* src = (row < kTileM ? a_tile + row * p.words : b_tile + (row - kTileM) * p.words) + p.stages * kStageWords;
+        static_assert(kThreads == kTileM + kTileN && kTailWords == 8, "a thread copies one row's 8 words");
+        copy16_async(shared_address(tail + row * kTailPitch), src);
+        copy16_async(shared_address(tail + row * kTailPitch + 16), src + 4);
+        commit_group();
+        wait_group<0>();
+        __syncthreads();
+      }
+#pragma unroll 1
+      for (int w = 0; w < int(p.tail_words); ++w) {
+        std::uint32_t a_word[4][2], b_word[4][2];  // [mi][e/2], [ni][e%2]
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            a_word[i][h] = *reinterpret_cast<const std::uint32_t*>(tail + fragment_row(warp_m, lane, i, 2 * h) * kTailPitch + 4 * w);
+            b_word[i][h] = *reinterpret_cast<const std::uint32_t*>(tail + (kTileM + fragment_col(warp_n, lane, i, h)) * kTailPitch + 4 * w);
+          }
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mi][ni][e] |= int(a_word[mi][e / 2] & b_word[ni][e % 2]);
+      }
+    }
+
     // Epilogue, in two passes through shared memory so that C is read and written along its
-    // contiguous dimension whatever its layout. Fragment e of (mi, ni) is row lane/4 (+8 for
-    // e ≥ 2) and column 2·(lane%4) + e%2 of its 16×8 tile.
+    // contiguous dimension whatever its layout.
     constexpr int kFlagPitch = kTileN + 4;
     unsigned char* flags = smem;
 #pragma unroll
@@ -368,21 +504,16 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = warp_m * 64 + mi * 16 + lane / 4 + (e / 2) * 8, col = warp_n * 32 + ni * 8 + 2 * (lane % 4) + e % 2;
-          flags[r * kFlagPitch + col] = acc[mi][ni][e] > 0;
-        }
+        for (int e = 0; e < 4; ++e)
+          flags[fragment_row(warp_m, lane, mi, e) * kFlagPitch + fragment_col(warp_n, lane, ni, e)] = acc[mi][ni][e] != 0;
     __syncthreads();
     std::uint8_t* c = p.c + z * p.stride_c;
     const bool rows_contiguous = p.c_cs == 1;
     for (int t = threadIdx.x; t < kTileM * kTileN; t += kThreads) {
       const int r = rows_contiguous ? t / kTileN : t % kTileM, col = rows_contiguous ? t % kTileN : t / kTileM;
       const index_t i = index_t(tm) * kTileM + r, j = index_t(tn) * kTileN + col;
-      if (i >= p.m || j >= p.n || (p.symmetric && j > i)) continue;
-      std::uint8_t& out = c[i * p.c_rs + j * p.c_cs];
-      const bool value = (p.alpha && flags[r * kFlagPitch + col]) || (p.beta && out != 0);
-      out = value;
-      if (p.symmetric && j != i) c[j * p.c_rs + i * p.c_cs] = value;  // the upper triangle, never read
+      if (i >= p.tiled_m || j >= p.tiled_n || (p.symmetric && j > i)) continue;
+      finish(p, c, i, j, flags[r * kFlagPitch + col] != 0);
     }
     __syncthreads();  // the next member's prologue refills the slots
   }
@@ -390,9 +521,14 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
 // ---- route --------------------------------------------------------------------------------------
 
-// The 32-bit words K takes on route R, and those rounded up to whole pipeline stages.
+// The 32-bit words K takes on route R, and those a packed row holds: whole pipeline stages, but
+// for a short tail only the kTailWords past the last whole stage that the epilogue reads (136
+// words at K = 4097 bits, not 160: less to pack).
 template <Route R> index_t k_words(index_t k) { return (k + elements_per_word(R) - 1) / elements_per_word(R); }
-template <Route R> index_t stage_words(index_t k) { return round_up(k_words<R>(k), kStageWords); }
+template <Route R> index_t packed_words(index_t k) {
+  const index_t words = k_words<R>(k), tail = words % kStageWords;
+  return short_tail(tail) ? words - tail + (tail > 0 ? kTailWords : 0) : round_up(words, kStageWords);
+}
 
 // A packed operand: `rows` rows (padded) × `words` words for each of `members` members.
 struct Packed {
@@ -408,32 +544,25 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   if (rows_padded * words_padded == 0) return out;  // K = 0: nothing to read
   out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * words_padded * members), stream);
   out.member_words = members == 1 ? 0 : rows_padded * words_padded;
-  const bool rows_aligned = x.rs == 1 && x.cols > 1 && x.cs % 4 == 0 && (members == 1 || stride % 4 == 0) &&
-                            reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
-  const bool bits = R == Route::bits;
-  if (bits && x.rs == 1 && x.cs != 1) {  // rows contiguous: through a shared-memory tile
+  if (R == Route::bits && x.rs == 1 && x.cs != 1) {  // rows contiguous: through a shared-memory tile
     const index_t items = rows_padded / kTransposeRows * words_padded;
     const dim3 grid(unsigned(std::min<index_t>(items, 16 * index_t(multiprocessor_count()))),
                     unsigned(std::min<index_t>(members, 65535)));
     pack_bits_transposed_kernel<Route::bits><<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
                                                                        rows_padded * words_padded, x.p, x.rows, x.cols,
-                                                                       x.cs, stride, members, rows_aligned);
+                                                                       x.cs, stride, members);
     check_launch("or_and_mma::pack_bits_transposed_kernel");
     return out;
   }
-  // Along k, 4-byte aligned rows take a thread a word (measured 11.7 µs at 4096², against 18.8 for
-  // a warp a run); unaligned ones a warp a run (17 µs at 4097², against 80 for a ballot a word).
-  const bool k_aligned = x.rs % 4 == 0 && (members == 1 || stride % 4 == 0) && reinterpret_cast<std::uintptr_t>(x.p) % 4 == 0;
-  const Walk walk = x.cs == 1 ? (bits && !k_aligned ? Walk::warp_along_k : Walk::along_k) : rows_aligned ? Walk::across_rows : Walk::elements;
+  // Along k a thread a word: measured 11.7 µs at 4096² (aligned rows), against 18.8 for a warp a
+  // run of 16 words, 17 for that warp at 4097² with byte loads, 80 for a ballot a word.
+  const Walk walk = x.cs == 1 ? Walk::along_k : x.rs == 1 ? Walk::across_rows : Walk::elements;
   const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
-  const index_t threads = walk == Walk::warp_along_k ? items * 2 : items;  // 32 threads a 16 words
-  const dim3 grid(unsigned(std::min<index_t>((threads + 255) / 256, 16 * index_t(multiprocessor_count()))),
+  const dim3 grid(unsigned(std::min<index_t>((items + 255) / 256, 16 * index_t(multiprocessor_count()))),
                   unsigned(std::min<index_t>(members, 65535)));
   auto kernel = pack_kernel<R, Walk::elements>;
   if (walk == Walk::across_rows) kernel = pack_kernel<R, Walk::across_rows>;
   if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
-  if constexpr (R == Route::bits)
-    if (walk == Walk::warp_along_k) kernel = pack_kernel<R, Walk::warp_along_k>;
   kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, rows_padded * words_padded, x.p, x.rows,
                                    x.cols, x.rs, x.cs, stride, members);
   check_launch("or_and_mma::pack_kernel");
@@ -447,21 +576,35 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
   args.a = a.words.get(), args.member_a = a.member_words;
   args.bt = bt.words.get(), args.member_b = bt.member_words;
   args.words = words, args.words_used = round_up(words_used, 8);
-  args.tiles_m = int((args.m + kTileM - 1) / kTileM), args.tiles_n = int((args.n + kTileN - 1) / kTileN);
+  // K's words past its last whole stage: the MMAs run them as one more, guarded stage, unless
+  // they are few enough for the epilogue's CUDA cores.
+  const index_t tail = words_used % kStageWords;
+  args.stages = words_used / kStageWords + (short_tail(tail) ? 0 : 1);
+  args.tail_words = short_tail(tail) ? tail : 0;
+  // C's ragged last rows and columns, when few, on the fringe's blocks (Aᵀ·A: the rows').
+  const index_t ragged_m = args.m % kTileM, ragged_n = args.n % kTileN;
+  const bool row_fringe = ragged_m > 0 && ragged_m <= kFringeLines;
+  const bool column_fringe = !args.symmetric && ragged_n > 0 && ragged_n <= kFringeLines;
+  args.tiled_m = args.m - (row_fringe ? ragged_m : 0);
+  args.tiled_n = args.symmetric ? args.tiled_m : args.n - (column_fringe ? ragged_n : 0);
+  args.tiles_m = int(ceil_div(args.tiled_m, kTileM)), args.tiles_n = int(ceil_div(args.tiled_n, kTileN));
   const index_t tiles = args.symmetric ? index_t(args.tiles_m) * (args.tiles_m + 1) / 2
                                        : index_t(args.tiles_m) * args.tiles_n;
-  if (tiles > 0x7fffffff) throw Error(Errc::invalid_argument, "C", "too many tiles for the tensor-core or-and kernel");
+  const index_t row_blocks = row_fringe ? ceil_div(args.n, kFringeSpan) : 0;
+  const index_t blocks = tiles + row_blocks + (column_fringe ? ceil_div(args.tiled_m, kFringeSpan) : 0);
+  if (blocks > 0x7fffffff) throw Error(Errc::invalid_argument, "C", "too many tiles for the tensor-core or-and kernel");
+  args.tiles = int(tiles), args.row_fringe_blocks = int(row_blocks);
   // Per call: the attribute belongs to the current device, and a process may use several.
   cuda_check(cudaFuncSetAttribute(or_and_mma_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
              "cudaFuncSetAttribute");
-  const dim3 grid(unsigned(tiles), 1, unsigned(std::min<index_t>(args.batch, 65535)));
+  const dim3 grid(unsigned(blocks), 1, unsigned(std::min<index_t>(args.batch, 65535)));
   or_and_mma_kernel<R><<<grid, kThreads, kSharedBytes, stream>>>(args);
   check_launch("or_and_mma_kernel");
 }
 
 template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
   const index_t m = d.m(), n = d.n(), k = d.k();
-  const index_t words = stage_words<R>(k);
+  const index_t words = packed_words<R>(k);
   const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_up(m, kTileM), words, stream);
   // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
   const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
@@ -474,11 +617,11 @@ template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t s
 
 }  // namespace or_and_mma
 
-// Bytes the packed operands of d take on route R: rows padded to tiles and K to a stage, a copy per
-// batch member that has its own operand.
+// Bytes the packed operands of d take on route R: rows padded to tiles and K to packed_words, a
+// copy per batch member that has its own operand.
 template <or_and_mma::Route R> double packed_bytes(const detail::Problem<OrAnd>& d) {
   using namespace or_and_mma;
-  const double words = double(stage_words<R>(d.k()));
+  const double words = double(packed_words<R>(d.k()));
   const double a_members = d.stride_a == 0 ? 1 : double(d.batch), b_members = d.stride_b == 0 ? 1 : double(d.batch);
   return 4 * words * (double(round_up(d.m(), kTileM)) * a_members + double(round_up(d.n(), kTileN)) * b_members);
 }

@@ -143,7 +143,7 @@ for step in $steps; do
       old_src=${OLD_SRC:?compare needs OLD_SRC, a git archive .tar.gz of the earlier commit}
       rm -rf /tmp/ringmm-old && mkdir -p /tmp/ringmm-old && tar -C /tmp/ringmm-old -xzf "$old_src"
       start=$SECONDS
-      configure_and_build /tmp/ringmm-old /tmp/ringmm-old/build -DRINGMM_BUILD_TESTS=OFF -DRINGMM_ENABLE_MPI=OFF
+      BUILD_TARGETS=ringmm-cli configure_and_build /tmp/ringmm-old /tmp/ringmm-old/build -DRINGMM_BUILD_TESTS=OFF -DRINGMM_ENABLE_MPI=OFF
       note "old build rc=$? in $((SECONDS - start)) s"
       # The targets' shapes, each timed with the old binary and then the new one; COMPARE_CASES
       # (lines of name:bench arguments) replaces them.

@@ -95,7 +95,7 @@ bool gemm_b1_cuda(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrix
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const index_t m = a.rows, n = bt.rows, k = a.cols;
   if (m == 0 || n == 0) return true;
-  const index_t words = or_and_mma::packed_words<Route::bits>(k);
+  const index_t words = or_and_mma::packed_pitch<Route::bits>(k);  // rows repacked whole, zeros past K
   const Packed pa = repack(a, round_up(m, or_and_mma::kTileM), words, stream);
   const Packed pb = repack(bt, round_up(n, or_and_mma::kTileN), words, stream);
 

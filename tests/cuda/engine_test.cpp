@@ -555,15 +555,19 @@ std::vector<Case> tail_and_fringe_cases(BooleanMma route) {
   const index_t exact[][3] = {{128, 256, k_of(33, e - 1)}, {256, 128, k_of(39, 0)},  {128, 128, k_of(40, e / 2)},
                               {128, 128, k_of(41, 1)},     {128, 256, k_of(65, 0)},  {128, 128, k_of(2, e - 1)},
                               {128, 128, k_of(8, 0)},      {128, 128, k_of(9, 3)},   {256, 256, k_of(64, 0)},
-                              {128, 128, 1},               {128, 128, 0}};
+                              {128, 128, 1},               {128, 128, 0},
+                              // The tail's shared memory is the pipeline slot the last stages leave
+                              // free (stages mod 3): 3 and 6 stages put it beside the flags in slot 0.
+                              {128, 128, k_of(97, 0)},     {128, 256, k_of(99, e - 1)}, {256, 128, k_of(193, 1)}};
   int i = 0;
   for (const auto& s : exact) {
     Case c = rotated_case(s, i++);
     c.device = i % 2 == 0;
     cases.push_back(c);
   }
-  // Only the tail's k are shared: 7 words of it, and a single k in its only word.
-  for (Case c : {Case{256, 128, k_of(39, 0)}, Case{128, 256, k_of(65, e - 1)}}) {
+  // Only the tail's k are shared: 7 words of it, and a single k in its only word (after 1, 2 and 3
+  // stages).
+  for (Case c : {Case{256, 128, k_of(39, 0)}, Case{128, 256, k_of(65, e - 1)}, Case{128, 128, k_of(97, 0)}}) {
     c.live_k = c.k - (c.k % (32 * e) == 0 ? 32 * e : c.k % (32 * e));
     c.random_beta = c.m == 128;
     cases.push_back(c);

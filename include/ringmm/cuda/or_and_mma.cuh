@@ -56,6 +56,17 @@ constexpr int kSharedBytes = kStages * kStageBytes;  // 96 KiB: two blocks an SM
 // step's tensor time, taken on the integer pipe beside the other block's MMAs.
 constexpr int kTailWords = 8;
 constexpr bool short_tail(index_t words_past_last_stage) { return words_past_last_stage <= kTailWords; }
+// The epilogue's flags: a byte an output of the tile, in the first pipeline slot.
+constexpr int kFlagPitch = kTileN + 4;
+constexpr int kFlagBytes = kTileM * kFlagPitch;
+// The tail's rows, 48 bytes a row of A and of Bᵀ (so that the 8 rows, or 4 columns, a warp reads
+// at once sit in distinct banks), in the first pipeline slot that the main loop stops refilling,
+// past the flags' bytes: the copies go out two stages before the end and have landed by the
+// epilogue, without more shared memory (a region of their own, 12 KiB more a block, cost as much
+// time as staging them after the loop did).
+constexpr int kTailPitch = 48;
+static_assert(kTailWords * 4 <= kTailPitch && kFlagBytes + (kTileM + kTileN) * kTailPitch <= kStageBytes,
+              "the flags and a row's tail words fit a slot");
 
 // Booleans a 32-bit word holds on each route.
 constexpr int elements_per_word(Route r) { return r == Route::int8 ? 4 : 32; }
@@ -97,10 +108,11 @@ template <int G> __device__ inline void load_bytes(std::uint32_t (&out)[G], cons
 enum class Walk { along_k, across_rows, elements };
 constexpr int kRowsPerThread = 4;  // Walk::across_rows: few, so that there are threads enough to hide latency
 
-// dst: rows_padded × words_padded words a member, member_words apart; src: the strided u8 view of
+// dst: rows_padded rows a member, `pitch` words apart, of which words_padded are written;
+// members member_words apart; src: the strided u8 view of
 // `rows` rows of length k (element (r, c) at src[r·rs + c·cs]), members src_stride apart (0: one).
 template <Route R, Walk W>
-__global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded, index_t member_words,
+__global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded, index_t pitch, index_t member_words,
                             const std::uint8_t* src, index_t rows, index_t k, index_t rs, index_t cs,
                             index_t src_stride, index_t members) {
   constexpr int E = elements_per_word(R);
@@ -128,7 +140,7 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
           }
         }
 #pragma unroll
-        for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * words_padded + w] = word[j];
+        for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * pitch + w] = word[j];
       } else {
         // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
         const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
@@ -152,7 +164,7 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
           if constexpr (R == Route::int8) word = byte_flags(four[g]);
           else word |= bit_flags(four[g]) << (4 * g);
         }
-        d[r * words_padded + w] = word;
+        d[r * pitch + w] = word;
       }
     }
   }
@@ -164,7 +176,7 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
 constexpr int kTransposeRows = 128;
 static_assert(kTileM % kTransposeRows == 0 && kTileN % kTransposeRows == 0, "packed rows are padded to whole tiles");
 template <Route R>  // a template, as the header's other kernels are, so that every unit may include it
-__global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded,
+__global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_padded, index_t words_padded, index_t pitch,
                                             index_t member_words, const std::uint8_t* src, index_t rows, index_t k,
                                             index_t cs, index_t src_stride, index_t members) {
   static_assert(R == Route::bits, "one ballot makes one word of 32 booleans");
@@ -191,7 +203,7 @@ __global__ void pack_bits_transposed_kernel(std::uint32_t* dst, index_t rows_pad
         const std::uint32_t word = __ballot_sync(0xffffffffu, tile[lane][warp * 16 + i] != 0);
         if (lane == i) mine = word;
       }
-      if (lane < 16) d[(row0 + warp * 16 + lane) * words_padded + w] = mine;
+      if (lane < 16) d[(row0 + warp * 16 + lane) * pitch + w] = mine;
       __syncthreads();  // the tile is refilled for the next item
     }
   }
@@ -229,7 +241,7 @@ __device__ inline void mma(int (&c)[4], const std::uint32_t (&a)[4], std::uint32
 struct KernelArgs {
   const std::uint32_t* a;   // packed A: tiles_m·128 rows × words, member_a words apart (0: shared)
   const std::uint32_t* bt;  // packed Bᵀ: tiles_n·128 rows × words, member_b apart
-  index_t words;            // a packed row's: whole stages, or kTailWords past them (packed_words)
+  index_t words;            // the packed rows' pitch: whole stages (packed_pitch)
   index_t words_used;       // the words that hold K, rounded up to one MMA's 8
   index_t stages;           // the stages of K on the MMAs, the last of them partial when words_used says so
   index_t tail_words;       // the words past them, which the epilogue ORs in on CUDA cores
@@ -434,15 +446,27 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     };
 
     int acc[4][4][4] = {};  // [m16 tile][n8 tile][fragment]
+    // K's short tail: into the slot that stage p.stages + 1 would have taken (slot 2 when there are
+    // fewer than 2 stages, which never use it), when that slot falls free.
+    unsigned char* tail = smem + (p.stages >= kStages - 1 ? int(p.stages % kStages) : kStages - 1) * kStageBytes + kFlagBytes;
+    auto load_tail = [&] {  // this thread's row of the tail: rows of A, then of Bᵀ
+      static_assert(kThreads == kTileM + kTileN && kTailWords == 8, "a thread copies one row's 8 words");
+      const int row = threadIdx.x;  // packed rows hold the kTailWords words past the stages (packed_words)
+      const std::uint32_t* src = (row < kTileM ? a_tile + row * p.words : b_tile + (row - kTileM) * p.words) + p.stages * kStageWords;
+      copy16_async(shared_address(tail + row * kTailPitch), src);
+      if (p.tail_words > 4) copy16_async(shared_address(tail + row * kTailPitch + 16), src + 4);  // the epilogue reads tail_words
+    };
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < p.stages) load_stage(s, s);
+      if (s == kStages - 2 && p.stages < kStages - 1 && p.tail_words > 0) load_tail();
       commit_group();
     }
     for (index_t s = 0; s < p.stages; ++s) {
       wait_group<kStages - 2>();
       __syncthreads();  // stage s is in; every warp is done with the slot refilled next
       if (s + kStages - 1 < p.stages) load_stage(s + kStages - 1, int((s + kStages - 1) % kStages));
+      else if (s + kStages - 1 == p.stages && p.tail_words > 0) load_tail();
       commit_group();
 
       const std::uint32_t a_frag = shared_address(smem + int(s % kStages) * kStageBytes) + a_row;
@@ -457,25 +481,10 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     __syncthreads();  // the pipeline's slots are free: the epilogue stages the tile's flags there
 
     if (p.tail_words > 0) {
-      // K's short tail on CUDA cores: the kTailWords words past the last stage of the tile's 128 + 128
-      // rows, staged in slot 1 (the flags take slot 0), 48 bytes a row so that the 8 rows (or 4
-      // columns) a warp reads at once sit in distinct banks. A tail word is then 16 shared loads and
-      // 64 ANDs a thread, with no global addresses held across them. Counts are never negative, so
-      // ORing the ANDed words into them keeps "nonzero" exact on both routes (int8's words hold 0/1
-      // bytes: their AND is nonzero when some k is shared).
-      constexpr int kTailPitch = 48;
-      static_assert(kTailWords * 4 <= kTailPitch && (kTileM + kTileN) * kTailPitch <= kStageBytes, "a row's tail in slot 1");
-      unsigned char* tail = smem + kStageBytes;
-      {
-        const int row = threadIdx.x;  // rows of A, then of Bᵀ: 32 bytes a thread (inside the rows: packed_words)
-        const std::uint32_t* src = (row < kTileM ? a_tile + row * p.words : b_tile + (row - kTileM) * p.words) + p.stages * kStageWords;
-        static_assert(kThreads == kTileM + kTileN && kTailWords == 8, "a thread copies one row's 8 words");
-        copy16_async(shared_address(tail + row * kTailPitch), src);
-        copy16_async(shared_address(tail + row * kTailPitch + 16), src + 4);
-        commit_group();
-        wait_group<0>();
-        __syncthreads();
-      }
+      // K's short tail on CUDA cores, from the tail's shared memory (landed with wait_group<0> and
+      // the barrier above): a tail word is 16 shared loads and 64 ANDs a thread. Counts are never
+      // negative, so ORing the ANDed words into them keeps "nonzero" exact on both routes (int8's
+      // words hold 0/1 bytes: their AND is nonzero when some k is shared).
 #pragma unroll 1
       for (int w = 0; w < int(p.tail_words); ++w) {
         std::uint32_t a_word[4][2], b_word[4][2];  // [mi][e/2], [ni][e%2]
@@ -497,7 +506,6 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
     // Epilogue, in two passes through shared memory so that C is read and written along its
     // contiguous dimension whatever its layout.
-    constexpr int kFlagPitch = kTileN + 4;
     unsigned char* flags = smem;
 #pragma unroll
     for (int mi = 0; mi < 4; ++mi)
@@ -521,14 +529,17 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
 // ---- route --------------------------------------------------------------------------------------
 
-// The 32-bit words K takes on route R, and those a packed row holds: whole pipeline stages, but
-// for a short tail only the kTailWords past the last whole stage that the epilogue reads (136
-// words at K = 4097 bits, not 160: less to pack).
+// The 32-bit words K takes on route R; those packing writes a row: whole pipeline stages, but for
+// a short tail only the kTailWords past the last whole stage that the epilogue reads (136 words at
+// K = 4097 bits, not 160: less to pack); and the row pitch, whole stages, so that every row starts
+// on a 128-byte line as the stages' copies read it (measured: a pitch of 136 words cost the
+// product at 4097³ about 1 µs).
 template <Route R> index_t k_words(index_t k) { return (k + elements_per_word(R) - 1) / elements_per_word(R); }
 template <Route R> index_t packed_words(index_t k) {
   const index_t words = k_words<R>(k), tail = words % kStageWords;
   return short_tail(tail) ? words - tail + (tail > 0 ? kTailWords : 0) : round_up(words, kStageWords);
 }
+template <Route R> index_t packed_pitch(index_t k) { return round_up(k_words<R>(k), kStageWords); }
 
 // A packed operand: `rows` rows (padded) × `words` words for each of `members` members.
 struct Packed {
@@ -538,18 +549,18 @@ struct Packed {
 
 template <Route R>
 Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_t batch, index_t rows_padded,
-            index_t words_padded, cudaStream_t stream) {
+            index_t words_padded, index_t pitch, cudaStream_t stream) {
   const index_t members = (stride == 0 || batch == 1) ? 1 : batch;
   Packed out;
   if (rows_padded * words_padded == 0) return out;  // K = 0: nothing to read
-  out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * words_padded * members), stream);
-  out.member_words = members == 1 ? 0 : rows_padded * words_padded;
+  out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * pitch * members), stream);
+  out.member_words = members == 1 ? 0 : rows_padded * pitch;
   if (R == Route::bits && x.rs == 1 && x.cs != 1) {  // rows contiguous: through a shared-memory tile
     const index_t items = rows_padded / kTransposeRows * words_padded;
     const dim3 grid(unsigned(std::min<index_t>(items, 16 * index_t(multiprocessor_count()))),
                     unsigned(std::min<index_t>(members, 65535)));
-    pack_bits_transposed_kernel<Route::bits><<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded,
-                                                                       rows_padded * words_padded, x.p, x.rows, x.cols,
+    pack_bits_transposed_kernel<Route::bits><<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, pitch,
+                                                                       out.member_words, x.p, x.rows, x.cols,
                                                                        x.cs, stride, members);
     check_launch("or_and_mma::pack_bits_transposed_kernel");
     return out;
@@ -563,14 +574,15 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   auto kernel = pack_kernel<R, Walk::elements>;
   if (walk == Walk::across_rows) kernel = pack_kernel<R, Walk::across_rows>;
   if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
-  kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, rows_padded * words_padded, x.p, x.rows,
+  kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, pitch, out.member_words, x.p, x.rows,
                                    x.cols, x.rs, x.cs, stride, members);
   check_launch("or_and_mma::pack_kernel");
   return out;
 }
 
-// The product of packed operands (a, bt: rows padded to tiles, `words` words a row of which
-// `words_used` hold K) into the strided u8 C of `args`, whose other fields the caller set.
+// The product of packed operands (a, bt: rows padded to tiles, `words` words apart, of which the
+// first `words_used` hold K and are read, with kTailWords past the last whole stage for a short
+// tail) into the strided u8 C of `args`, whose other fields the caller set.
 template <Route R>
 void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, index_t words_used, cudaStream_t stream) {
   args.a = a.words.get(), args.member_a = a.member_words;
@@ -604,24 +616,24 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
 
 template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
   const index_t m = d.m(), n = d.n(), k = d.k();
-  const index_t words = packed_words<R>(k);
-  const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_up(m, kTileM), words, stream);
+  const index_t words = packed_words<R>(k), pitch = packed_pitch<R>(k);
+  const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_up(m, kTileM), words, pitch, stream);
   // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
   const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
-  const Packed b = d.symmetric ? Packed{} : pack<R>(bt, d.stride_b, d.batch, round_up(n, kTileN), words, stream);
+  const Packed b = d.symmetric ? Packed{} : pack<R>(bt, d.stride_b, d.batch, round_up(n, kTileN), words, pitch, stream);
   KernelArgs args{};
   args.c = d.c.p, args.m = m, args.n = n, args.c_rs = d.c.rs, args.c_cs = d.c.cs, args.stride_c = d.stride_c;
   args.batch = d.batch, args.alpha = d.alpha != 0, args.beta = d.beta != 0, args.symmetric = d.symmetric;
-  launch<R>(args, a, d.symmetric ? a : b, words, k_words<R>(k), stream);  // by reference: no copies
+  launch<R>(args, a, d.symmetric ? a : b, pitch, k_words<R>(k), stream);  // by reference: no copies
 }
 
 }  // namespace or_and_mma
 
-// Bytes the packed operands of d take on route R: rows padded to tiles and K to packed_words, a
+// Bytes the packed operands of d take on route R: rows padded to tiles and K to packed_pitch, a
 // copy per batch member that has its own operand.
 template <or_and_mma::Route R> double packed_bytes(const detail::Problem<OrAnd>& d) {
   using namespace or_and_mma;
-  const double words = double(packed_words<R>(d.k()));
+  const double words = double(packed_pitch<R>(d.k()));
   const double a_members = d.stride_a == 0 ? 1 : double(d.batch), b_members = d.stride_b == 0 ? 1 : double(d.batch);
   return 4 * words * (double(round_up(d.m(), kTileM)) * a_members + double(round_up(d.n(), kTileN)) * b_members);
 }

@@ -95,7 +95,8 @@ bool gemm_b1_cuda(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrix
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const index_t m = a.rows, n = bt.rows, k = a.cols;
   if (m == 0 || n == 0) return true;
-  const index_t words = or_and_mma::packed_pitch<Route::bits>(k);  // rows repacked whole, zeros past K
+  // Rows repacked whole, zeros past K: everything launch() reads.
+  const index_t words = or_and_mma::split_k(or_and_mma::k_words<Route::bits>(k)).pitch;
   const Packed pa = repack(a, round_up(m, or_and_mma::kTileM), words, stream);
   const Packed pb = repack(bt, round_up(n, or_and_mma::kTileN), words, stream);
 
@@ -113,7 +114,7 @@ bool gemm_b1_cuda(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrix
     }
     args.c = staged.get(), args.c_rs = n, args.c_cs = 1;
   }
-  or_and_mma::launch<Route::bits>(args, pa, pb, words, or_and_mma::k_words<Route::bits>(k), stream);
+  or_and_mma::launch<Route::bits>(args, pa, pb, or_and_mma::k_words<Route::bits>(k), stream);
   if (c_bits) {
     b1_from_bytes_kernel<<<blocks_for(m * 2 * words_for_bits(n) * 32), 256, 0, stream>>>(
         c_bits->data, c_bits->stride_words, staged.get(), m, n);

@@ -188,7 +188,7 @@ template <class S> void check_case(const Context& ctx, const Case& c, std::mt199
 
   const detail::Strided<T> expected_c = detail::apply_op(Op::N, expected.view);
   const detail::Strided<T> actual_c = detail::apply_op(Op::N, actual.view);
-  const detail::Strided<const T> before_c{c_in.storage.data(), c_in.view.rows, c_in.view.cols, c_in.view.row_stride(),
+  const detail::Strided<const T> before_c{c_in.view.data, c_in.view.rows, c_in.view.cols, c_in.view.row_stride(),
                                           c_in.view.col_stride()};
   EXPECT_TRUE(ringmm::testing::matrices_match<S>(problem, expected_c, actual_c, &before_c)) << describe(c, ctx);
   EXPECT_TRUE(outside_unchanged(c_in.storage, actual.storage, c_in))
@@ -558,16 +558,19 @@ std::vector<Case> tail_and_fringe_cases(BooleanMma route) {
                               {128, 128, 1},               {128, 128, 0},
                               // The tail's shared memory is the pipeline slot the last stages leave
                               // free (stages mod 3): 3 and 6 stages put it beside the flags in slot 0.
-                              {128, 128, k_of(97, 0)},     {128, 256, k_of(99, e - 1)}, {256, 128, k_of(193, 1)}};
+                              {128, 128, k_of(97, 0)},     {128, 256, k_of(99, e - 1)}, {256, 128, k_of(193, 1)},
+                              // Tails of 5 to 8 words (two copies a row) copied from inside the loop: slots 2, 0, 1.
+                              {128, 128, k_of(71, 0)},     {256, 128, k_of(103, 1)},    {128, 256, k_of(136, 0)}};
   int i = 0;
   for (const auto& s : exact) {
     Case c = rotated_case(s, i++);
     c.device = i % 2 == 0;
     cases.push_back(c);
   }
-  // Only the tail's k are shared: 7 words of it, and a single k in its only word (after 1, 2 and 3
-  // stages).
-  for (Case c : {Case{256, 128, k_of(39, 0)}, Case{128, 256, k_of(65, e - 1)}, Case{128, 128, k_of(97, 0)}}) {
+  // Only the tail's k are shared: its 7 words (after 1 and 3 stages), its one word (after 3) and the
+  // one k of its one word (after 2).
+  for (Case c : {Case{256, 128, k_of(39, 0)}, Case{128, 256, k_of(65, e - 1)}, Case{128, 128, k_of(97, 0)},
+                 Case{128, 128, k_of(103, 0)}}) {
     c.live_k = c.k - (c.k % (32 * e) == 0 ? 32 * e : c.k % (32 * e));
     c.random_beta = c.m == 128;
     cases.push_back(c);
@@ -575,7 +578,7 @@ std::vector<Case> tail_and_fringe_cases(BooleanMma route) {
   // The K (bits: 4097 = 128 words and 1, 1248 = 39 words, ...) on a row fringe of 1 and a
   // column fringe of 15.
   for (index_t k : {4097, 1024 + 224, 1024 + 256, 1024 + 257, 33, 255, 257, 1, 0}) {
-    Case c{129, 257 + 15, k};
+    Case c{129, 256 + 15, k};
     c.device = k % 2 == 1, c.random_beta = k == 257;
     cases.push_back(c);
   }

@@ -2,11 +2,12 @@
 // compared with zero; integer MMA counts exactly (int32 accumulators, K < 2³¹), so the boolean
 // product runs on the tensor cores with no loss:
 //
-//   pack     A (M×K) and Bᵀ (N×K) into 32-bit words along K, rows padded to the tile and K to a
-//            stage (or a short tail) with zeros (which count nothing): 4 bytes of 0/1 a word for
-//            the int8 route, 32 bits a word for the bits route. Nonzero inputs are true, as
-//            everywhere in or-and. Sources are read as aligned 4-byte words whatever their
-//            alignment (rows of 4097 bytes).
+//   pack     A (M×K) and Bᵀ (N×K) into 32-bit words along K, rows padded to the tile and K with
+//            zeros (which count nothing) to a stage, or to a short tail's 8 words past the last
+//            whole stage; rows are pitched in whole stages, and the words past what is packed are
+//            never read (split_k). 4 bytes of 0/1 a word for the int8 route, 32 bits a word for
+//            the bits route. Nonzero inputs are true, as everywhere in or-and. Sources are read
+//            as aligned 4-byte words whatever their alignment (rows of 4097 bytes).
 //   multiply one kernel for both routes: their MMAs (m16n8k32 s8 and m16n8k256 b1 AND+POPC) take
 //            fragments of the same 32-bit words in the same places, so only the instruction
 //            differs. 128×128 tiles, 8 warps of 64×32, 32 words of K a stage in a 3-stage
@@ -19,8 +20,8 @@
 //            in the free slots of the tiles' last wave.
 //
 // Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them, and its fringe the
-// ragged rows' lower triangle; Bᵀ is then A's own packed copy. Batches run over grid.z. Every operand is a device view (engine.cuh stages
-// host operands first).
+// ragged rows' lower triangle; Bᵀ is then A's own packed copy. Batches run over grid.z. Every
+// operand is a device view (engine.cuh stages host operands first).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -55,15 +56,31 @@ constexpr int kSharedBytes = kStages * kStageBytes;  // 96 KiB: two blocks an SM
 // on CUDA cores a word costs a thread 16 shared loads and 64 ANDs, so 8 words are about one
 // step's tensor time, taken on the integer pipe beside the other block's MMAs.
 constexpr int kTailWords = 8;
-constexpr bool short_tail(index_t words_past_last_stage) { return words_past_last_stage <= kTailWords; }
+
+// How K's words (`words`, all of K's) run: `stages` on the MMAs (the last of them partial, and
+// guarded, when the words past the whole stages are more than kTailWords) and `tail_words` in the
+// epilogue; packing writes `packed` words a row (the stages, or the whole stages and kTailWords
+// for a short tail), which is all that the kernel reads, in rows `pitch` words apart (whole
+// stages, so that every row starts on a 128-byte line as the stages' copies read it: a pitch of
+// 136 words cost the product at 4097³ about 1 µs).
+struct KSplit {
+  index_t stages, tail_words, packed, pitch;
+};
+inline KSplit split_k(index_t words) {
+  const index_t past = words % kStageWords, whole = words - past;
+  const bool short_tail = past <= kTailWords;
+  return {whole / kStageWords + (short_tail ? 0 : 1), short_tail ? past : 0,
+          short_tail ? whole + (past > 0 ? kTailWords : 0) : whole + kStageWords, round_up(words, kStageWords)};
+}
 // The epilogue's flags: a byte an output of the tile, in the first pipeline slot.
 constexpr int kFlagPitch = kTileN + 4;
 constexpr int kFlagBytes = kTileM * kFlagPitch;
 // The tail's rows, 48 bytes a row of A and of Bᵀ (so that the 8 rows, or 4 columns, a warp reads
-// at once sit in distinct banks), in the first pipeline slot that the main loop stops refilling,
-// past the flags' bytes: the copies go out two stages before the end and have landed by the
-// epilogue, without more shared memory (a region of their own, 12 KiB more a block, cost as much
-// time as staging them after the loop did).
+// at once sit in distinct banks), past the flags' bytes of pipeline slot stages % 3: the slot
+// iteration stages − 2 would refill with stage stages, so its copies go out there, while the last
+// two stages multiply (or in the prologue, into slot 2, when there are fewer than 2 stages). No
+// more shared memory: a region of its own (12 KiB more a block) cost as much time as copying the
+// tail after the loop did.
 constexpr int kTailPitch = 48;
 static_assert(kTailWords * 4 <= kTailPitch && kFlagBytes + (kTileM + kTileN) * kTailPitch <= kStageBytes,
               "the flags and a row's tail words fit a slot");
@@ -83,9 +100,9 @@ __device__ inline std::uint32_t bit_flags(std::uint32_t four_bytes) {
   return (byte_flags(four_bytes) * 0x01020408u) >> 24;
 }
 
-// The n ≤ 4·G bytes at p, at any alignment, as G words of 4 bytes (little-endian, zeros past n):
-// aligned 4-byte loads of the words that hold one of those bytes, and no others (so never a word
-// outside the view), each neighbouring pair re-aligned by a funnel shift.
+// The 1 ≤ n ≤ 4·G bytes at p, at any alignment, as G words of 4 bytes (little-endian, zeros past
+// n): aligned 4-byte loads of the words that hold one of those bytes and of no others (so never
+// a word that holds no byte of the view), each neighbouring pair re-aligned by a funnel shift.
 template <int G> __device__ inline void load_bytes(std::uint32_t (&out)[G], const std::uint8_t* p, int n) {
   const int offset = int(reinterpret_cast<std::uintptr_t>(p) % 4);
   const std::uint32_t* word = reinterpret_cast<const std::uint32_t*>(p - offset);
@@ -239,10 +256,10 @@ __device__ inline void mma(int (&c)[4], const std::uint32_t (&a)[4], std::uint32
 }
 
 struct KernelArgs {
-  const std::uint32_t* a;   // packed A: tiles_m·128 rows × words, member_a words apart (0: shared)
-  const std::uint32_t* bt;  // packed Bᵀ: tiles_n·128 rows × words, member_b apart
-  index_t words;            // the packed rows' pitch: whole stages (packed_pitch)
-  index_t words_used;       // the words that hold K, rounded up to one MMA's 8
+  const std::uint32_t* a;   // packed A: round_up(m, 128) rows `words` apart, member_a words apart (0: shared)
+  const std::uint32_t* bt;  // packed Bᵀ: round_up(n, 128) rows, member_b apart
+  index_t words;            // the packed rows' pitch (split_k)
+  index_t words_used;       // the words that hold K, rounded up to one MMA's 8 (what the fringe reads)
   index_t stages;           // the stages of K on the MMAs, the last of them partial when words_used says so
   index_t tail_words;       // the words past them, which the epilogue ORs in on CUDA cores
   index_t member_a, member_b;
@@ -446,12 +463,11 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
     };
 
     int acc[4][4][4] = {};  // [m16 tile][n8 tile][fragment]
-    // K's short tail: into the slot that stage p.stages + 1 would have taken (slot 2 when there are
-    // fewer than 2 stages, which never use it), when that slot falls free.
+    // K's short tail: into slot stages % 3 (kTailPitch), or slot 2 when fewer than 2 stages never use it.
     unsigned char* tail = smem + (p.stages >= kStages - 1 ? int(p.stages % kStages) : kStages - 1) * kStageBytes + kFlagBytes;
     auto load_tail = [&] {  // this thread's row of the tail: rows of A, then of Bᵀ
       static_assert(kThreads == kTileM + kTileN && kTailWords == 8, "a thread copies one row's 8 words");
-      const int row = threadIdx.x;  // packed rows hold the kTailWords words past the stages (packed_words)
+      const int row = threadIdx.x;  // packed rows hold the kTailWords words past the stages (split_k)
       const std::uint32_t* src = (row < kTileM ? a_tile + row * p.words : b_tile + (row - kTileM) * p.words) + p.stages * kStageWords;
       copy16_async(shared_address(tail + row * kTailPitch), src);
       if (p.tail_words > 4) copy16_async(shared_address(tail + row * kTailPitch + 16), src + 4);  // the epilogue reads tail_words
@@ -471,7 +487,7 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
       const std::uint32_t a_frag = shared_address(smem + int(s % kStages) * kStageBytes) + a_row;
       const std::uint32_t b_frag = a_frag - a_row + kTileM * kRowBytes + b_row;
-      // A ragged tile or K's last stage runs the guarded copy of the loop; the rest none of its tests.
+      // A ragged tile or a partial last stage runs the guarded copy of the loop; the rest none of its tests.
       const index_t steps_left = (p.words_used - s * kStageWords) / 8;
       const int steps = steps_left < kStageWords / 8 ? int(steps_left) : kStageWords / 8;
       if (ragged || steps < kStageWords / 8) mma_stage<R, true>(acc, a_frag, b_frag, lane, steps, m_tiles, n_tiles);
@@ -529,19 +545,11 @@ __global__ void __launch_bounds__(kThreads, 2) or_and_mma_kernel(KernelArgs p) {
 
 // ---- route --------------------------------------------------------------------------------------
 
-// The 32-bit words K takes on route R; those packing writes a row: whole pipeline stages, but for
-// a short tail only the kTailWords past the last whole stage that the epilogue reads (136 words at
-// K = 4097 bits, not 160: less to pack); and the row pitch, whole stages, so that every row starts
-// on a 128-byte line as the stages' copies read it (measured: a pitch of 136 words cost the
-// product at 4097³ about 1 µs).
+// The 32-bit words K takes on route R.
 template <Route R> index_t k_words(index_t k) { return (k + elements_per_word(R) - 1) / elements_per_word(R); }
-template <Route R> index_t packed_words(index_t k) {
-  const index_t words = k_words<R>(k), tail = words % kStageWords;
-  return short_tail(tail) ? words - tail + (tail > 0 ? kTailWords : 0) : round_up(words, kStageWords);
-}
-template <Route R> index_t packed_pitch(index_t k) { return round_up(k_words<R>(k), kStageWords); }
 
-// A packed operand: `rows` rows (padded) × `words` words for each of `members` members.
+// A packed operand: rows_padded rows `pitch` words apart for each member that has its own, of
+// which pack() writes the first words_padded (split_k: the rest is never read).
 struct Packed {
   DeviceBuffer<std::uint32_t> words;
   index_t member_words = 0;  // 0: one copy for every member
@@ -580,19 +588,16 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   return out;
 }
 
-// The product of packed operands (a, bt: rows padded to tiles, `words` words apart, of which the
-// first `words_used` hold K and are read, with kTailWords past the last whole stage for a short
-// tail) into the strided u8 C of `args`, whose other fields the caller set.
+// The product of packed operands (a, bt: rows padded to tiles and laid out as split_k(words_used)
+// says, K's words_used words of each packed and zero past K) into the strided u8 C of `args`,
+// whose other fields the caller set.
 template <Route R>
-void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, index_t words_used, cudaStream_t stream) {
+void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words_used, cudaStream_t stream) {
+  const KSplit split = split_k(words_used);
   args.a = a.words.get(), args.member_a = a.member_words;
   args.bt = bt.words.get(), args.member_b = bt.member_words;
-  args.words = words, args.words_used = round_up(words_used, 8);
-  // K's words past its last whole stage: the MMAs run them as one more, guarded stage, unless
-  // they are few enough for the epilogue's CUDA cores.
-  const index_t tail = words_used % kStageWords;
-  args.stages = words_used / kStageWords + (short_tail(tail) ? 0 : 1);
-  args.tail_words = short_tail(tail) ? tail : 0;
+  args.words = split.pitch, args.words_used = round_up(words_used, 8);
+  args.stages = split.stages, args.tail_words = split.tail_words;
   // C's ragged last rows and columns, when few, on the fringe's blocks (Aᵀ·A: the rows').
   const index_t ragged_m = args.m % kTileM, ragged_n = args.n % kTileN;
   const bool row_fringe = ragged_m > 0 && ragged_m <= kFringeLines;
@@ -616,24 +621,25 @@ void launch(KernelArgs args, const Packed& a, const Packed& bt, index_t words, i
 
 template <Route R> void multiply(const detail::Problem<OrAnd>& d, cudaStream_t stream) {
   const index_t m = d.m(), n = d.n(), k = d.k();
-  const index_t words = packed_words<R>(k), pitch = packed_pitch<R>(k);
-  const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_up(m, kTileM), words, pitch, stream);
+  const KSplit split = split_k(k_words<R>(k));
+  const Packed a = pack<R>(d.a, d.stride_a, d.batch, round_up(m, kTileM), split.packed, split.pitch, stream);
   // Bᵀ, the N×K view of B; Aᵀ·A's Bᵀ is A itself.
   const detail::Strided<const std::uint8_t> bt{d.b.p, d.b.cols, d.b.rows, d.b.cs, d.b.rs};
-  const Packed b = d.symmetric ? Packed{} : pack<R>(bt, d.stride_b, d.batch, round_up(n, kTileN), words, pitch, stream);
+  const Packed b =
+      d.symmetric ? Packed{} : pack<R>(bt, d.stride_b, d.batch, round_up(n, kTileN), split.packed, split.pitch, stream);
   KernelArgs args{};
   args.c = d.c.p, args.m = m, args.n = n, args.c_rs = d.c.rs, args.c_cs = d.c.cs, args.stride_c = d.stride_c;
   args.batch = d.batch, args.alpha = d.alpha != 0, args.beta = d.beta != 0, args.symmetric = d.symmetric;
-  launch<R>(args, a, d.symmetric ? a : b, pitch, k_words<R>(k), stream);  // by reference: no copies
+  launch<R>(args, a, d.symmetric ? a : b, k_words<R>(k), stream);  // by reference: no copies
 }
 
 }  // namespace or_and_mma
 
-// Bytes the packed operands of d take on route R: rows padded to tiles and K to packed_pitch, a
-// copy per batch member that has its own operand.
+// Bytes the packed operands of d take on route R: rows padded to tiles and K to the pitch, a copy
+// per batch member that has its own operand.
 template <or_and_mma::Route R> double packed_bytes(const detail::Problem<OrAnd>& d) {
   using namespace or_and_mma;
-  const double words = double(packed_pitch<R>(d.k()));
+  const double words = double(split_k(k_words<R>(d.k())).pitch);
   const double a_members = d.stride_a == 0 ? 1 : double(d.batch), b_members = d.stride_b == 0 ? 1 : double(d.batch);
   return 4 * words * (double(round_up(d.m(), kTileM)) * a_members + double(round_up(d.n(), kTileN)) * b_members);
 }

@@ -11,8 +11,9 @@ fi
 python3 bench/report.py
 python3 bench/targets.py bench/results/bench-h100-2026-11-23-f-{all-4096-4097,targets-8192,batched,syrk,published-shapes}.json --out docs/perf/cuda-targets.md > /dev/null
 # Boolean products on tensor cores and bit-packed b1 (issue 13).
-python3 bench/boolean_table.py --routes bench/results/or-and-h100-2026-11-24-{auto,int8}.json \
-  --simt bench/results/or-and-h100-2026-11-24-simt.json --cpu bench/results/b1-cpu-2026-11-24.json \
+python3 bench/boolean_table.py --routes bench/results/or-and-h100-2026-11-24-e-{auto,int8}.json \
+  --simt bench/results/or-and-h100-2026-11-24-simt.json --odd bench/results/or-and-odd-h100-2026-11-24-{1,2,3,4,5,6}.json \
+  --cpu bench/results/b1-cpu-2026-11-24.json \
   --out docs/perf/boolean.md > /dev/null
 python3 bench/summa_table.py bench/results/summa-h100-2026-11-23.json bench/results/summa-h200x2-2026-11-23.json \
   bench/results/summa-h200x2-2026-11-23-cublas.json \

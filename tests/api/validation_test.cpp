@@ -11,13 +11,8 @@
 namespace ringmm {
 namespace {
 
+using testing::cpu_context;
 using testing::HostMatrix;
-
-Context cpu_context() {
-  Context ctx;
-  ctx.backend = Backend::cpu;
-  return ctx;
-}
 
 // Runs `call`, expects Error{code, subject}, and checks that `c` kept every byte.
 template <class T>

@@ -19,13 +19,6 @@ namespace {
 template <class S> class CpuArgmaxInt64 : public ::testing::Test {};
 TYPED_TEST_SUITE(CpuArgmaxInt64, SelectingSemirings, SemiringNames);
 
-Context cpu(int threads = 0) {
-  Context ctx;
-  ctx.backend = Backend::cpu;
-  ctx.cpu_threads = threads;
-  return ctx;
-}
-
 TYPED_TEST(CpuArgmaxInt64, PartsFollowTheRules) {
   using S = TypeParam;
   std::mt19937_64 rng(17);
@@ -35,7 +28,7 @@ TYPED_TEST(CpuArgmaxInt64, PartsFollowTheRules) {
         const auto x = wide_operands<S>(w, rng, alpha);
         auto c = x.c;
         auto ks = x.k_star;
-        run_wide<S>(cpu(threads), w, x, x.a.data.data(), x.b.data.data(), c.data.data(), ks.data.data());
+        run_wide<S>(cpu_context(threads), w, x, x.a.data.data(), x.b.data.data(), c.data.data(), ks.data.data());
         auto want_c = x.c;
         auto want_k = x.k_star;
         expected_outputs<S>(w, x, want_c, want_k);
@@ -57,7 +50,7 @@ TYPED_TEST(CpuArgmaxInt64, MatchesTheInt32ProductWhereKFits) {
     for (auto& v : x.k_star.data) v = std::int64_t(rng() % 100000);  // incoming indexes int32 can hold
     auto c32 = x.c;
     std::vector<std::int32_t> k32(x.k_star.data.begin(), x.k_star.data.end());
-    gemm_argmax_batched<S>(cpu(), w.op_a, x.a.over(static_cast<const T*>(x.a.data.data())), x.stride_a, w.op_b,
+    gemm_argmax_batched<S>(cpu_context(), w.op_a, x.a.over(static_cast<const T*>(x.a.data.data())), x.stride_a, w.op_b,
                            x.b.over(static_cast<const T*>(x.b.data.data())), x.b.stride, c32.over(c32.data.data()), x.c.stride,
                            x.k_star.over(k32.data()), x.k_star.stride, w.batch, x.alpha, x.beta, w.k_offset);
     const std::vector<std::int64_t> k32_wide(k32.begin(), k32.end());
@@ -66,11 +59,11 @@ TYPED_TEST(CpuArgmaxInt64, MatchesTheInt32ProductWhereKFits) {
       auto c64 = x.c;
       auto k64 = x.k_star;
       if (part == detail::argmax_part_max)  // the public overload
-        gemm_argmax_batched<S>(cpu(), w.op_a, x.a.over(static_cast<const T*>(x.a.data.data())), x.stride_a, w.op_b,
+        gemm_argmax_batched<S>(cpu_context(), w.op_a, x.a.over(static_cast<const T*>(x.a.data.data())), x.stride_a, w.op_b,
                                x.b.over(static_cast<const T*>(x.b.data.data())), x.b.stride, c64.over(c64.data.data()), x.c.stride,
                                k64.over(k64.data.data()), x.k_star.stride, w.batch, x.alpha, x.beta, w.k_offset);
       else
-        run_wide<S>(cpu(), w, x, x.a.data.data(), x.b.data.data(), c64.data.data(), k64.data.data());
+        run_wide<S>(cpu_context(), w, x, x.a.data.data(), x.b.data.data(), c64.data.data(), k64.data.data());
       EXPECT_TRUE(same_elements(c32.data, c64.data)) << w.name();
       EXPECT_TRUE(same_elements(k32_wide, k64.data)) << w.name();
     }
@@ -93,7 +86,7 @@ TYPED_TEST(CpuArgmaxInt64, TiesAtPartBordersGoToTheSmallestK) {
   a(2, 13) = a(2, 14) = S::one();  // across the second
   a(3, 20) = S::one();             // the last term alone
   auto run = [&](T beta) {
-    detail::gemm_argmax_batched_in_parts<S>(cpu(), Op::N, a.cview(), 0, Op::N, b.cview(), 0, c.view, 0, ks.view, 0, 1,
+    detail::gemm_argmax_batched_in_parts<S>(cpu_context(), Op::N, a.cview(), 0, Op::N, b.cview(), 0, c.view, 0, ks.view, 0, 1,
                                             S::one(), beta, offset, part);
   };
   for (auto& v : ks.storage) v = 12345;
@@ -120,7 +113,7 @@ TYPED_TEST(CpuArgmaxInt64, Batched) {
   const auto x = wide_operands<S>(w, rng, false);
   auto c = x.c;
   auto ks = x.k_star;
-  run_wide<S>(cpu(2), w, x, x.a.data.data(), x.b.data.data(), c.data.data(), ks.data.data());
+  run_wide<S>(cpu_context(2), w, x, x.a.data.data(), x.b.data.data(), c.data.data(), ks.data.data());
   // Member by member, each against its own one-member product.
   for (index_t bt = 0; bt < w.batch; ++bt) {
     WideCase one = w;
@@ -160,30 +153,30 @@ TEST(CpuArgmaxInt64Refusals, BadIndexMatrixOffsetAndPart) {
     EXPECT_EQ(ks, std::vector<std::int64_t>(9, 77));
     EXPECT_EQ(c, std::vector<float>(9, 0.0f));
   };
-  refused([&] { gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, cv, MatrixView<std::int64_t>{ks.data(), 3, 2, 2, Layout::row_major}); },
+  refused([&] { gemm_argmax<S>(cpu_context(), Op::N, av, Op::N, bv, cv, MatrixView<std::int64_t>{ks.data(), 3, 2, 2, Layout::row_major}); },
           Errc::dimension_mismatch, "K*", "3x2");
   std::vector<float> shared(9 + 2 * 9);  // C and K* in one buffer
   refused([&] {
-    gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, MatrixView<float>{shared.data(), 3, 3, 3, Layout::row_major},
+    gemm_argmax<S>(cpu_context(), Op::N, av, Op::N, bv, MatrixView<float>{shared.data(), 3, 3, 3, Layout::row_major},
                    MatrixView<std::int64_t>{reinterpret_cast<std::int64_t*>(shared.data() + 2), 3, 3, 3, Layout::row_major});
   }, Errc::aliasing, "K*", "overlaps C");
   refused([&] {
-    gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, cv, good, 0.0f, -INFINITY, std::numeric_limits<std::int64_t>::max() - 3);
+    gemm_argmax<S>(cpu_context(), Op::N, av, Op::N, bv, cv, good, 0.0f, -INFINITY, std::numeric_limits<std::int64_t>::max() - 3);
   }, Errc::unsupported, "K*", "int64");
   // Two members: C has room for both (a C past its buffer could overlap A or B, whose check comes
   // first, wherever the heap put them), K* members 4 apart overlap.
   std::vector<float> c_two(18, 0.0f);
   refused([&] {
-    gemm_argmax_batched<S>(cpu(), Op::N, av, 0, Op::N, bv, 0, MatrixView<float>{c_two.data(), 3, 3, 3, Layout::row_major}, 9,
+    gemm_argmax_batched<S>(cpu_context(), Op::N, av, 0, Op::N, bv, 0, MatrixView<float>{c_two.data(), 3, 3, 3, Layout::row_major}, 9,
                            good, 4, 2);
   }, Errc::aliasing, "stride_k", "overlap");
   refused([&] {
-    detail::gemm_argmax_batched_in_parts<S>(cpu(), Op::N, av, 0, Op::N, bv, 0, cv, 0, good, 0, 1, 0.0f, -INFINITY, 0, 0);
+    detail::gemm_argmax_batched_in_parts<S>(cpu_context(), Op::N, av, 0, Op::N, bv, 0, cv, 0, good, 0, 1, 0.0f, -INFINITY, 0, 0);
   }, Errc::invalid_argument, "k_part", "1 to 2^31");
   // The int32 K* points to the int64 one past its range.
   std::vector<std::int32_t> k32(9, 77);
   try {
-    gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, cv, MatrixView<std::int32_t>{k32.data(), 3, 3, 3, Layout::row_major}, 0.0f,
+    gemm_argmax<S>(cpu_context(), Op::N, av, Op::N, bv, cv, MatrixView<std::int32_t>{k32.data(), 3, 3, 3, Layout::row_major}, 0.0f,
                    -INFINITY, std::numeric_limits<std::int32_t>::max() - 3);
     ADD_FAILURE() << "an int32 K* took k offset + K past 2^31 - 1";
   } catch (const Error& e) {
@@ -191,7 +184,7 @@ TEST(CpuArgmaxInt64Refusals, BadIndexMatrixOffsetAndPart) {
     EXPECT_NE(std::string(e.what()).find("int64"), std::string::npos) << e.what();
   }
   // ... which takes it.
-  gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, cv, good, 0.0f, -INFINITY, std::numeric_limits<std::int32_t>::max() - 3);
+  gemm_argmax<S>(cpu_context(), Op::N, av, Op::N, bv, cv, good, 0.0f, -INFINITY, std::numeric_limits<std::int32_t>::max() - 3);
   for (std::int64_t v : ks) EXPECT_EQ(v, std::int64_t(std::numeric_limits<std::int32_t>::max()) - 3);
 }
 

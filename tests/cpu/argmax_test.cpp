@@ -15,13 +15,6 @@ namespace {
 template <class S> class CpuArgmax : public ::testing::Test {};
 TYPED_TEST_SUITE(CpuArgmax, SelectingSemirings, SemiringNames);
 
-Context cpu(int threads = 0) {
-  Context ctx;
-  ctx.backend = Backend::cpu;
-  ctx.cpu_threads = threads;
-  return ctx;
-}
-
 // The expected K* of a product with α = 1̄, β = 0̄ whose result is `c`: the first k whose term
 // equals the result, −1 where the result is 0̄.
 template <class S>
@@ -61,7 +54,7 @@ TYPED_TEST(CpuArgmax, OddShapesMatchTheOracle) {
       HostMatrix<T> c(s.m, s.n, Layout::row_major), expected(s.m, s.n, Layout::row_major);
       HostMatrix<std::int32_t> ks(s.m, s.n, s.layout, s.pad);
       for (auto& x : ks.storage) x = 12345;  // poison: every entry must be written
-      gemm_argmax<S>(cpu(threads), s.op_a, a.cview(), s.op_b, b.cview(), c.view, ks.view);
+      gemm_argmax<S>(cpu_context(threads), s.op_a, a.cview(), s.op_b, b.cview(), c.view, ks.view);
       auto p = detail::make_problem<S>(s.op_a, a.cview(), s.op_b, b.cview(), expected.view, S::one(), S::zero());
       cpu::reference_gemm<S>(p);
       const std::string what = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
@@ -85,7 +78,7 @@ TYPED_TEST(CpuArgmax, TiesGoToTheSmallestKAndZeroRowsToMinusOne) {
   for (auto& x : a.storage) x = S::one();
   for (auto& x : b.storage) x = S::one();
   for (index_t kk = 0; kk < k; ++kk) a(4, kk) = S::zero();
-  gemm_argmax<S>(cpu(), Op::N, a.cview(), Op::N, b.cview(), c.view, ks.view);
+  gemm_argmax<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view, ks.view);
   for (index_t j = 0; j < n; ++j) {
     for (index_t i = 0; i < 4; ++i) EXPECT_EQ(ks(i, j), 0) << i << "," << j;
     EXPECT_EQ(ks(4, j), -1);
@@ -94,7 +87,7 @@ TYPED_TEST(CpuArgmax, TiesGoToTheSmallestKAndZeroRowsToMinusOne) {
   // Row 0 of A: 0̄ except two equal best terms at k = 3 and k = 8.
   for (index_t kk = 0; kk < k; ++kk) a(0, kk) = S::zero();
   a(0, 3) = a(0, 8) = S::one();
-  gemm_argmax<S>(cpu(2), Op::N, a.cview(), Op::N, b.cview(), c.view, ks.view);
+  gemm_argmax<S>(cpu_context(2), Op::N, a.cview(), Op::N, b.cview(), c.view, ks.view);
   for (index_t j = 0; j < n; ++j) EXPECT_EQ(ks(0, j), 3);
 }
 
@@ -115,13 +108,13 @@ TYPED_TEST(CpuArgmax, BetaCarriesIndexesAcrossParts) {
   for (index_t j = 0; j < n; ++j) b(70, j) = b(10, j);
   HostMatrix<T> whole(m, n, Layout::row_major), parts(m, n, Layout::row_major);
   HostMatrix<std::int32_t> k_whole(m, n, Layout::row_major), k_parts(m, n, Layout::col_major);
-  gemm_argmax<S>(cpu(), Op::N, a.cview(), Op::N, b.cview(), whole.view, k_whole.view);
+  gemm_argmax<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), whole.view, k_whole.view);
   const index_t cuts[] = {0, 31, 64, k};
   for (int part = 0; part < 3; ++part) {
     const index_t k0 = cuts[part], len = cuts[part + 1] - k0;
     const MatrixView<const T> a_part{a.storage.data() + k0, m, len, a.view.ld, Layout::row_major};
     const MatrixView<const T> b_part{b.storage.data() + k0 * b.view.ld, len, n, b.view.ld, Layout::row_major};
-    gemm_argmax<S>(cpu(), Op::N, a_part, Op::N, b_part, parts.view, k_parts.view, S::one(),
+    gemm_argmax<S>(cpu_context(), Op::N, a_part, Op::N, b_part, parts.view, k_parts.view, S::one(),
                    part == 0 ? S::zero() : S::one(), k0);
   }
   EXPECT_TRUE(same_bits(whole.storage, parts.storage));
@@ -142,13 +135,13 @@ TYPED_TEST(CpuArgmax, BatchedWithASharedOperand) {
     bs.push_back(random_matrix<S>(k, n, Layout::row_major, 0, rng, k));
     b_all.insert(b_all.end(), bs.back().storage.begin(), bs.back().storage.end());
   }
-  gemm_argmax_batched<S>(cpu(2), Op::N, a.cview(), 0, Op::N, MatrixView<const T>{b_all.data(), k, n, n, Layout::row_major},
+  gemm_argmax_batched<S>(cpu_context(2), Op::N, a.cview(), 0, Op::N, MatrixView<const T>{b_all.data(), k, n, n, Layout::row_major},
                          k * n, MatrixView<T>{c_all.data(), m, n, n, Layout::row_major}, m * n,
                          MatrixView<std::int32_t>{k_all.data(), m, n, n, Layout::row_major}, m * n, batch);
   for (index_t bt = 0; bt < batch; ++bt) {
     HostMatrix<T> c(m, n, Layout::row_major);
     HostMatrix<std::int32_t> ks(m, n, Layout::row_major);
-    gemm_argmax<S>(cpu(1), Op::N, a.cview(), Op::N, bs[std::size_t(bt)].cview(), c.view, ks.view);
+    gemm_argmax<S>(cpu_context(1), Op::N, a.cview(), Op::N, bs[std::size_t(bt)].cview(), c.view, ks.view);
     for (index_t e = 0; e < m * n; ++e) {
       ASSERT_TRUE(c.storage[std::size_t(e)] == c_all[std::size_t(bt * m * n + e)]) << "member " << bt;
       ASSERT_EQ(ks.storage[std::size_t(e)], k_all[std::size_t(bt * m * n + e)]) << "member " << bt;
@@ -165,14 +158,14 @@ TEST(CpuArgmaxRefusals, BadIndexMatrixAndOffset) {
   const MatrixView<float> cv{c.data(), 3, 3, 3, Layout::row_major};
   const MatrixView<std::int32_t> wrong{ks.data(), 3, 2, 2, Layout::row_major};
   try {
-    gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, cv, wrong);
+    gemm_argmax<S>(cpu_context(), Op::N, av, Op::N, bv, cv, wrong);
     FAIL() << "a 3x2 index matrix for a 3x3 C was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::dimension_mismatch);
     EXPECT_NE(std::string(e.what()).find("3x2"), std::string::npos) << e.what();
   }
   const MatrixView<std::int32_t> good{ks.data(), 3, 3, 3, Layout::row_major};
-  EXPECT_THROW(gemm_argmax<S>(cpu(), Op::N, av, Op::N, bv, cv, good, 0.0f, -INFINITY, -1), Error);
+  EXPECT_THROW(gemm_argmax<S>(cpu_context(), Op::N, av, Op::N, bv, cv, good, 0.0f, -INFINITY, -1), Error);
 }
 
 }  // namespace

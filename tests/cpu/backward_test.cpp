@@ -17,13 +17,6 @@
 namespace ringmm::testing {
 namespace {
 
-Context cpu(int threads = 0) {
-  Context ctx;
-  ctx.backend = Backend::cpu;
-  ctx.cpu_threads = threads;
-  return ctx;
-}
-
 constexpr double minus_inf = -std::numeric_limits<double>::infinity();
 
 struct Dense {
@@ -104,7 +97,7 @@ const Shape shapes[] = {{1, 1, 1}, {7, 7, 7}, {3, 5, 33}, {33, 7, 5}, {6, 33, 1}
 
 void log_plus_gradients(const Dense& a, const Dense& b, const Dense& g, Dense& da, Dense& db, int threads = 0) {
   const Dense c = log_plus_forward(a, b);
-  log_plus_backward<double>(cpu(threads), a.cview(), b.cview(), c.cview(), g.cview(), da.view(), db.view());
+  log_plus_backward<double>(cpu_context(threads), a.cview(), b.cview(), c.cview(), g.cview(), da.view(), db.view());
 }
 
 TEST(LogPlusBackward, MatchesFiniteDifferences) {
@@ -206,7 +199,7 @@ TEST(LogPlusBackward, FloatAndColumnMajorViews) {
   };
   const auto fa = to_f32(a), fb = to_f32(b), fc = to_f32(c), fg = to_f32(g);
   HostMatrix<float> fda(m, k, Layout::col_major, 1), fdb(k, n, Layout::col_major, 2);
-  log_plus_backward<float>(cpu(), fa.cview(), fb.cview(), fc.cview(), fg.cview(), fda.view, fdb.view);
+  log_plus_backward<float>(cpu_context(), fa.cview(), fb.cview(), fc.cview(), fg.cview(), fda.view, fdb.view);
   for (index_t i = 0; i < m; ++i)
     for (index_t kk = 0; kk < k; ++kk) EXPECT_NEAR(fda(i, kk), want_a(i, kk), 1e-5 * (1 + std::fabs(want_a(i, kk))));
   for (index_t kk = 0; kk < k; ++kk)
@@ -222,12 +215,12 @@ TEST(LogPlusBackward, RefusalsWriteNothing) {
   };
   Dense bad_c = c;
   bad_c(1, 1) = NAN;
-  EXPECT_THROW(call(cpu(), bad_c, g, da.view()), Error);
+  EXPECT_THROW(call(cpu_context(), bad_c, g, da.view()), Error);
   Dense bad_g = g;
   bad_g(0, 1) = INFINITY;
-  EXPECT_THROW(call(cpu(), c, bad_g, da.view()), Error);
+  EXPECT_THROW(call(cpu_context(), c, bad_g, da.view()), Error);
   Dense wrong(3, 3);
-  EXPECT_THROW(call(cpu(), c, g, wrong.view()), Error);
+  EXPECT_THROW(call(cpu_context(), c, g, wrong.view()), Error);
   // Host memory on Backend::cuda: no CUDA (backend_unavailable), or host arrays (invalid_argument).
   Context on_gpu;
   on_gpu.backend = Backend::cuda;
@@ -238,7 +231,7 @@ TEST(LogPlusBackward, RefusalsWriteNothing) {
     EXPECT_TRUE(e.code() == Errc::backend_unavailable || e.code() == Errc::invalid_argument) << e.what();
   }
   // dB overlapping C.
-  EXPECT_THROW(log_plus_backward<double>(cpu(), a.cview(), b.cview(), c.cview(), g.cview(), da.view(),
+  EXPECT_THROW(log_plus_backward<double>(cpu_context(), a.cview(), b.cview(), c.cview(), g.cview(), da.view(),
                                          row_major(c.v.data(), 4, 2)),
                Error);
   for (double x : da.v) EXPECT_EQ(x, 7.0);
@@ -269,8 +262,8 @@ TYPED_TEST(ArgmaxBackward, MatchesFiniteDifferences) {
     const Dense g = random_dense(s.m, s.n, rng, -1, 1);
     Dense c(s.m, s.n), da(s.m, s.k, NAN), db(s.k, s.n, NAN);
     HostMatrix<std::int32_t> ks(s.m, s.n, Layout::row_major);
-    gemm_argmax<S>(cpu(), Op::N, a.cview(), Op::N, b.cview(), c.view(), ks.view);
-    argmax_backward<S>(cpu(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view(), db.view());
+    gemm_argmax<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view(), ks.view);
+    argmax_backward<S>(cpu_context(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view(), db.view());
     auto l = [&] { return loss(g, [&](index_t i, index_t j) { return entry_of<S>(a, b, i, j); }, s.m, s.n); };
     const std::string what = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     expect_near_all(da, finite_differences(a, l, 1e-7), 1e-6, "dA " + what);
@@ -288,18 +281,18 @@ TYPED_TEST(ArgmaxBackward, ZeroEntriesTiesAndThreads) {
   for (index_t kk = 0; kk < k; ++kk) a(2, kk) = S::zero();  // row 2 of C is 0̄
   Dense c(m, n), da(m, k), db(k, n), da1(m, k), db1(k, n);
   HostMatrix<std::int32_t> ks(m, n, Layout::row_major);
-  gemm_argmax<S>(cpu(), Op::N, a.cview(), Op::N, b.cview(), c.view(), ks.view);
+  gemm_argmax<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view(), ks.view);
   for (index_t j = 0; j < n; ++j) ASSERT_EQ(ks(2, j), -1);
-  argmax_backward<S>(cpu(2), a.cview(), b.cview(), ks.cview(), g.cview(), da.view(), db.view());
-  argmax_backward<S>(cpu(1), a.cview(), b.cview(), ks.cview(), g.cview(), da1.view(), db1.view());
+  argmax_backward<S>(cpu_context(2), a.cview(), b.cview(), ks.cview(), g.cview(), da.view(), db.view());
+  argmax_backward<S>(cpu_context(1), a.cview(), b.cview(), ks.cview(), g.cview(), da1.view(), db1.view());
   EXPECT_EQ(da.v, da1.v);
   EXPECT_EQ(db.v, db1.v);
   for (index_t kk = 0; kk < k; ++kk) EXPECT_EQ(da(2, kk), 0.0);
   // One entry, a tie inside ⊗: a 1×1×1 product with a = b.
   Dense ta(1, 1, 1.25), tb(1, 1, 1.25), tg(1, 1, 3.0), tc(1, 1), tda(1, 1), tdb(1, 1);
   HostMatrix<std::int32_t> tk(1, 1, Layout::row_major);
-  gemm_argmax<S>(cpu(), Op::N, ta.cview(), Op::N, tb.cview(), tc.view(), tk.view);
-  argmax_backward<S>(cpu(), ta.cview(), tb.cview(), tk.cview(), tg.cview(), tda.view(), tdb.view());
+  gemm_argmax<S>(cpu_context(), Op::N, ta.cview(), Op::N, tb.cview(), tc.view(), tk.view);
+  argmax_backward<S>(cpu_context(), ta.cview(), tb.cview(), tk.cview(), tg.cview(), tda.view(), tdb.view());
   if constexpr (S::kind == SemiringKind::max_min || S::kind == SemiringKind::min_max) {
     EXPECT_EQ(tda(0, 0), 3.0);
     EXPECT_EQ(tdb(0, 0), 0.0);
@@ -321,17 +314,17 @@ TEST(ArgmaxBackwardArguments, BadIndexesAndFloat) {
   for (auto* x : {&a, &b, &g})
     for (float& v : x->storage) v = u(rng);
   HostMatrix<std::int32_t> ks(m, n, Layout::row_major);
-  gemm_argmax<MaxPlus<float>>(cpu(), Op::N, a.cview(), Op::N, b.cview(), c.view, ks.view);
-  argmax_backward<MaxPlus<float>>(cpu(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view, db.view);
+  gemm_argmax<MaxPlus<float>>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view, ks.view);
+  argmax_backward<MaxPlus<float>>(cpu_context(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view, db.view);
   float total_a = 0, total_g = 0;
   for (float x : da.storage) total_a += x;
   for (float x : g.storage) total_g += x;
   EXPECT_NEAR(total_a, total_g, 1e-5);  // each G_ij lands once in dA (∂/∂a = 1)
   for (float& x : da.storage) x = 7;
   ks(1, 2) = k;
-  EXPECT_THROW(argmax_backward<MaxPlus<float>>(cpu(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view, db.view), Error);
+  EXPECT_THROW(argmax_backward<MaxPlus<float>>(cpu_context(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view, db.view), Error);
   ks(1, 2) = -2;
-  EXPECT_THROW(argmax_backward<MaxPlus<float>>(cpu(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view, db.view), Error);
+  EXPECT_THROW(argmax_backward<MaxPlus<float>>(cpu_context(), a.cview(), b.cview(), ks.cview(), g.cview(), da.view, db.view), Error);
   for (float x : da.storage) EXPECT_EQ(x, 7.0f);
 }
 

@@ -15,13 +15,6 @@
 namespace ringmm::testing {
 namespace {
 
-Context cpu(int threads = 0) {
-  Context ctx;
-  ctx.backend = Backend::cpu;
-  ctx.cpu_threads = threads;
-  return ctx;
-}
-
 template <class T> constexpr T minus_inf = -std::numeric_limits<T>::infinity();
 
 template <class T> struct Model {
@@ -127,7 +120,7 @@ TYPED_TEST(Hmm, ViterbiMatchesTheReference) {
       const Model<T> m = random_model<T>(c.b, c.s, c.t, rng, c.forbid, c.coarse);
       std::vector<std::int32_t> path(std::size_t(c.b * c.t), 12345), want_path;
       std::vector<T> score(std::size_t(c.b), T(12345)), want_score;
-      hmm_viterbi<T>(cpu(threads), m.view(), path.data(), score.data());
+      hmm_viterbi<T>(cpu_context(threads), m.view(), path.data(), score.data());
       reference_viterbi(m, want_path, want_score);
       EXPECT_EQ(path, want_path) << name_of<T>(c);
       for (index_t b = 0; b < c.b; ++b) EXPECT_EQ(score[b], want_score[b]) << name_of<T>(c) << " sequence " << b;
@@ -141,7 +134,7 @@ TYPED_TEST(Hmm, ForwardMatchesTheReference) {
   for (const Case& c : cases) {
     const Model<T> m = random_model<T>(c.b, c.s, c.t, rng, c.forbid, c.coarse);
     std::vector<T> loglik(std::size_t(c.b), T(12345));
-    hmm_forward<T>(cpu(), m.view(), loglik.data());
+    hmm_forward<T>(cpu_context(), m.view(), loglik.data());
     const auto want = reference_forward(m);
     for (index_t b = 0; b < c.b; ++b) {
       if (want[b] == -INFINITY) {
@@ -167,7 +160,7 @@ TYPED_TEST(Hmm, ForbiddenTransitionsTiesAndNoPath) {
   for (index_t s = 0; s < S; ++s) m.emit[(2 * B + 2) * S + s] = minus_inf<T>;
   std::vector<std::int32_t> path(std::size_t(B * steps), 77);
   std::vector<T> score(std::size_t(B), T(77));
-  hmm_viterbi<T>(cpu(), m.view(), path.data(), score.data());
+  hmm_viterbi<T>(cpu_context(), m.view(), path.data(), score.data());
   const std::vector<std::int32_t> chain = {0, 1, 2, 3, 0};  // the final tie: states 0 and 1 both score −4; 0 wins
   for (index_t b = 0; b < 2; ++b) {
     EXPECT_EQ(std::vector<std::int32_t>(path.begin() + b * steps, path.begin() + (b + 1) * steps), chain);
@@ -176,7 +169,7 @@ TYPED_TEST(Hmm, ForbiddenTransitionsTiesAndNoPath) {
   EXPECT_EQ(score[2], minus_inf<T>);
   for (index_t t = 0; t < steps; ++t) EXPECT_EQ(path[std::size_t(2 * steps + t)], -1);
   std::vector<T> loglik(static_cast<std::size_t>(B));
-  hmm_forward<T>(cpu(), m.view(), loglik.data());
+  hmm_forward<T>(cpu_context(), m.view(), loglik.data());
   EXPECT_NEAR(double(loglik[0]), -4 + std::log(2.0), 1e-6);
   EXPECT_EQ(loglik[2], minus_inf<T>);
 }
@@ -187,8 +180,8 @@ TYPED_TEST(Hmm, CallerBackpointersHoldEveryStep) {
   const Model<T> m = random_model<T>(3, 5, 6, rng);
   std::vector<std::int32_t> bp(std::size_t(5 * 3 * 5), -7), path(18), path2(18);
   std::vector<T> score(3), score2(3);
-  hmm_viterbi<T>(cpu(), m.view(), path.data(), score.data(), bp.data());
-  hmm_viterbi<T>(cpu(), m.view(), path2.data(), score2.data());
+  hmm_viterbi<T>(cpu_context(), m.view(), path.data(), score.data(), bp.data());
+  hmm_viterbi<T>(cpu_context(), m.view(), path2.data(), score2.data());
   EXPECT_EQ(path, path2);
   for (std::int32_t x : bp) EXPECT_TRUE(x >= 0 && x < 5);
   // The path follows the backpointers.
@@ -204,13 +197,13 @@ TEST(HmmArguments, RefusedCallsWriteNothing) {
   std::vector<float> score(2, 9.0f), loglik(2, 9.0f);
   auto expect_refused = [&](const HmmModel<float>& model, Errc code, const std::string& subject) {
     try {
-      hmm_viterbi<float>(cpu(), model, path.data(), score.data());
+      hmm_viterbi<float>(cpu_context(), model, path.data(), score.data());
       ADD_FAILURE() << "viterbi accepted a bad " << subject;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), code) << e.what();
       EXPECT_EQ(e.subject(), subject) << e.what();
     }
-    EXPECT_THROW(hmm_forward<float>(cpu(), model, loglik.data()), Error);
+    EXPECT_THROW(hmm_forward<float>(cpu_context(), model, loglik.data()), Error);
   };
   auto v = m.view();
   v.states = 0;
@@ -236,7 +229,7 @@ TEST(HmmArguments, RefusedCallsWriteNothing) {
   m.init[1] = 0;
   v = m.view();
   v.batch = 0;
-  EXPECT_NO_THROW(hmm_viterbi<float>(cpu(), v, nullptr, nullptr));
+  EXPECT_NO_THROW(hmm_viterbi<float>(cpu_context(), v, nullptr, nullptr));
 }
 
 }  // namespace

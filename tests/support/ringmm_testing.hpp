@@ -20,6 +20,14 @@
 
 namespace ringmm::testing {
 
+// A context that runs on the CPU backend with `threads` threads (0: OpenMP's default).
+inline Context cpu_context(int threads = 0) {
+  Context ctx;
+  ctx.backend = Backend::cpu;
+  ctx.cpu_threads = threads;
+  return ctx;
+}
+
 // An owning host matrix with a view; `pad` extra elements per leading-dimension line.
 template <class T> struct HostMatrix {
   std::vector<T> storage;

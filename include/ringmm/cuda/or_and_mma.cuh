@@ -119,10 +119,11 @@ template <int G> __device__ inline void load_bytes(std::uint32_t (&out)[G], cons
 
 // How pack_kernel walks its source: along k when k is contiguous (a thread per word); across rows
 // when rows are (a thread per 4 rows × one word, the 4 rows' bytes at each k read together: B's
-// usual layout); else element by element. The bits route packs contiguous rows with
-// pack_bits_transposed_kernel instead. Both contiguous walks read aligned words (load_bytes),
-// so unaligned views (rows of 4097 bytes) pack as fast as aligned ones.
-enum class Walk { along_k, across_rows, elements };
+// usual layout; the int8 route's only, as the bits route packs contiguous rows with
+// pack_bits_transposed_kernel). A view is row- or column-major, so one of the two is. Both walks
+// read aligned words (load_bytes), so unaligned views (rows of 4097 bytes) pack as fast as
+// aligned ones.
+enum class Walk { along_k, across_rows };
 constexpr int kRowsPerThread = 4;  // Walk::across_rows: few, so that there are threads enough to hide latency
 
 // dst: rows_padded rows a member, `pitch` words apart, of which words_padded are written;
@@ -159,22 +160,10 @@ __global__ void pack_kernel(std::uint32_t* dst, index_t rows_padded, index_t wor
 #pragma unroll
         for (int j = 0; j < kRowsPerThread; ++j) d[(r0 + j) * pitch + w] = word[j];
       } else {
-        // Walk::along_k: consecutive threads take consecutive words of a row; elements: of a column.
-        const index_t r = W == Walk::along_k ? t / words_padded : t % rows_padded;
-        const index_t w = W == Walk::along_k ? t % words_padded : t / rows_padded;
-        const index_t k0 = w * E;
+        // Walk::along_k: consecutive threads take consecutive words of a row.
+        const index_t r = t / words_padded, w = t % words_padded, k0 = w * E;
         std::uint32_t four[E / 4] = {};  // groups of 4 elements, a byte each
-        if (r < rows && k0 < k) {
-          const std::uint8_t* row = s + r * rs;
-          if constexpr (W == Walk::along_k) {
-            load_bytes(four, row + k0, int(k - k0 < E ? k - k0 : E));
-          } else {
-#pragma unroll
-            for (int g = 0; g < E / 4; ++g)
-              for (int e = 0; e < 4; ++e)
-                if (k0 + 4 * g + e < k) four[g] |= std::uint32_t(row[(k0 + 4 * g + e) * cs] != 0) << (8 * e);
-          }
-        }
+        if (r < rows && k0 < k) load_bytes(four, s + r * rs + k0, int(k - k0 < E ? k - k0 : E));
         std::uint32_t word = 0;
 #pragma unroll
         for (int g = 0; g < E / 4; ++g) {
@@ -561,6 +550,8 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   const index_t members = (stride == 0 || batch == 1) ? 1 : batch;
   Packed out;
   if (rows_padded * words_padded == 0) return out;  // K = 0: nothing to read
+  if (x.cs != 1 && x.rs != 1)  // every MatrixView is row- or column-major: the walks rely on it
+    throw Error(Errc::unsupported, "operand", "the tensor-core or-and packs views with one unit stride only");
   out.words = DeviceBuffer<std::uint32_t>(std::size_t(rows_padded * pitch * members), stream);
   out.member_words = members == 1 ? 0 : rows_padded * pitch;
   if (R == Route::bits && x.rs == 1 && x.cs != 1) {  // rows contiguous: through a shared-memory tile
@@ -575,13 +566,13 @@ Packed pack(const detail::Strided<const std::uint8_t>& x, index_t stride, index_
   }
   // Along k a thread a word: measured 11.7 µs at 4096² (aligned rows), against 18.8 for a warp a
   // run of 16 words, 17 for that warp at 4097² with byte loads, 80 for a ballot a word.
-  const Walk walk = x.cs == 1 ? Walk::along_k : x.rs == 1 ? Walk::across_rows : Walk::elements;
-  const index_t items = (walk == Walk::across_rows ? rows_padded / kRowsPerThread : rows_padded) * words_padded;
+  const bool along_k = x.cs == 1;  // else the rows are contiguous (int8 only: bits took them above)
+  const index_t items = (along_k ? rows_padded : rows_padded / kRowsPerThread) * words_padded;
   const dim3 grid(unsigned(std::min<index_t>((items + 255) / 256, 16 * index_t(multiprocessor_count()))),
                   unsigned(std::min<index_t>(members, 65535)));
-  auto kernel = pack_kernel<R, Walk::elements>;
-  if (walk == Walk::across_rows) kernel = pack_kernel<R, Walk::across_rows>;
-  if (walk == Walk::along_k) kernel = pack_kernel<R, Walk::along_k>;
+  auto kernel = pack_kernel<R, Walk::along_k>;
+  if constexpr (R == Route::int8)
+    if (!along_k) kernel = pack_kernel<R, Walk::across_rows>;
   kernel<<<grid, 256, 0, stream>>>(out.words.get(), rows_padded, words_padded, pitch, out.member_words, x.p, x.rows,
                                    x.cols, x.rs, x.cs, stride, members);
   check_launch("or_and_mma::pack_kernel");

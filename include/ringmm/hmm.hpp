@@ -48,8 +48,10 @@ template <class T> struct HmmModel {
 };
 
 // How the CUDA backend computes a Viterbi step (the CPU backend always runs gemm_argmax):
-//   fused        one kernel per step: the max-plus product with a two-instruction update, the
-//                argmax recovered per k-tile, the emission added (src/cuda/viterbi_step.cuh)
+//   fused        one kernel per step: the max-plus product, the argmax recovered per run of k,
+//                the emission added. f32 models whose values are all ≤ 0 (log-probabilities)
+//                take src/cuda/viterbi_logprob.cuh (the maximum on bit patterns, 1.5
+//                instructions an update), others src/cuda/viterbi_step.cuh (FADD + FMNMX).
 //   gemm_argmax  the library's gemm_argmax<MaxPlus<T>> and a kernel adding the emissions
 // Both give the same paths, scores and backpointers.
 enum class ViterbiStep { fused, gemm_argmax };

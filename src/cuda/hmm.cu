@@ -1,7 +1,8 @@
 // hmm_viterbi and hmm_forward on the CUDA backend (ringmm/hmm.hpp), on device memory.
 //
-// Viterbi: per step one fused kernel (viterbi_step.cuh: the max-plus product, its argmax written
-// straight into that step's slice of the backpointers, and E_t added), or on request the library's
+// Viterbi: per step one fused kernel (the max-plus product, its argmax written straight into that
+// step's slice of the backpointers, and E_t added: viterbi_logprob.cuh for f32 models whose values
+// are all ≤ 0, the check's by-product, else viterbi_step.cuh), or on request the library's
 // gemm_argmax and a kernel adding E_t; at the end one warp per sequence
 // finds the best final state and follows the backpointers. Forward: per step the shift trick of
 // the CPU's log-plus (ringmm/cpu/log_plus.hpp) on the device: rows of α shifted by their maxima
@@ -16,12 +17,14 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/hmm.hpp"
+#include "viterbi_logprob.cuh"
 #include "viterbi_step.cuh"
 
 namespace ringmm::detail {
@@ -38,26 +41,31 @@ unsigned blocks_for(index_t n) {
   return unsigned(std::min<index_t>((n + block_threads - 1) / block_threads, 16 * index_t(cuda_detail::multiprocessor_count())));
 }
 
-// first_bad ← the smallest index of a NaN or +∞ (stays ULLONG_MAX when there is none).
-template <class T> __global__ void scan_log_values(const T* x, index_t n, unsigned long long* first_bad) {
-  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
+// first_bad ← the smallest index of a NaN or +∞ (stays ULLONG_MAX when there is none);
+// positive ← 0 where some value is > 0 (stays ULLONG_MAX for log-probabilities).
+template <class T>
+__global__ void scan_log_values(const T* x, index_t n, unsigned long long* first_bad, unsigned long long* positive) {
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x) {
     if (!(x[e] < T(INFINITY))) atomicMin(first_bad, (unsigned long long)e);
+    if (x[e] > T(0)) *positive = 0;
+  }
 }
 
 // Refuses the model (naming the array, the index and the value) when a scan finds NaN or +∞.
+// Returns whether every value is ≤ 0 (log-probabilities: viterbi_logprob.cuh's step applies).
 // The one host wait of a call.
-template <class T> void check_values_on_device(const HmmModel<T>& m, cudaStream_t stream) {
-  DeviceBuffer<unsigned long long> slots(3, stream);
-  cuda_check(cudaMemsetAsync(slots.get(), 0xff, 3 * sizeof(unsigned long long), stream), "cudaMemsetAsync");
+template <class T> bool check_values_on_device(const HmmModel<T>& m, cudaStream_t stream) {
+  DeviceBuffer<unsigned long long> slots(4, stream);  // first bad of each array; any positive
+  cuda_check(cudaMemsetAsync(slots.get(), 0xff, 4 * sizeof(unsigned long long), stream), "cudaMemsetAsync");
   const T* arrays[3] = {m.init, m.trans, m.emit};
   const index_t counts[3] = {m.states, m.states * m.states, m.steps * m.batch * m.states};
   const char* names[3] = {"init", "trans", "emit"};
   for (int x = 0; x < 3; ++x) {
     if (counts[x] == 0) continue;
-    scan_log_values<T><<<blocks_for(counts[x]), block_threads, 0, stream>>>(arrays[x], counts[x], slots.get() + x);
+    scan_log_values<T><<<blocks_for(counts[x]), block_threads, 0, stream>>>(arrays[x], counts[x], slots.get() + x, slots.get() + 3);
     check_launch("scan_log_values");
   }
-  unsigned long long found[3];
+  unsigned long long found[4];
   cuda_check(cudaMemcpyAsync(found, slots.get(), sizeof found, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   cuda_check(cudaStreamSynchronize(stream), "HMM value check (cudaStreamSynchronize)");
   for (int x = 0; x < 3; ++x) {
@@ -68,6 +76,7 @@ template <class T> void check_values_on_device(const HmmModel<T>& m, cudaStream_
                 "element " + std::to_string(found[x]) + " is " + (value != value ? "NaN" : "+inf") +
                     "; log-probabilities must be finite or -inf");
   }
+  return found[3] == ULLONG_MAX;
 }
 
 // Device memory or not: every array of the model and every output must agree.
@@ -249,6 +258,42 @@ __global__ void __launch_bounds__(block_threads) forward_loglik(const T* alpha, 
 
 unsigned sequence_blocks(index_t batch) { return unsigned(std::min<index_t>(batch, 65535)); }
 
+// The steps of a log-probability model (viterbi_logprob.cuh): δ and δᵀ both double-buffered, each
+// step launched with programmatic dependent launch where the device has it (sm_90 and later).
+// Returns the buffer holding the last δ (current or following).
+float* viterbi_logprob_steps(const HmmModel<float>& m, const float* trans_t, float* current, float* following,
+                             std::int32_t* backpointers, cudaStream_t stream) {
+  namespace lp = viterbi_logprob;
+  const index_t b = m.batch, s = m.states, block = b * s, pitch = lp::transposed_pitch(b);
+  DeviceBuffer<float> delta_t(std::size_t(s * pitch), stream), next_t(std::size_t(s * pitch), stream);
+  lp::transpose_delta<<<blocks_for(block), block_threads, 0, stream>>>(current, b, s, pitch, delta_t.get());
+  check_launch("viterbi_logprob::transpose_delta");
+  int device = 0, major = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned((s + lp::tile_n - 1) / lp::tile_n), unsigned((b + lp::tile_m - 1) / lp::tile_m));
+  config.blockDim = dim3(lp::threads);
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = major >= 9 ? 1 : 0;
+  float* current_t = delta_t.get();
+  float* following_t = next_t.get();
+  const auto kernel = lp::tile_k_for(s) == 32 ? lp::step_kernel<32> : lp::step_kernel<lp::min_tile_k>;
+  for (index_t t = 1; t < m.steps; ++t) {
+    cuda_check(cudaLaunchKernelEx(&config, kernel, static_cast<const float*>(current),
+                                  static_cast<const float*>(current_t), pitch, m.trans, trans_t, m.emit + t * block, b, s,
+                                  following, following_t, backpointers + (t - 1) * block),
+               "viterbi_logprob::step_kernel");
+    std::swap(current, following);
+    std::swap(current_t, following_t);
+  }
+  return current;
+}
+
 }  // namespace
 
 template <class T>
@@ -262,7 +307,7 @@ bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* pa
                 "the fused Viterbi step takes at most " + std::to_string(65535 * viterbi::tile_m) +
                     " sequences per call; split the batch or use ViterbiStep::gemm_argmax");
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
-  check_values_on_device(m, stream);
+  const bool log_probabilities = check_values_on_device(m, stream);
   if (m.batch == 0) return true;
   const dim3 step_grid(unsigned((s + viterbi::tile_n - 1) / viterbi::tile_n), unsigned(row_tiles));
   DeviceBuffer<T> delta(std::size_t(block), stream), next(std::size_t(block), stream);
@@ -287,7 +332,14 @@ bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* pa
   // slice of emit and of the backpointers 64-byte aligned).
   const bool vector_step = viterbi::takes_vector_step(std::is_same_v<T, float>, s, current, following, m.trans,
                                                       trans_t.get(), m.emit, backpointers);
-  for (index_t t = 1; t < m.steps; ++t) {
+  bool stepped = false;  // by viterbi_logprob_steps
+  if constexpr (std::is_same_v<T, float>)
+    if (step == ViterbiStep::fused && m.steps > 1 &&
+        viterbi_logprob::takes_step(true, log_probabilities, s, current, following, m.trans, trans_t.get(), m.emit, backpointers)) {
+      current = viterbi_logprob_steps(m, trans_t.get(), current, following, backpointers, stream);
+      stepped = true;
+    }
+  for (index_t t = 1; !stepped && t < m.steps; ++t) {
     std::int32_t* bp_t = backpointers + (t - 1) * block;
     if (step == ViterbiStep::fused) {
       auto kernel = viterbi::step_kernel<T, false>;

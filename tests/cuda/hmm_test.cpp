@@ -1,6 +1,7 @@
 // hmm_viterbi and hmm_forward on the CUDA backend against the CPU backend (label gpu; skips
 // without a device): random models with forbidden transitions and ties, T = 1, S = 1, B = 1, a
-// size past one block of the final kernels, refused values and host memory.
+// size past one block of the final kernels, log-probability models and models with positive
+// values (the two fused f32 forms), refused values and host memory.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,11 +28,18 @@ template <class T> struct Model {
   std::vector<T> init, trans, emit;
 };
 
-template <class T> Model<T> random_model(index_t b, index_t s, index_t t, std::mt19937_64& rng, double forbid, bool coarse) {
+// Values in [−4, 0] (log-probabilities), coarse ones multiples of 1/4 (ties); `shift` is added to
+// every finite value (> 0: most values positive), and `zeros` makes a fifth of them +0 or −0.
+template <class T>
+Model<T> random_model(index_t b, index_t s, index_t t, std::mt19937_64& rng, double forbid, bool coarse, double shift = 0,
+                      bool zeros = false) {
   Model<T> m{b, s, t, std::vector<T>(static_cast<std::size_t>(s)), std::vector<T>(static_cast<std::size_t>(s * s)),
              std::vector<T>(static_cast<std::size_t>(t * b * s))};
   std::uniform_real_distribution<double> u(-4, 0), p(0, 1);
-  auto value = [&] { return coarse ? T(std::floor(u(rng)) / 4) : T(u(rng)); };
+  auto value = [&] {
+    if (zeros && p(rng) < 0.2) return p(rng) < 0.5 ? T(0) : -T(0);
+    return T((coarse ? std::floor(u(rng)) / 4 : u(rng)) + shift);
+  };
   for (T& x : m.init) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value();
   for (T& x : m.trans) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value();
   for (T& x : m.emit) x = value();
@@ -47,22 +55,44 @@ struct Case {
   double forbid;
   bool coarse;
   bool shifted_trans = false;  // trans one element past an aligned address: the fused step's scalar form
+  double shift = 0;            // 3: most values positive, so f32 takes viterbi_step.cuh's vector form
+  bool zeros = false;          // +0 and −0 among the values
 };
 
 TYPED_TEST(CudaHmm, MatchesTheCpu) {
   RINGMM_SKIP_WITHOUT_GPU();
   using T = TypeParam;
   std::mt19937_64 rng(41);
-  // S a multiple of 16 takes the fused step's vector form for f32 (viterbi_step.cuh): 16 and 48
-  // leave most of a 64-column tile empty, 0.9 forbids whole columns of A (backpointer −1), and
-  // 70 and 129 sequences leave a ragged row tile.
-  const Case cases[] = {{1, 1, 1, 0, false},       {1, 1, 7, 0, false},          {3, 5, 1, 0, false},
-                        {4, 7, 12, 0.2, true},      {9, 300, 6, 0.1, false},      {70, 65, 9, 0.3, true},
-                        {257, 130, 20, 0.05, false}, {1, 16, 3, 0, true},          {9, 16, 6, 0.9, true},
-                        {33, 48, 5, 0, true},       {70, 64, 9, 0.3, true},       {129, 512, 4, 0.1, false},
+  // S a multiple of 16 takes a fused f32 form of its own: viterbi_logprob.cuh where every value is
+  // ≤ 0, viterbi_step.cuh's vector form where some are positive (shift 3). 16 and 48 leave most of
+  // a 64-column tile empty, 80 a ragged second one; 0.9 forbids whole columns of A (backpointer
+  // −1); 70, 129 and 130 sequences leave a ragged row tile, and B not a multiple of 4 a ragged
+  // vector of δᵀ (viterbi_logprob.cuh's pitch).
+  const Case cases[] = {{1, 1, 1, 0, false},
+                        {1, 1, 7, 0, false},
+                        {3, 5, 1, 0, false},
+                        {4, 7, 12, 0.2, true},
+                        {9, 300, 6, 0.1, false},
+                        {70, 65, 9, 0.3, true},
+                        {257, 130, 20, 0.05, false},
+                        {1, 16, 3, 0, true},
+                        {9, 16, 6, 0.9, true},
+                        {33, 48, 5, 0, true},
+                        {70, 64, 9, 0.3, true},
+                        {129, 512, 4, 0.1, false},
+                        {4, 16, 5, 0, true},
+                        {8, 48, 7, 0.9, true},
+                        {68, 64, 9, 0.3, true},
+                        {130, 80, 6, 0.1, false},
+                        {67, 32, 8, 0.2, true, false, 0, true},
+                        {200, 512, 3, 0.05, true},
+                        {9, 16, 6, 0.9, true, false, 3},
+                        {33, 48, 5, 0, true, false, 3},
+                        {70, 64, 9, 0.3, true, false, 3},
+                        {129, 512, 4, 0.1, false, false, 3},
                         {70, 64, 9, 0.3, true, true}};
   for (const Case& c : cases) {
-    const Model<T> m = random_model<T>(c.b, c.s, c.t, rng, c.forbid, c.coarse);
+    const Model<T> m = random_model<T>(c.b, c.s, c.t, rng, c.forbid, c.coarse, c.shift, c.zeros);
     const HmmModel<T> host{c.b, c.s, c.t, m.init.data(), m.trans.data(), m.emit.data()};
     std::vector<std::int32_t> want_path(static_cast<std::size_t>(c.b * c.t)), path(want_path.size(), 77);
     std::vector<T> want_score(static_cast<std::size_t>(c.b)), score(want_score.size()), want_ll(want_score.size()), ll(want_score.size());
@@ -75,7 +105,8 @@ TYPED_TEST(CudaHmm, MatchesTheCpu) {
     DeviceCopy<std::int32_t> d_path(path);
     const HmmModel<T> device{c.b, c.s, c.t, init.ptr, trans.ptr + (c.shifted_trans ? 1 : 0), emit.ptr};
     const std::string what = "B=" + std::to_string(c.b) + " S=" + std::to_string(c.s) + " T=" + std::to_string(c.t) +
-                             (c.shifted_trans ? " (trans unaligned)" : "");
+                             (c.shifted_trans ? " (trans unaligned)" : "") + (c.shift > 0 ? " (positive values)" : "") +
+                             (c.zeros ? " (signed zeros)" : "");
     // Both step kernels, and the backpointers of each step against the CPU's.
     std::vector<std::int32_t> want_bp(static_cast<std::size_t>((c.t - 1) * c.b * c.s) + 1), bp(want_bp.size());
     hmm_viterbi<T>(with(Backend::cpu), host, want_path.data(), want_score.data(), want_bp.data());

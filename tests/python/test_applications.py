@@ -550,8 +550,11 @@ def ticks_beside(call):
 @pytest.mark.parametrize("application", ["apsp", "hmm_forward"])
 def test_calls_release_the_gil(application, rng):
     """A call that held the GIL would let the other thread tick only until it starts (a few times);
-    the problem grows until one call lasts a quarter of a second, for 250 ticks' worth of time."""
-    for size in (200, 400, 800, 1600):
+    the problem grows until one call lasts a quarter of a second, for 250 ticks' worth of time.
+    The sizes go on far enough that a fast machine still reaches a quarter of a second: a call
+    shorter than 25 ms would fail the test without holding the GIL."""
+    sizes = (200, 400, 800, 1600, 3200) if application == "apsp" else (200, 400, 800, 1600, 3200, 6400, 12800, 25600)
+    for size in sizes:
         if application == "apsp":
             w = rng.uniform(1, 10, (size, size))
             call = lambda: ringmm.apsp(w)  # noqa: E731

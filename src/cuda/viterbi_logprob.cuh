@@ -1,0 +1,203 @@
+// The fused Viterbi step for log-probability models: every initial, transition and emission value
+// ≤ 0 (so every δ and every term δ[b, s] + A[s, s'] is ≤ 0), f32, S a multiple of 16. It computes
+// what viterbi_step.cuh's step computes (next = max_s (δ[b, s] + A[s, s']) + E_t, bp = the smallest
+// s attaining it, −1 where every term is −∞), faster (B = 4096, S = 512 on the H100: 128 µs a step
+// against the vector form's 157; docs/performance-log.md), for three reasons:
+//
+// - The maximum on bit patterns. For floats ≤ 0 the larger float has the smaller bit pattern read
+//   as an unsigned integer (+0 is 0, −0 is 0x80000000, −∞ is 0xff800000, the largest; the inputs
+//   are checked for NaN), so one VIMNMX3.U32 (sm_90's three-input integer minimum) folds two terms
+//   into a running maximum: 1.5 instructions an update where FADD + FMNMX take 2. (+0 and −0 are
+//   the one pair of equal floats with different patterns; either may stand for the maximum, and
+//   the rescan compares floats.)
+// - δ also kept transposed. Each step writes δᵀ (S rows of `pitch` ≥ B floats) beside δ, so both
+//   operands' k-tiles arrive in 16-byte cp.async copies. The vector form transposes δ with 4-byte
+//   copies, which made a quarter of its shared-memory wavefronts; ncu put the L1/shared pipe at
+//   77–91 % busy, the limit of that kernel.
+// - The winning run tracked every 8 k (16 bits an output, in shared memory), so the rescan reads 8
+//   terms an output, half the vector form's L2 traffic. The compares cost 10 µs a step; the rescan
+//   went from 38 µs to 17.
+//
+// Ties: the best is replaced only by a strictly better run and the rescan takes the first term
+// equal to it, so the smallest s wins, as on every backend.
+//
+// Tiles: 64 rows of δ × 64 columns of A per block of 256 threads, 4×4 outputs a thread, k-tiles of
+// 32 (or 16) double-buffered, 64 registers so that four blocks share an SM (B = 4096, S = 512: 512 blocks,
+// one wave). With programmatic dependent launch (hmm.cu) the next step's blocks are scheduled
+// while this one drains and wait for it at griddepcontrol.wait.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "ringmm/cuda/async_copy.cuh"
+#include "ringmm/types.hpp"
+
+namespace ringmm::detail::viterbi_logprob {
+
+inline constexpr int tile_m = 64, tile_n = 64, run = 8, threads = 256;
+// k-tiles of 32 where S allows (one barrier a 32 k: 1 µs a step less at S = 512), else of 16.
+inline constexpr int min_tile_k = 16;
+inline int tile_k_for(index_t states) { return states % 32 == 0 ? 32 : min_tile_k; }
+inline constexpr int thread_m = 4, thread_n = 4, outputs = thread_m * thread_n;
+inline constexpr std::uint32_t minus_inf_bits = 0xff800000u;  // the worst maximum: no finite term
+inline constexpr std::uint16_t no_run = 0xffffu;                // in won: no finite term yet
+
+// δᵀ's row pitch: B rounded up to whole 16-byte vectors, so every row starts aligned. Rows past B
+// are never written out (their values may be anything).
+inline index_t transposed_pitch(index_t batch) { return (batch + 3) / 4 * 4; }
+
+// Whether this form applies: f32, every model value ≤ 0, S a multiple of 16 (every row 16-byte
+// aligned, no k-tile past S) with run numbers below no_run, and 16-byte-aligned arrays.
+template <class... P>
+inline bool takes_step(bool is_f32, bool log_probabilities, index_t states, const P*... arrays) {
+  if (!is_f32 || !log_probabilities || states % min_tile_k != 0 || states / run >= no_run) return false;
+  return ((reinterpret_cast<std::uintptr_t>(arrays) % 16 == 0) && ...);
+}
+
+__device__ __forceinline__ void load4(float (&dst)[4], const float* src) {
+  const float4 v = *reinterpret_cast<const float4*>(src);
+  dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
+}
+
+// delta, next: B×S; delta_t, next_t: S × pitch; trans: S×S (row s = from s); trans_t: its
+// transpose; emit_t: B×S; bp: B×S. S must be a multiple of kTileK.
+template <int kTileK>
+__global__ void __launch_bounds__(threads, 4)
+    step_kernel(const float* __restrict__ delta, const float* __restrict__ delta_t, index_t pitch,
+                const float* __restrict__ trans, const float* __restrict__ trans_t, const float* __restrict__ emit_t,
+                index_t batch, index_t states, float* __restrict__ next, float* __restrict__ next_t,
+                std::int32_t* __restrict__ bp) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  constexpr int tile_k = kTileK;
+  static_assert(tile_k % min_tile_k == 0, "each thread copies 16 bytes of each operand's 16 k-rows");
+  __shared__ __align__(16) float a_s[2][tile_k][tile_m];  // δᵀ's k-tile: [k][row]
+  __shared__ __align__(16) float b_s[2][tile_k][tile_n];  // A's k-tile: [k][column]
+  __shared__ std::uint16_t won_s[outputs][threads];       // each output's winning run of 8 k
+  const int tid = int(threadIdx.x), tx = tid % (tile_n / thread_n), ty = tid / (tile_n / thread_n);
+  const index_t i0 = index_t(blockIdx.y) * tile_m, j0 = index_t(blockIdx.x) * tile_n;
+
+  std::uint32_t best[thread_m][thread_n], chunk[thread_m][thread_n];  // bit patterns
+#pragma unroll
+  for (int i = 0; i < thread_m; ++i)
+#pragma unroll
+    for (int j = 0; j < thread_n; ++j) best[i][j] = minus_inf_bits;
+#pragma unroll
+  for (int o = 0; o < outputs; ++o) won_s[o][tid] = no_run;
+
+  // Each thread copies 16 bytes of each 16 k-rows of a k-tile: 4 rows of δᵀ's k-row (a vector past
+  // B is zeros; one straddling B reads pitch padding, which feeds only rows never written) and 4
+  // columns of A's.
+  const int a_k = tid / (tile_m / 4), a_col = (tid % (tile_m / 4)) * 4;
+  const int b_k = tid / (tile_n / 4), b_col = (tid % (tile_n / 4)) * 4;
+  const bool a_in = i0 + a_col < batch, b_in = j0 + b_col < states;  // S % 4 == 0: all 4 columns or none
+  const float* a_src = a_in ? delta_t + index_t(a_k) * pitch + i0 + a_col : delta_t;
+  const float* b_src = b_in ? trans + index_t(b_k) * states + j0 + b_col : trans;
+  auto fetch = [&](index_t k0, int buf) {
+#pragma unroll
+    for (int h = 0; h < tile_k; h += min_tile_k) {
+      cuda_detail::copy_async_or_zero<16>(cuda_detail::shared_address(&a_s[buf][a_k + h][a_col]),
+                                          a_src + (a_in ? (k0 + h) * pitch : 0), a_in);
+      cuda_detail::copy_async_or_zero<16>(cuda_detail::shared_address(&b_s[buf][b_k + h][b_col]),
+                                          b_src + (b_in ? (k0 + h) * states : 0), b_in);
+    }
+    cuda_detail::commit_group();
+  };
+
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous step's δ, δᵀ are complete
+#endif
+  const int tiles = int(states / tile_k);
+  fetch(0, 0);
+  cuda_detail::wait_group<0>();
+  __syncthreads();
+  for (int t = 0; t < tiles; ++t) {
+    const int buf = t & 1;
+    if (t + 1 < tiles) fetch(index_t(t + 1) * tile_k, buf ^ 1);  // in flight during the updates below
+#pragma unroll
+    for (int kk = 0; kk < tile_k; kk += 2) {
+      float fa0[thread_m], fb0[thread_n], fa1[thread_m], fb1[thread_n];
+      load4(fa0, &a_s[buf][kk][ty * thread_m]);
+      load4(fb0, &b_s[buf][kk][tx * thread_n]);
+      load4(fa1, &a_s[buf][kk + 1][ty * thread_m]);
+      load4(fb1, &b_s[buf][kk + 1][tx * thread_n]);
+#pragma unroll
+      for (int i = 0; i < thread_m; ++i)
+#pragma unroll
+        for (int j = 0; j < thread_n; ++j)
+          chunk[i][j] = __vimin3_u32(kk % run == 0 ? minus_inf_bits : chunk[i][j], __float_as_uint(fa0[i] + fb0[j]),
+                                     __float_as_uint(fa1[i] + fb1[j]));
+      if (kk % run == run - 2) {  // a run of 8 k ends: its maximum against the best
+#pragma unroll
+        for (int i = 0; i < thread_m; ++i)
+#pragma unroll
+          for (int j = 0; j < thread_n; ++j) {
+            const bool wins = chunk[i][j] < best[i][j];  // strictly: an earlier run keeps a tie
+            best[i][j] = wins ? chunk[i][j] : best[i][j];
+            if (wins) won_s[i * thread_n + j][tid] = std::uint16_t(t * (tile_k / run) + kk / run);
+          }
+      }
+    }
+    if (t + 1 < tiles) cuda_detail::wait_group<0>();
+    __syncthreads();
+  }
+
+  // Each output rescans its winning run (8 terms from δ's row and Aᵀ's row, both contiguous) for
+  // the first term equal to the best: the same IEEE additions as above, so the equality is exact.
+#pragma unroll
+  for (int i = 0; i < thread_m; ++i) {
+    const index_t gi = i0 + ty * thread_m + i, gj = j0 + tx * thread_n;
+    if (gi >= batch || gj >= states) continue;
+    const float best_f[thread_n] = {__uint_as_float(best[i][0]), __uint_as_float(best[i][1]),
+                                    __uint_as_float(best[i][2]), __uint_as_float(best[i][3])};
+    std::int32_t index[thread_n];
+#pragma unroll
+    for (int j = 0; j < thread_n; ++j) {
+      index[j] = -1;
+      const std::uint32_t w = won_s[i * thread_n + j][tid];
+      if (w == no_run) continue;
+      const std::int32_t k0 = std::int32_t(w) * run;
+      const float4* dv = reinterpret_cast<const float4*>(delta + gi * states + k0);
+      const float4* cv = reinterpret_cast<const float4*>(trans_t + (gj + j) * states + k0);
+#pragma unroll
+      for (int q = run / 4 - 1; q >= 0; --q) {  // downwards: the smallest equal k is written last
+        const float4 x = dv[q], y = cv[q];
+        if (x.w + y.w == best_f[j]) index[j] = k0 + 4 * q + 3;
+        if (x.z + y.z == best_f[j]) index[j] = k0 + 4 * q + 2;
+        if (x.y + y.y == best_f[j]) index[j] = k0 + 4 * q + 1;
+        if (x.x + y.x == best_f[j]) index[j] = k0 + 4 * q;
+      }
+    }
+    const float4 e = *reinterpret_cast<const float4*>(emit_t + gi * states + gj);
+    *reinterpret_cast<float4*>(next + gi * states + gj) =
+        make_float4(best_f[0] + e.x, best_f[1] + e.y, best_f[2] + e.z, best_f[3] + e.w);
+    *reinterpret_cast<int4*>(bp + gi * states + gj) = make_int4(index[0], index[1], index[2], index[3]);
+  }
+  // δᵀ for the next step: each of the thread's 4 columns holds 4 consecutive sequences (rows past
+  // B land in the pitch's padding).
+  const index_t gi = i0 + ty * thread_m, gj = j0 + tx * thread_n;
+  if (gi < batch && gj < states) {
+    float v[thread_m][thread_n];
+#pragma unroll
+    for (int i = 0; i < thread_m; ++i) {
+      const float4 e = gi + i < batch ? *reinterpret_cast<const float4*>(emit_t + (gi + i) * states + gj) : float4{};
+      v[i][0] = __uint_as_float(best[i][0]) + e.x, v[i][1] = __uint_as_float(best[i][1]) + e.y;
+      v[i][2] = __uint_as_float(best[i][2]) + e.z, v[i][3] = __uint_as_float(best[i][3]) + e.w;
+    }
+#pragma unroll
+    for (int j = 0; j < thread_n; ++j)
+      *reinterpret_cast<float4*>(next_t + (gj + j) * pitch + gi) = make_float4(v[0][j], v[1][j], v[2][j], v[3][j]);
+  }
+}
+
+// delta_t[s · pitch + b] = delta[b · S + s]: the first step's δᵀ.
+__global__ void transpose_delta(const float* delta, index_t batch, index_t states, index_t pitch, float* delta_t) {
+  const index_t n = batch * states;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
+    delta_t[(e % states) * pitch + e / states] = delta[e];
+}
+
+}  // namespace ringmm::detail::viterbi_logprob

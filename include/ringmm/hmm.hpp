@@ -71,6 +71,14 @@ template <class T>
 bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& model, std::int32_t* path, T* score,
                       std::int32_t* backpointers, ViterbiStep step, bool required);
 template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& model, T* loglik, bool required);
+// Which kernel ViterbiStep::fused runs on the CUDA backend for a device model and backpointer
+// array (src/cuda/hmm.cu; the tests check the choice): src/cuda/viterbi_logprob.cuh (f32, every
+// value ≤ 0, S a multiple of 16), src/cuda/viterbi_step.cuh's vector form (other f32 models with S
+// a multiple of 16) or its scalar form; the f32 forms also need 16-byte-aligned arrays. Runs the
+// value check (refusing NaN and +inf).
+enum class FusedViterbiForm { log_probability, vector, scalar };
+template <class T>
+FusedViterbiForm fused_viterbi_form_cuda(const Context& ctx, const HmmModel<T>& model, const std::int32_t* backpointers);
 // The checks of sizes and pointers every backend runs first.
 template <class T> void check_hmm_shape(const HmmModel<T>& model);
 }  // namespace detail

@@ -52,6 +52,11 @@ template <class T> bool hmm_forward_cuda(const Context&, const HmmModel<T>&, T*,
   if (required) throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
   return false;
 }
+template <class T> FusedViterbiForm fused_viterbi_form_cuda(const Context&, const HmmModel<T>&, const std::int32_t*) {
+  throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
+}
+template FusedViterbiForm fused_viterbi_form_cuda<float>(const Context&, const HmmModel<float>&, const std::int32_t*);
+template FusedViterbiForm fused_viterbi_form_cuda<double>(const Context&, const HmmModel<double>&, const std::int32_t*);
 template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, ViterbiStep, bool);
 template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, ViterbiStep, bool);
 template bool hmm_forward_cuda<float>(const Context&, const HmmModel<float>&, float*, bool);

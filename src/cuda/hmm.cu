@@ -42,20 +42,23 @@ unsigned blocks_for(index_t n) {
 }
 
 // first_bad ← the smallest index of a NaN or +∞ (stays ULLONG_MAX when there is none);
-// positive ← 0 where some value is > 0 (stays ULLONG_MAX for log-probabilities).
+// all_nonpositive ← 0 when some value is > 0 (stays ULLONG_MAX for log-probabilities; one store a
+// thread at most, so that a model of positive scores does not queue on one address).
 template <class T>
-__global__ void scan_log_values(const T* x, index_t n, unsigned long long* first_bad, unsigned long long* positive) {
+__global__ void scan_log_values(const T* x, index_t n, unsigned long long* first_bad, unsigned long long* all_nonpositive) {
+  bool positive = false;
   for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x) {
     if (!(x[e] < T(INFINITY))) atomicMin(first_bad, (unsigned long long)e);
-    if (x[e] > T(0)) *positive = 0;
+    positive |= x[e] > T(0);
   }
+  if (positive) *all_nonpositive = 0;
 }
 
 // Refuses the model (naming the array, the index and the value) when a scan finds NaN or +∞.
 // Returns whether every value is ≤ 0 (log-probabilities: viterbi_logprob.cuh's step applies).
 // The one host wait of a call.
 template <class T> bool check_values_on_device(const HmmModel<T>& m, cudaStream_t stream) {
-  DeviceBuffer<unsigned long long> slots(4, stream);  // first bad of each array; any positive
+  DeviceBuffer<unsigned long long> slots(4, stream);  // first bad of each array; all ≤ 0
   cuda_check(cudaMemsetAsync(slots.get(), 0xff, 4 * sizeof(unsigned long long), stream), "cudaMemsetAsync");
   const T* arrays[3] = {m.init, m.trans, m.emit};
   const index_t counts[3] = {m.states, m.states * m.states, m.steps * m.batch * m.states};
@@ -258,19 +261,36 @@ __global__ void __launch_bounds__(block_threads) forward_loglik(const T* alpha, 
 
 unsigned sequence_blocks(index_t batch) { return unsigned(std::min<index_t>(batch, 65535)); }
 
+// Which kernel the fused step runs (hmm.hpp: FusedViterbiForm): the model's arrays and the
+// backpointers must be aligned for the f32 forms, and `internal` (the step's own buffers) too.
+template <class T, class... P>
+FusedViterbiForm fused_form(const HmmModel<T>& m, bool log_probabilities, const std::int32_t* backpointers,
+                            const P*... internal) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (viterbi_logprob::takes_step(log_probabilities, m.states, m.trans, m.emit, backpointers, internal...))
+      return FusedViterbiForm::log_probability;
+    if (viterbi::takes_vector_step(true, m.states, m.trans, m.emit, backpointers, internal...)) return FusedViterbiForm::vector;
+  }
+  return FusedViterbiForm::scalar;
+}
+
 // The steps of a log-probability model (viterbi_logprob.cuh): δ and δᵀ both double-buffered, each
-// step launched with programmatic dependent launch where the device has it (sm_90 and later).
-// Returns the buffer holding the last δ (current or following).
+// step launched with programmatic dependent launch where the kernel was compiled for it (PTX of
+// sm_90 or later: the griddepcontrol instructions are in it). Returns the buffer holding the last δ
+// (current or following).
 float* viterbi_logprob_steps(const HmmModel<float>& m, const float* trans_t, float* current, float* following,
                              std::int32_t* backpointers, cudaStream_t stream) {
   namespace lp = viterbi_logprob;
   const index_t b = m.batch, s = m.states, block = b * s, pitch = lp::transposed_pitch(b);
   DeviceBuffer<float> delta_t(std::size_t(s * pitch), stream), next_t(std::size_t(s * pitch), stream);
+  // Zeros in the pitch's padding, which the first k-tiles read beside the last sequences.
+  cuda_check(cudaMemsetAsync(delta_t.get(), 0, std::size_t(s * pitch) * sizeof(float), stream), "cudaMemsetAsync");
+  cuda_check(cudaMemsetAsync(next_t.get(), 0, std::size_t(s * pitch) * sizeof(float), stream), "cudaMemsetAsync");
   lp::transpose_delta<<<blocks_for(block), block_threads, 0, stream>>>(current, b, s, pitch, delta_t.get());
   check_launch("viterbi_logprob::transpose_delta");
-  int device = 0, major = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  const auto kernel = lp::tile_k_for(s) == 32 ? lp::step_kernel<32> : lp::step_kernel<lp::min_tile_k>;
+  cudaFuncAttributes compiled{};
+  cuda_check(cudaFuncGetAttributes(&compiled, kernel), "cudaFuncGetAttributes");
   cudaLaunchAttribute overlap{};
   overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   overlap.val.programmaticStreamSerializationAllowed = 1;
@@ -279,10 +299,9 @@ float* viterbi_logprob_steps(const HmmModel<float>& m, const float* trans_t, flo
   config.blockDim = dim3(lp::threads);
   config.stream = stream;
   config.attrs = &overlap;
-  config.numAttrs = major >= 9 ? 1 : 0;
+  config.numAttrs = compiled.ptxVersion >= 90 ? 1 : 0;
   float* current_t = delta_t.get();
   float* following_t = next_t.get();
-  const auto kernel = lp::tile_k_for(s) == 32 ? lp::step_kernel<32> : lp::step_kernel<lp::min_tile_k>;
   for (index_t t = 1; t < m.steps; ++t) {
     cuda_check(cudaLaunchKernelEx(&config, kernel, static_cast<const float*>(current),
                                   static_cast<const float*>(current_t), pitch, m.trans, trans_t, m.emit + t * block, b, s,
@@ -330,35 +349,38 @@ bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* pa
   }
   // Every step's arrays are aligned alike when the first's are (S % 16 == 0 keeps each step's
   // slice of emit and of the backpointers 64-byte aligned).
-  const bool vector_step = viterbi::takes_vector_step(std::is_same_v<T, float>, s, current, following, m.trans,
-                                                      trans_t.get(), m.emit, backpointers);
-  bool stepped = false;  // by viterbi_logprob_steps
-  if constexpr (std::is_same_v<T, float>)
-    if (step == ViterbiStep::fused && m.steps > 1 &&
-        viterbi_logprob::takes_step(true, log_probabilities, s, current, following, m.trans, trans_t.get(), m.emit, backpointers)) {
+  const FusedViterbiForm form = fused_form(m, log_probabilities, backpointers, current, following, trans_t.get());
+  if (step == ViterbiStep::fused && form == FusedViterbiForm::log_probability) {
+    if constexpr (std::is_same_v<T, float>)  // fused_form's answer for f32 only
       current = viterbi_logprob_steps(m, trans_t.get(), current, following, backpointers, stream);
-      stepped = true;
+  } else {
+    for (index_t t = 1; t < m.steps; ++t) {
+      std::int32_t* bp_t = backpointers + (t - 1) * block;
+      if (step == ViterbiStep::fused) {
+        auto kernel = viterbi::step_kernel<T, false>;
+        if constexpr (std::is_same_v<T, float>)
+          if (form == FusedViterbiForm::vector) kernel = viterbi::step_kernel<T, true>;
+        kernel<<<step_grid, viterbi::threads, 0, stream>>>(current, m.trans, trans_t.get(), m.emit + t * block, b, s,
+                                                           following, bp_t);
+        check_launch("viterbi::step_kernel");
+      } else {
+        gemm_argmax<MaxPlus<T>>(cuda, Op::N, row_major<const T>(current, b, s), Op::N, trans, row_major(following, b, s),
+                                row_major(bp_t, b, s));
+        add_emission<T><<<blocks_for(block), block_threads, 0, stream>>>(following, m.emit + t * block, block);
+        check_launch("add_emission");
+      }
+      std::swap(current, following);
     }
-  for (index_t t = 1; !stepped && t < m.steps; ++t) {
-    std::int32_t* bp_t = backpointers + (t - 1) * block;
-    if (step == ViterbiStep::fused) {
-      auto kernel = viterbi::step_kernel<T, false>;
-      if constexpr (std::is_same_v<T, float>)
-        if (vector_step) kernel = viterbi::step_kernel<T, true>;
-      kernel<<<step_grid, viterbi::threads, 0, stream>>>(current, m.trans, trans_t.get(), m.emit + t * block, b, s,
-                                                         following, bp_t);
-      check_launch("viterbi::step_kernel");
-    } else {
-      gemm_argmax<MaxPlus<T>>(cuda, Op::N, row_major<const T>(current, b, s), Op::N, trans, row_major(following, b, s),
-                              row_major(bp_t, b, s));
-      add_emission<T><<<blocks_for(block), block_threads, 0, stream>>>(following, m.emit + t * block, block);
-      check_launch("add_emission");
-    }
-    std::swap(current, following);
   }
   viterbi_finish<T><<<sequence_blocks(b), finish_threads, 0, stream>>>(current, backpointers, b, s, m.steps, path, score);
   check_launch("viterbi_finish");
   return true;
+}
+
+template <class T>
+FusedViterbiForm fused_viterbi_form_cuda(const Context& ctx, const HmmModel<T>& m, const std::int32_t* backpointers) {
+  on_device(m, {nullptr, nullptr, backpointers}, true);
+  return fused_form(m, check_values_on_device(m, static_cast<cudaStream_t>(ctx.cuda_stream)), backpointers);
 }
 
 template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& m, T* loglik, bool required) {
@@ -396,6 +418,8 @@ template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& 
 
 template bool hmm_viterbi_cuda<float>(const Context&, const HmmModel<float>&, std::int32_t*, float*, std::int32_t*, ViterbiStep, bool);
 template bool hmm_viterbi_cuda<double>(const Context&, const HmmModel<double>&, std::int32_t*, double*, std::int32_t*, ViterbiStep, bool);
+template FusedViterbiForm fused_viterbi_form_cuda<float>(const Context&, const HmmModel<float>&, const std::int32_t*);
+template FusedViterbiForm fused_viterbi_form_cuda<double>(const Context&, const HmmModel<double>&, const std::int32_t*);
 template bool hmm_forward_cuda<float>(const Context&, const HmmModel<float>&, float*, bool);
 template bool hmm_forward_cuda<double>(const Context&, const HmmModel<double>&, double*, bool);
 

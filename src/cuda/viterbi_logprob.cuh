@@ -7,9 +7,10 @@
 // - The maximum on bit patterns. For floats ≤ 0 the larger float has the smaller bit pattern read
 //   as an unsigned integer (+0 is 0, −0 is 0x80000000, −∞ is 0xff800000, the largest; the inputs
 //   are checked for NaN), so one VIMNMX3.U32 (sm_90's three-input integer minimum) folds two terms
-//   into a running maximum: 1.5 instructions an update where FADD + FMNMX take 2. (+0 and −0 are
-//   the one pair of equal floats with different patterns; either may stand for the maximum, and
-//   the rescan compares floats.)
+//   into a run's maximum: 1.5 instructions an update where FADD + FMNMX take 2. +0 and −0 are the
+//   one pair of equal floats with different patterns, so runs are compared with the best as
+//   floats (a later run's +0 must not beat an earlier −0), and the rescan compares floats. A
+//   maximum of zero may come out as +0 where the CPU has −0 (equal, but not the same bits).
 // - δ also kept transposed. Each step writes δᵀ (S rows of `pitch` ≥ B floats) beside δ, so both
 //   operands' k-tiles arrive in 16-byte cp.async copies. The vector form transposes δ with 4-byte
 //   copies, which made a quarter of its shared-memory wavefronts; ncu put the L1/shared pipe at
@@ -33,14 +34,18 @@
 
 #include "ringmm/cuda/async_copy.cuh"
 #include "ringmm/types.hpp"
+#include "viterbi_step.cuh"
 
 namespace ringmm::detail::viterbi_logprob {
 
-inline constexpr int tile_m = 64, tile_n = 64, run = 8, threads = 256;
+// The vector form's block and thread tiles (hmm.cu's batch limit counts viterbi::tile_m rows).
+using viterbi::load4, viterbi::first_equal_term, viterbi::tile_m, viterbi::tile_n, viterbi::threads;
+using viterbi::thread_m, viterbi::thread_n;
+inline constexpr int run = 8;  // the rescan's length: winning runs are tracked every 8 k
 // k-tiles of 32 where S allows (one barrier a 32 k: 1 µs a step less at S = 512), else of 16.
 inline constexpr int min_tile_k = 16;
 inline int tile_k_for(index_t states) { return states % 32 == 0 ? 32 : min_tile_k; }
-inline constexpr int thread_m = 4, thread_n = 4, outputs = thread_m * thread_n;
+inline constexpr int outputs = thread_m * thread_n;
 inline constexpr std::uint32_t minus_inf_bits = 0xff800000u;  // the worst maximum: no finite term
 inline constexpr std::uint16_t no_run = 0xffffu;                // in won: no finite term yet
 
@@ -48,17 +53,11 @@ inline constexpr std::uint16_t no_run = 0xffffu;                // in won: no fi
 // are never written out (their values may be anything).
 inline index_t transposed_pitch(index_t batch) { return (batch + 3) / 4 * 4; }
 
-// Whether this form applies: f32, every model value ≤ 0, S a multiple of 16 (every row 16-byte
-// aligned, no k-tile past S) with run numbers below no_run, and 16-byte-aligned arrays.
-template <class... P>
-inline bool takes_step(bool is_f32, bool log_probabilities, index_t states, const P*... arrays) {
-  if (!is_f32 || !log_probabilities || states % min_tile_k != 0 || states / run >= no_run) return false;
+// Whether this form applies to an f32 model: every value ≤ 0, S a multiple of 16 (every row
+// 16-byte aligned, no k-tile past S) with run numbers below no_run, and 16-byte-aligned arrays.
+template <class... P> inline bool takes_step(bool log_probabilities, index_t states, const P*... arrays) {
+  if (!log_probabilities || states % min_tile_k != 0 || states / run >= no_run) return false;
   return ((reinterpret_cast<std::uintptr_t>(arrays) % 16 == 0) && ...);
-}
-
-__device__ __forceinline__ void load4(float (&dst)[4], const float* src) {
-  const float4 v = *reinterpret_cast<const float4*>(src);
-  dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
 }
 
 // delta, next: B×S; delta_t, next_t: S × pitch; trans: S×S (row s = from s); trans_t: its
@@ -89,8 +88,8 @@ __global__ void __launch_bounds__(threads, 4)
   for (int o = 0; o < outputs; ++o) won_s[o][tid] = no_run;
 
   // Each thread copies 16 bytes of each 16 k-rows of a k-tile: 4 rows of δᵀ's k-row (a vector past
-  // B is zeros; one straddling B reads pitch padding, which feeds only rows never written) and 4
-  // columns of A's.
+  // B is zeros; one straddling B reads pitch padding, which feeds only rows past B, whose results
+  // go nowhere but δᵀ's padding) and 4 columns of A's.
   const int a_k = tid / (tile_m / 4), a_col = (tid % (tile_m / 4)) * 4;
   const int b_k = tid / (tile_n / 4), b_col = (tid % (tile_n / 4)) * 4;
   const bool a_in = i0 + a_col < batch, b_in = j0 + b_col < states;  // S % 4 == 0: all 4 columns or none
@@ -135,7 +134,8 @@ __global__ void __launch_bounds__(threads, 4)
         for (int i = 0; i < thread_m; ++i)
 #pragma unroll
           for (int j = 0; j < thread_n; ++j) {
-            const bool wins = chunk[i][j] < best[i][j];  // strictly: an earlier run keeps a tie
+            // As floats, strictly: an earlier run keeps a tie, −0 against +0 included.
+            const bool wins = __uint_as_float(chunk[i][j]) > __uint_as_float(best[i][j]);
             best[i][j] = wins ? chunk[i][j] : best[i][j];
             if (wins) won_s[i * thread_n + j][tid] = std::uint16_t(t * (tile_k / run) + kk / run);
           }
@@ -145,52 +145,42 @@ __global__ void __launch_bounds__(threads, 4)
     __syncthreads();
   }
 
-  // Each output rescans its winning run (8 terms from δ's row and Aᵀ's row, both contiguous) for
-  // the first term equal to the best: the same IEEE additions as above, so the equality is exact.
+  // The rescan: each output's winning run (8 terms of δ's row and Aᵀ's row, both contiguous) for
+  // the first term equal to the best; then next = best + E_t and the backpointers, a row at a time.
+  const index_t gi0 = i0 + ty * thread_m, gj = j0 + tx * thread_n;
+  if (gi0 >= batch || gj >= states) return;
 #pragma unroll
   for (int i = 0; i < thread_m; ++i) {
-    const index_t gi = i0 + ty * thread_m + i, gj = j0 + tx * thread_n;
-    if (gi >= batch || gj >= states) continue;
-    const float best_f[thread_n] = {__uint_as_float(best[i][0]), __uint_as_float(best[i][1]),
-                                    __uint_as_float(best[i][2]), __uint_as_float(best[i][3])};
+    const index_t gi = gi0 + i;
+    if (gi >= batch) break;
     std::int32_t index[thread_n];
 #pragma unroll
     for (int j = 0; j < thread_n; ++j) {
-      index[j] = -1;
       const std::uint32_t w = won_s[i * thread_n + j][tid];
-      if (w == no_run) continue;
       const std::int32_t k0 = std::int32_t(w) * run;
-      const float4* dv = reinterpret_cast<const float4*>(delta + gi * states + k0);
-      const float4* cv = reinterpret_cast<const float4*>(trans_t + (gj + j) * states + k0);
-#pragma unroll
-      for (int q = run / 4 - 1; q >= 0; --q) {  // downwards: the smallest equal k is written last
-        const float4 x = dv[q], y = cv[q];
-        if (x.w + y.w == best_f[j]) index[j] = k0 + 4 * q + 3;
-        if (x.z + y.z == best_f[j]) index[j] = k0 + 4 * q + 2;
-        if (x.y + y.y == best_f[j]) index[j] = k0 + 4 * q + 1;
-        if (x.x + y.x == best_f[j]) index[j] = k0 + 4 * q;
-      }
+      index[j] = w == no_run ? -1
+                             : first_equal_term<run>(delta + gi * states + k0, trans_t + (gj + j) * states + k0, k0,
+                                                     __uint_as_float(best[i][j]), -1);
     }
     const float4 e = *reinterpret_cast<const float4*>(emit_t + gi * states + gj);
     *reinterpret_cast<float4*>(next + gi * states + gj) =
-        make_float4(best_f[0] + e.x, best_f[1] + e.y, best_f[2] + e.z, best_f[3] + e.w);
+        make_float4(__uint_as_float(best[i][0]) + e.x, __uint_as_float(best[i][1]) + e.y,
+                    __uint_as_float(best[i][2]) + e.z, __uint_as_float(best[i][3]) + e.w);
     *reinterpret_cast<int4*>(bp + gi * states + gj) = make_int4(index[0], index[1], index[2], index[3]);
   }
-  // δᵀ for the next step: each of the thread's 4 columns holds 4 consecutive sequences (rows past
-  // B land in the pitch's padding).
-  const index_t gi = i0 + ty * thread_m, gj = j0 + tx * thread_n;
-  if (gi < batch && gj < states) {
-    float v[thread_m][thread_n];
+  // δᵀ for the next step: each of the thread's 4 columns holds 4 consecutive sequences. The
+  // emissions are read again rather than kept: 16 more live registers here cost spills. Rows past
+  // B (emissions read as 0) land in δᵀ's padding.
+  float value[thread_m][thread_n];
 #pragma unroll
-    for (int i = 0; i < thread_m; ++i) {
-      const float4 e = gi + i < batch ? *reinterpret_cast<const float4*>(emit_t + (gi + i) * states + gj) : float4{};
-      v[i][0] = __uint_as_float(best[i][0]) + e.x, v[i][1] = __uint_as_float(best[i][1]) + e.y;
-      v[i][2] = __uint_as_float(best[i][2]) + e.z, v[i][3] = __uint_as_float(best[i][3]) + e.w;
-    }
-#pragma unroll
-    for (int j = 0; j < thread_n; ++j)
-      *reinterpret_cast<float4*>(next_t + (gj + j) * pitch + gi) = make_float4(v[0][j], v[1][j], v[2][j], v[3][j]);
+  for (int i = 0; i < thread_m; ++i) {
+    const float4 e = gi0 + i < batch ? *reinterpret_cast<const float4*>(emit_t + (gi0 + i) * states + gj) : float4{};
+    value[i][0] = __uint_as_float(best[i][0]) + e.x, value[i][1] = __uint_as_float(best[i][1]) + e.y;
+    value[i][2] = __uint_as_float(best[i][2]) + e.z, value[i][3] = __uint_as_float(best[i][3]) + e.w;
   }
+#pragma unroll
+  for (int j = 0; j < thread_n; ++j)
+    *reinterpret_cast<float4*>(next_t + (gj + j) * pitch + gi0) = make_float4(value[0][j], value[1][j], value[2][j], value[3][j]);
 }
 
 // delta_t[s · pitch + b] = delta[b · S + s]: the first step's δᵀ.

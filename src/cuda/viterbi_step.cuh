@@ -54,6 +54,27 @@ template <class T> __device__ __forceinline__ void load4(T (&dst)[4], const T* s
 }
 template <> __device__ __forceinline__ float max_of(float a, float b) { return fmaxf(a, b); }
 
+// The rescan of a winning run: the first k in [k0, k0 + kTerms) whose term d[k] + c[k] equals best,
+// else none. d and c point at the run (16-byte aligned); the sums are the same IEEE additions of
+// the same operands as the main loop's, so the equality is exact. Downwards, so that the smallest
+// equal k is written last; kTerms / 2 independent 16-byte loads of each operand.
+template <int kTerms>
+__device__ __forceinline__ std::int32_t first_equal_term(const float* d, const float* c, std::int32_t k0, float best,
+                                                         std::int32_t none) {
+  const float4* dv = reinterpret_cast<const float4*>(d);
+  const float4* cv = reinterpret_cast<const float4*>(c);
+  std::int32_t index = none;
+#pragma unroll
+  for (int q = kTerms / 4 - 1; q >= 0; --q) {
+    const float4 x = dv[q], y = cv[q];
+    if (x.w + y.w == best) index = k0 + 4 * q + 3;
+    if (x.z + y.z == best) index = k0 + 4 * q + 2;
+    if (x.y + y.y == best) index = k0 + 4 * q + 1;
+    if (x.x + y.x == best) index = k0 + 4 * q;
+  }
+  return index;
+}
+
 // Whether the vector form of step_kernel applies: f32, S a multiple of the k-tile (so no k-tile
 // runs past S, and every row starts 16-byte aligned) and every array 16-byte aligned.
 template <class... P> inline bool takes_vector_step(bool is_f32, index_t states, const P*... arrays) {
@@ -219,18 +240,8 @@ __global__ void __launch_bounds__(threads, (min_blocks<T, kVector>))
       for (int j = 0; j < thread_n; ++j) {
         index[j] = -1;
         const std::int32_t k0 = won.first_k(i, j);
-        if (k0 < 0) continue;
-        // The tile's 16 terms from 8 independent 16-byte loads (the tile starts at a multiple of 16).
-        const float4* dv = reinterpret_cast<const float4*>(d + k0);
-        const float4* cv = reinterpret_cast<const float4*>(trans_t + (gj + j) * states + k0);
-#pragma unroll
-        for (int q = tile_k / 4 - 1; q >= 0; --q) {  // downwards: the smallest equal k is written last
-          const float4 x = dv[q], y = cv[q];
-          if (x.w + y.w == best[i][j]) index[j] = k0 + 4 * q + 3;
-          if (x.z + y.z == best[i][j]) index[j] = k0 + 4 * q + 2;
-          if (x.y + y.y == best[i][j]) index[j] = k0 + 4 * q + 1;
-          if (x.x + y.x == best[i][j]) index[j] = k0 + 4 * q;
-        }
+        if (k0 < 0) continue;  // the tile starts at a multiple of 16: 16-byte aligned
+        index[j] = first_equal_term<tile_k>(d + k0, trans_t + (gj + j) * states + k0, k0, best[i][j], -1);
       }
       const float4 e = *reinterpret_cast<const float4*>(emit_t + gi * states + gj);
       *reinterpret_cast<float4*>(next + gi * states + gj) =

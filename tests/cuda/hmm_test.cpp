@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_testing.hpp"
@@ -28,21 +29,25 @@ template <class T> struct Model {
   std::vector<T> init, trans, emit;
 };
 
-// Values in [−4, 0] (log-probabilities), coarse ones multiples of 1/4 (ties); `shift` is added to
-// every finite value (> 0: most values positive), and `zeros` makes a fifth of them +0 or −0.
+// Which arrays get 3 added to their values, making most of them positive.
+enum class Shift { none, all, init, trans, emit };
+
+// Values in [−4, 0] (log-probabilities), coarse ones multiples of 1/4 (ties), shifted by 3 in the
+// arrays `shift` names; `zeros` makes a fifth of them +0 or −0.
 template <class T>
-Model<T> random_model(index_t b, index_t s, index_t t, std::mt19937_64& rng, double forbid, bool coarse, double shift = 0,
-                      bool zeros = false) {
+Model<T> random_model(index_t b, index_t s, index_t t, std::mt19937_64& rng, double forbid, bool coarse,
+                      Shift shift = Shift::none, bool zeros = false) {
   Model<T> m{b, s, t, std::vector<T>(static_cast<std::size_t>(s)), std::vector<T>(static_cast<std::size_t>(s * s)),
              std::vector<T>(static_cast<std::size_t>(t * b * s))};
   std::uniform_real_distribution<double> u(-4, 0), p(0, 1);
-  auto value = [&] {
+  auto value = [&](Shift array) {
     if (zeros && p(rng) < 0.2) return p(rng) < 0.5 ? T(0) : -T(0);
-    return T((coarse ? std::floor(u(rng)) / 4 : u(rng)) + shift);
+    const double v = coarse ? std::floor(u(rng)) / 4 : u(rng);
+    return T(shift == Shift::all || shift == array ? v + 3 : v);
   };
-  for (T& x : m.init) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value();
-  for (T& x : m.trans) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value();
-  for (T& x : m.emit) x = value();
+  for (T& x : m.init) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value(Shift::init);
+  for (T& x : m.trans) x = p(rng) < forbid ? -std::numeric_limits<T>::infinity() : value(Shift::trans);
+  for (T& x : m.emit) x = value(Shift::emit);
   return m;
 }
 
@@ -55,16 +60,23 @@ struct Case {
   double forbid;
   bool coarse;
   bool shifted_trans = false;  // trans one element past an aligned address: the fused step's scalar form
-  double shift = 0;            // 3: most values positive, so f32 takes viterbi_step.cuh's vector form
+  Shift shift = Shift::none;   // positive values: f32 takes viterbi_step.cuh's vector form
   bool zeros = false;          // +0 and −0 among the values
 };
+
+// The fused step's kernel for a case (hmm.hpp: FusedViterbiForm).
+template <class T> detail::FusedViterbiForm expected_form(const Case& c) {
+  if (!std::is_same_v<T, float> || c.s % 16 != 0 || c.shifted_trans) return detail::FusedViterbiForm::scalar;
+  return c.shift == Shift::none ? detail::FusedViterbiForm::log_probability : detail::FusedViterbiForm::vector;
+}
 
 TYPED_TEST(CudaHmm, MatchesTheCpu) {
   RINGMM_SKIP_WITHOUT_GPU();
   using T = TypeParam;
   std::mt19937_64 rng(41);
   // S a multiple of 16 takes a fused f32 form of its own: viterbi_logprob.cuh where every value is
-  // ≤ 0, viterbi_step.cuh's vector form where some are positive (shift 3). 16 and 48 leave most of
+  // ≤ 0, viterbi_step.cuh's vector form where some are positive (in any one of the three arrays:
+  // the value check must see each; checked through fused_viterbi_form_cuda). 16 and 48 leave most of
   // a 64-column tile empty, 80 a ragged second one; 0.9 forbids whole columns of A (backpointer
   // −1); 70, 129 and 130 sequences leave a ragged row tile, and B not a multiple of 4 a ragged
   // vector of δᵀ (viterbi_logprob.cuh's pitch).
@@ -84,12 +96,13 @@ TYPED_TEST(CudaHmm, MatchesTheCpu) {
                         {8, 48, 7, 0.9, true},
                         {68, 64, 9, 0.3, true},
                         {130, 80, 6, 0.1, false},
-                        {67, 32, 8, 0.2, true, false, 0, true},
+                        {67, 32, 8, 0.2, true, false, Shift::none, true},
                         {200, 512, 3, 0.05, true},
-                        {9, 16, 6, 0.9, true, false, 3},
-                        {33, 48, 5, 0, true, false, 3},
-                        {70, 64, 9, 0.3, true, false, 3},
-                        {129, 512, 4, 0.1, false, false, 3},
+                        {9, 16, 6, 0.9, true, false, Shift::all},
+                        {33, 48, 5, 0, true, false, Shift::init},
+                        {70, 64, 9, 0.3, true, false, Shift::trans},
+                        {129, 512, 4, 0.1, false, false, Shift::emit},
+                        {68, 32, 5, 0.1, true, false, Shift::all},
                         {70, 64, 9, 0.3, true, true}};
   for (const Case& c : cases) {
     const Model<T> m = random_model<T>(c.b, c.s, c.t, rng, c.forbid, c.coarse, c.shift, c.zeros);
@@ -105,8 +118,9 @@ TYPED_TEST(CudaHmm, MatchesTheCpu) {
     DeviceCopy<std::int32_t> d_path(path);
     const HmmModel<T> device{c.b, c.s, c.t, init.ptr, trans.ptr + (c.shifted_trans ? 1 : 0), emit.ptr};
     const std::string what = "B=" + std::to_string(c.b) + " S=" + std::to_string(c.s) + " T=" + std::to_string(c.t) +
-                             (c.shifted_trans ? " (trans unaligned)" : "") + (c.shift > 0 ? " (positive values)" : "") +
+                             (c.shifted_trans ? " (trans unaligned)" : "") + (c.shift != Shift::none ? " (positive values)" : "") +
                              (c.zeros ? " (signed zeros)" : "");
+    EXPECT_EQ(detail::fused_viterbi_form_cuda<T>(with(Backend::cuda), device, nullptr), expected_form<T>(c)) << what;
     // Both step kernels, and the backpointers of each step against the CPU's.
     std::vector<std::int32_t> want_bp(static_cast<std::size_t>((c.t - 1) * c.b * c.s) + 1), bp(want_bp.size());
     hmm_viterbi<T>(with(Backend::cpu), host, want_path.data(), want_score.data(), want_bp.data());
@@ -119,7 +133,7 @@ TYPED_TEST(CudaHmm, MatchesTheCpu) {
       d_score.to_host(score);
       d_bp.to_host(bp);
       EXPECT_EQ(path, want_path) << how;
-      EXPECT_EQ(score, want_score) << how;  // max-plus sums are exact: the same bits
+      EXPECT_EQ(score, want_score) << how;  // max-plus sums are exact: equal (a zero's sign may differ)
       bp.back() = want_bp.back();           // one past the backpointers (T = 1 has none)
       EXPECT_EQ(bp, want_bp) << how;
     }
@@ -132,6 +146,35 @@ TYPED_TEST(CudaHmm, MatchesTheCpu) {
       else EXPECT_NEAR(double(ll[b]), double(want_ll[b]), tol * (1 + std::fabs(double(want_ll[b])))) << what << " sequence " << b;
     }
   }
+}
+
+// −0 and +0 as the maximum in different runs of 8 k (viterbi_logprob.cuh compares bit patterns
+// within a run): from state 0 every term is −0, from state 8 every term is +0, all others −1. The
+// two are equal, so state 0 must win, as on the CPU.
+TEST(CudaHmmSignedZeros, AnEarlierMinusZeroKeepsItsTie) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  constexpr index_t b = 4, s = 16, t = 3;
+  const float minus_zero = -0.0f;
+  std::vector<float> init(s, -1.0f), trans(s * s, -1.0f), emit(t * b * s, minus_zero);
+  init[0] = minus_zero, init[8] = 0.0f;
+  for (index_t c = 0; c < s; ++c) trans[0 * s + c] = minus_zero, trans[8 * s + c] = 0.0f;
+  const HmmModel<float> host{b, s, t, init.data(), trans.data(), emit.data()};
+  std::vector<std::int32_t> want_path(b * t), want_bp((t - 1) * b * s), path(want_path.size()), bp(want_bp.size());
+  std::vector<float> want_score(b), score(b);
+  hmm_viterbi<float>(with(Backend::cpu), host, want_path.data(), want_score.data(), want_bp.data());
+  EXPECT_EQ(want_bp[0], 0);  // the CPU's tie rule, which the GPU must follow
+  DeviceCopy<float> d_init(init), d_trans(trans), d_emit(emit), d_score(score);
+  DeviceCopy<std::int32_t> d_path(path), d_bp(bp);
+  const HmmModel<float> device{b, s, t, d_init.ptr, d_trans.ptr, d_emit.ptr};
+  EXPECT_EQ(detail::fused_viterbi_form_cuda<float>(with(Backend::cuda), device, d_bp.ptr), detail::FusedViterbiForm::log_probability);
+  hmm_viterbi<float>(with(Backend::cuda), device, d_path.ptr, d_score.ptr, d_bp.ptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  d_path.to_host(path);
+  d_score.to_host(score);
+  d_bp.to_host(bp);
+  EXPECT_EQ(bp, want_bp);
+  EXPECT_EQ(path, want_path);
+  EXPECT_EQ(score, want_score);  // as floats: a zero's sign may differ
 }
 
 TEST(CudaHmmArguments, RefusesNaNAndHostMemory) {

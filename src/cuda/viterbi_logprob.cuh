@@ -1,8 +1,8 @@
 // The fused Viterbi step for log-probability models: every initial, transition and emission value
 // ≤ 0 (so every δ and every term δ[b, s] + A[s, s'] is ≤ 0), f32, S a multiple of 16. It computes
 // what viterbi_step.cuh's step computes (next = max_s (δ[b, s] + A[s, s']) + E_t, bp = the smallest
-// s attaining it, −1 where every term is −∞), faster (B = 4096, S = 512 on the H100: 128 µs a step
-// against the vector form's 157; docs/performance-log.md), for three reasons:
+// s attaining it, −1 where every term is −∞), faster (B = 4096, S = 512 on the H100: 126–128 µs a
+// step against the vector form's 157; docs/performance-log.md), for three reasons:
 //
 // - The maximum on bit patterns. For floats ≤ 0 the larger float has the smaller bit pattern read
 //   as an unsigned integer (+0 is 0, −0 is 0x80000000, −∞ is 0xff800000, the largest; the inputs
@@ -13,8 +13,8 @@
 //   maximum of zero may come out as +0 where the CPU has −0 (equal, but not the same bits).
 // - δ also kept transposed. Each step writes δᵀ (S rows of `pitch` ≥ B floats) beside δ, so both
 //   operands' k-tiles arrive in 16-byte cp.async copies. The vector form transposes δ with 4-byte
-//   copies, which made a quarter of its shared-memory wavefronts; ncu put the L1/shared pipe at
-//   77–91 % busy, the limit of that kernel.
+//   copies: without them a step's shared-memory wavefronts fell from 21.0 M to 16.3 M, where ncu
+//   had put the L1/shared pipe at 77–91 % busy, the limit of that kernel.
 // - The winning run tracked every 8 k (16 bits an output, in shared memory), so the rescan reads 8
 //   terms an output, half the vector form's L2 traffic. The compares cost 10 µs a step; the rescan
 //   went from 38 µs to 17.
@@ -23,9 +23,9 @@
 // equal to it, so the smallest s wins, as on every backend.
 //
 // Tiles: 64 rows of δ × 64 columns of A per block of 256 threads, 4×4 outputs a thread, k-tiles of
-// 32 (or 16) double-buffered, 64 registers so that four blocks share an SM (B = 4096, S = 512: 512 blocks,
-// one wave). With programmatic dependent launch (hmm.cu) the next step's blocks are scheduled
-// while this one drains and wait for it at griddepcontrol.wait.
+// 32 (or 16) double-buffered, 64 registers so that four blocks share an SM (B = 4096, S = 512: 512
+// blocks, one wave). With programmatic dependent launch (hmm.cu) the next step's blocks are
+// scheduled while this one drains and wait for it at griddepcontrol.wait.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -49,8 +49,9 @@ inline constexpr int outputs = thread_m * thread_n;
 inline constexpr std::uint32_t minus_inf_bits = 0xff800000u;  // the worst maximum: no finite term
 inline constexpr std::uint16_t no_run = 0xffffu;                // in won: no finite term yet
 
-// δᵀ's row pitch: B rounded up to whole 16-byte vectors, so every row starts aligned. Rows past B
-// are never written out (their values may be anything).
+// δᵀ's row pitch: B rounded up to whole 16-byte vectors, so every row starts aligned. The padding
+// (zeroed by hmm.cu, then whatever the kernel computes for rows past B) never reaches δ or the
+// backpointers.
 inline index_t transposed_pitch(index_t batch) { return (batch + 3) / 4 * 4; }
 
 // Whether this form applies to an f32 model: every value ≤ 0, S a multiple of 16 (every row

@@ -286,8 +286,8 @@ float* viterbi_logprob_steps(const HmmModel<float>& m, const float* trans_t, flo
   // Zeros in the pitch's padding, which the first k-tiles read beside the last sequences.
   cuda_check(cudaMemsetAsync(delta_t.get(), 0, std::size_t(s * pitch) * sizeof(float), stream), "cudaMemsetAsync");
   cuda_check(cudaMemsetAsync(next_t.get(), 0, std::size_t(s * pitch) * sizeof(float), stream), "cudaMemsetAsync");
-  lp::transpose_delta<<<blocks_for(block), block_threads, 0, stream>>>(current, b, s, pitch, delta_t.get());
-  check_launch("viterbi_logprob::transpose_delta");
+  viterbi::transpose<float><<<blocks_for(block), block_threads, 0, stream>>>(current, b, s, pitch, delta_t.get());
+  check_launch("viterbi::transpose (δᵀ)");
   const auto kernel = lp::tile_k_for(s) == 32 ? lp::step_kernel<32> : lp::step_kernel<lp::min_tile_k>;
   cudaFuncAttributes compiled{};
   cuda_check(cudaFuncGetAttributes(&compiled, kernel), "cudaFuncGetAttributes");
@@ -344,7 +344,7 @@ bool hmm_viterbi_cuda(const Context& ctx, const HmmModel<T>& m, std::int32_t* pa
   const MatrixView<const T> trans = row_major<const T>(m.trans, s, s);
   DeviceBuffer<T> trans_t(step == ViterbiStep::fused && m.steps > 1 ? static_cast<std::size_t>(s * s) : 0, stream);
   if (trans_t.get()) {
-    viterbi::transpose<T><<<blocks_for(s * s), block_threads, 0, stream>>>(m.trans, s, trans_t.get());
+    viterbi::transpose<T><<<blocks_for(s * s), block_threads, 0, stream>>>(m.trans, s, s, s, trans_t.get());
     check_launch("viterbi::transpose");
   }
   // Every step's arrays are aligned alike when the first's are (S % 16 == 0 keeps each step's

@@ -184,11 +184,4 @@ __global__ void __launch_bounds__(threads, 4)
     *reinterpret_cast<float4*>(next_t + (gj + j) * pitch + gi0) = make_float4(value[0][j], value[1][j], value[2][j], value[3][j]);
 }
 
-// delta_t[s · pitch + b] = delta[b · S + s]: the first step's δᵀ.
-__global__ void transpose_delta(const float* delta, index_t batch, index_t states, index_t pitch, float* delta_t) {
-  const index_t n = batch * states;
-  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
-    delta_t[(e % states) * pitch + e / states] = delta[e];
-}
-
 }  // namespace ringmm::detail::viterbi_logprob

@@ -282,11 +282,12 @@ __global__ void __launch_bounds__(threads, (min_blocks<T, kVector>))
   }
 }
 
-// trans_t[c·S + r] = trans[r·S + c], once per call.
-template <class T> __global__ void transpose(const T* trans, index_t states, T* trans_t) {
-  const index_t n = states * states;
+// out[c·pitch + r] = in[r·cols + c] for a rows × cols row-major `in`: Aᵀ (pitch S) once per
+// call, and viterbi_logprob.cuh's first δᵀ (pitch ≥ B).
+template <class T> __global__ void transpose(const T* in, index_t rows, index_t cols, index_t pitch, T* out) {
+  const index_t n = rows * cols;
   for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x)
-    trans_t[(e % states) * states + e / states] = trans[e];
+    out[(e % cols) * pitch + e / cols] = in[e];
 }
 
 }  // namespace ringmm::detail::viterbi

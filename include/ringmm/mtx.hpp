@@ -5,7 +5,8 @@
 // is an edge both ways; either triangle may be stored). The matrix must be square. Refused with a
 // format_error naming the file and line: array (dense) format, complex fields, skew-symmetric and
 // hermitian files, sizes that disagree with the entries, indexes outside 1..n, values that are not
-// numbers, NaN or infinite weights, and entries past the count or missing from it.
+// numbers, NaN or infinite weights, and entries past the count or missing from it. An entry may
+// repeat (the count may then exceed n²); every one is kept, and the APSP tools keep the best weight.
 #pragma once
 
 #include <iosfwd>

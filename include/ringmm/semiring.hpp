@@ -512,6 +512,12 @@ template <class S> struct semiring_traits {
     }
     return !(S::add(y, x) == y);
   }
+  // The argmax epilogue's rule for β ⊗ C (`incoming`) against the product's α-scaled result: the
+  // entry keeps its incoming index where β ⊗ C wins or ties, unless β ⊗ C is NaN, which the NaN
+  // policy counts as 0̄ (the result then came from the product's terms, whose index it takes).
+  RINGMM_HD static bool keeps_incoming(element result, element incoming) {
+    return incoming == incoming && !better(result, incoming);
+  }
 
   // Exactness: every result equals the reference's, or (rounded semirings) lies within a bound of
   // it. S's absolute_tolerance and relative_tolerance (log-plus, whose error is absolute in the log

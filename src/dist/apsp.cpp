@@ -1,13 +1,14 @@
 // Distributed all-pairs shortest paths: the rounds of ringmm::apsp's blocked Floyd–Warshall
 // (src/graph/apsp.cpp, whose top comment explains them) with the Floyd–Warshall block equal to the
 // layout's block nb. Round r (vertices K = [r·nb, r·nb + kb)) involves process row r mod pr
-// (which holds the rows K) and process column r mod pc (the columns K):
-//   1. the owner of the diagonal block D[K,K] closes it (graph::close_diagonal_on_host);
-//   2. it broadcasts D* down its process column, whose ranks update their part of the column
-//      panel, D[:,K] ⊕= D[:,K]·D* (local argmax product, then the successor gather);
-//   3. the process column broadcasts its updated column panel and NEXT[:,K] along the process
-//      rows, the process row broadcasts the row panel D[K,:] down the process columns, and every
-//      rank updates its blocks, D ⊕= D[:,K]·D[K,:], then gathers successors from NEXT[:,K].
+// (which holds the rows K) and process column r mod pc (the columns K, the whole column strip):
+//   1. per sub-block Ks of K (graph::host_sub_block vertices): the owner of the diagonal block
+//      D[K,K] closes D[Ks,Ks] (graph::host_diagonal) and broadcasts the snapshot and D[Ks,K] down
+//      its process column, whose ranks relax their rows of the strip (graph::host_relax) and
+//      update it, D[:,K] ⊕= D[:,Ks]·D[Ks,K] (local argmax product, then the successor gather);
+//   2. the process column broadcasts its strip and NEXT[:,K] along the process rows, the process
+//      row broadcasts the row panel D[K,:] down the process columns, and every rank updates its
+//      blocks, D ⊕= D[:,K]·D[K,:], then gathers successors from NEXT[:,K].
 // Every entry sees the same operations in the same order as in one process (the argmax products
 // are exact per entry, ties going to the smallest k and to C), so the results are equal bit for bit.
 // Rounds depend on each other through the panels, so transfers are plain blocking broadcasts.
@@ -108,7 +109,9 @@ template <class S> class DistFloydWarshall {
     // A round's panels are at most min(block, n) wide: a block past n (a layout of one block)
     // must not size them.
     const index_t nb = std::min(dist.block(), dist.rows()), rows = dist.local_rows(), cols = dist.local_cols();
-    closure_.resize(std::size_t(std::max<index_t>(1, nb * nb)));
+    const index_t sub = std::min(nb, graph::host_sub_block);
+    snapshot_.resize(std::size_t(std::max<index_t>(1, sub * sub)));
+    sub_row_.resize(std::size_t(std::max<index_t>(1, sub * nb)));
     col_.resize(std::size_t(std::max<index_t>(1, rows * nb)));
     next_col_.resize(col_.size());
     k_col_.assign(col_.size(), -1);
@@ -126,28 +129,33 @@ template <class S> class DistFloydWarshall {
     const MatrixView<T> d = dist_.local();
     const MatrixView<std::int32_t> nx = next_.local();
 
-    // 1. phase 1 on the diagonal block's owner.
-    if (in_row && in_col)
-      graph::close_diagonal_on_host(ctx_, &d(row0, col0), d.ld, &nx(row0, col0), nx.ld, kb, longest_);
-    if (kb == n) return;  // one block: phase 1 was the whole closure
-
-    // 2. the column panel, on its process column: D[:,K] ⊕= D[:,K]·D*.
-    if (in_col) {
-      if (in_row)
-        for (index_t i = 0; i < kb; ++i) std::memcpy(&closure_[std::size_t(i * kb)], &d(row0 + i, col0), std::size_t(kb) * sizeof(T));
-      broadcast(closure_.data(), kb * kb, elem_.get(), sizeof(T), row_owner, grid_.col_comm(), stats);
-      copy_column_panel(col0, kb);
-      if (rows > 0) {
-        gemm_argmax<S>(ctx_, Op::N, MatrixView<const T>{col_.data(), rows, kb, kb, Layout::row_major}, Op::N,
-                       MatrixView<const T>{closure_.data(), kb, kb, kb, Layout::row_major},
+    // 1. the column strip, on its process column, sub-block by sub-block.
+    if (in_col)
+      for (index_t s0 = 0; s0 < kb; s0 += graph::host_sub_block) {
+        const index_t sb = std::min(graph::host_sub_block, kb - s0);
+        if (in_row) {
+          graph::host_diagonal(&d(row0 + s0, col0 + s0), d.ld, &nx(row0 + s0, col0 + s0), nx.ld, sb, longest_, snapshot_.data());
+          for (index_t q = 0; q < sb; ++q)
+            std::memcpy(&sub_row_[std::size_t(q * kb)], &d(row0 + s0 + q, col0), std::size_t(kb) * sizeof(T));
+        }
+        broadcast(snapshot_.data(), sb * sb, elem_.get(), sizeof(T), row_owner, grid_.col_comm(), stats);
+        if (rows > 0)
+          graph::host_relax(&d(0, col0 + s0), d.ld, &nx(0, col0 + s0), nx.ld, rows, sb, snapshot_.data(), longest_,
+                            in_row ? row0 + s0 : -1, ctx_.cpu_threads);
+        if (sb == kb) continue;
+        broadcast(sub_row_.data(), sb * kb, elem_.get(), sizeof(T), row_owner, grid_.col_comm(), stats);
+        if (rows == 0) continue;
+        copy_column_panel(col0 + s0, sb);
+        gemm_argmax<S>(ctx_, Op::N, MatrixView<const T>{col_.data(), rows, sb, sb, Layout::row_major}, Op::N,
+                       MatrixView<const T>{sub_row_.data(), sb, kb, kb, Layout::row_major},
                        MatrixView<T>{&d(0, col0), rows, kb, d.ld, Layout::row_major},
                        MatrixView<std::int32_t>{k_col_.data(), rows, kb, kb, Layout::row_major}, S::one(), S::one());
-        graph::host_gather(&nx(0, col0), nx.ld, k_col_.data(), kb, rows, kb, next_col_.data(), kb, ctx_.cpu_threads);
+        graph::host_gather(&nx(0, col0), nx.ld, k_col_.data(), kb, rows, kb, next_col_.data(), sb, ctx_.cpu_threads);
       }
-      copy_column_panel(col0, kb);  // as step 2 left it: the panels of step 3
-    }
+    if (kb == n) return;  // one block: the strip was the whole matrix
+    if (in_col) copy_column_panel(col0, kb);  // as step 1 left it: the panels of step 2
 
-    // 3. the panels along the grid, then every rank's blocks: D ⊕= D[:,K]·D[K,:].
+    // 2. the panels along the grid, then every rank's blocks: D ⊕= D[:,K]·D[K,:].
     broadcast(col_.data(), rows * kb, elem_.get(), sizeof(T), col_owner, grid_.row_comm(), stats);
     broadcast(next_col_.data(), rows * kb, MPI_INT32_T, sizeof(std::int32_t), col_owner, grid_.row_comm(), stats);
     if (in_row && cols > 0) std::memcpy(row_.data(), &d(row0, 0), std::size_t(kb * cols) * sizeof(T));  // ld = cols
@@ -161,7 +169,7 @@ template <class S> class DistFloydWarshall {
   }
 
  private:
-  // This rank's rows of D[:,K] and NEXT[:,K] into the panel buffers (row stride kb).
+  // This rank's rows of D[:,c0 … c0+kb) and NEXT[:,c0 … c0+kb) into the panel buffers (row stride kb).
   void copy_column_panel(index_t col0, index_t kb) {
     const MatrixView<const T> d = dist_.local();
     const MatrixView<const std::int32_t> nx = next_.local();
@@ -177,7 +185,9 @@ template <class S> class DistFloydWarshall {
   const Context& ctx_;
   const bool longest_;
   detail::ElementType elem_;
-  std::vector<T> closure_, col_, row_;  // D* (kb × kb), the column panel (rows × kb), the row panel (kb × cols)
+  // The snapshot of a sub-block (sb × sb), D[Ks,K] (sb × kb), the column panel (rows × kb), the row
+  // panel (kb × cols).
+  std::vector<T> snapshot_, sub_row_, col_, row_;
   std::vector<std::int32_t> next_col_, k_col_, k_all_;  // NEXT[:,K] and the argmax winners (−1 between uses)
 };
 

@@ -210,7 +210,7 @@ template <class S> class HostSumma {
           std::int32_t index = result == S::zero() ? -1 : acc_k_[at];
           if (reads_c) {
             const T incoming = traits::scale(beta_, c(i, j));
-            if (!traits::better(result, incoming)) index = k;
+            if (traits::keeps_incoming(result, incoming)) index = k;
             result = S::add(result, incoming);
           }
           c(i, j) = result;
@@ -289,7 +289,7 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
           if (k_star) {
             // gemm_argmax's rule: the incoming index stays where β ⊗ C wins or ties, else −1.
             const bool keeps = !(beta == S::zero()) &&
-                               !traits::better(traits::scale(alpha, S::zero()), traits::scale(beta, cl(i, j)));
+                               traits::keeps_incoming(traits::scale(alpha, S::zero()), traits::scale(beta, cl(i, j)));
             if (!keeps) k_star->local()(i, j) = -1;
           }
         }

@@ -2,25 +2,33 @@
 // longest paths) with the successor matrix carried through argmax products.
 //
 // Round K (vertices k0 … k0+b−1), on dist D and successors NEXT:
-//   1. phase 1: Floyd–Warshall inside the diagonal block D[K,K] (a small kernel / loop), so that
-//      D[K,K] becomes its closure D*; NEXT[i][j] ← NEXT[i][k] on each strict improvement.
-//   2. column panel: D[:,K] ← D[:,K] ⊕ D[:,K]·D*   (gemm_argmax, β = 1̄, n×b·b×b)
-//   3. everything:   D ← D ⊕ D[:,K]·D[K,:]         (gemm_argmax, β = 1̄, ONE n×b·b×n product)
-//      with the column panel of step 2 and the row panel as phase 1 left it.
-// Step 3 also performs the classic row-panel update (phase 2 for D[K,:]), because the rows K of
-// the updated column panel are D*·D* = D*: for i ∈ K it computes min over k of D*[i][k] + D[k][j].
-// For every other i it computes min over k2 of (min over k1 of D[i][k1] + D*[k1][k2]) + D[k2][j],
-// which is every path through K. Entries of the column panel and of D[K,K] are offered values
-// they already hold (D·D*·D* = D·D*, D*·D* = D*: the closure is idempotent when no cycle of the
-// wrong sign exists), and ties keep C and its index, so revisiting them changes nothing. The
-// winner k2 of an entry (i, j) also satisfies D_new[k2][j] = D_old[k2][j] (else a smaller term
-// through k2 would exist), so the route through k2 stays consistent.
+//   1. the column strip D[:,K] in the order of classic Floyd–Warshall over k ∈ K, in sub-blocks Ks
+//      of at most s vertices (s ≤ b):
+//      a. diagonal: classic Floyd–Warshall inside D[Ks,Ks], keeping each row k as it stood at its
+//         own iteration k (the snapshot R: paths k → j through vertices of Ks before k);
+//      b. relax: every other row, sequentially over k ∈ Ks: D[i][j] ← D[i][k] + R[k][j] for j ∈ Ks
+//         on a strict improvement, NEXT[i][j] ← NEXT[i][k];
+//      c. the rest of the strip through Ks: D[:,K] ⊕= D[:,Ks]·D[Ks,K] (gemm_argmax, β = 1̄).
+//   2. everything: D ⊕= D[:,K]·D[K,:] (gemm_argmax, β = 1̄, ONE n×b·b×n product) with the strip of
+//      step 1 and the row panel D[K,:] as step 1 left it (only its columns K changed).
+// Step 2 also completes the row panel (for i ∈ K it offers min over k of D*[i][k] + D[k][j]), and
+// for every other i it offers every path through K. Entries of the strip are offered values they
+// already hold, and ties keep C and its index, so revisiting them changes nothing.
+//
+// Why the strip follows classic order: a product with the whole closure of K breaks ties between
+// equal paths by the smallest k, and with zero-weight cycles the path through that k may come back
+// through i itself: every successor is then on some shortest path, yet the successors of one
+// target form a cycle. Classic Floyd–Warshall takes a successor only on a strict improvement over
+// the paths through earlier vertices, which keeps each target's successors a tree; steps a and b
+// reproduce its choices for the strip exactly, and the products of steps c and 2, which offer
+// paths through a whole (sub-)block against entries that already hold every path through it, then
+// choose consistently (tested on graphs with zero-weight cycles and negative edges, walking every
+// route, in tests/graph/apsp_routes_test.cpp).
 //
 // Successors: every product writes, per entry, the local index c of the winning k (or −1 where
 // C ⊕ kept its value: β = 1̄ keeps the incoming index, which is −1 because the gather resets it).
-// The gather then sets NEXT[i][j] ← NEXT[i][k0+c], read from a copy of NEXT's column panel taken
-// after step 2: the first hop towards k is the first hop towards j. That copy is final for this
-// round (entries of D[:,K] do not improve in step 3), so the gather is one cheap O(n²) pass.
+// The gather then sets NEXT[i][j] ← NEXT[i][k0+c], read from a copy of NEXT's columns taken before
+// the product: the first hop towards k is the first hop towards j.
 //
 // The driver below is shared by the CPU (loops + the CPU argmax kernel) and CUDA (kernels in
 // apsp_cuda.cu + the CUDA argmax kernel on device pointers, no host round trip per round). The
@@ -69,72 +77,36 @@ template <class T> void host_prepare(const FwBuffers<T>& b) {
     for (index_t j = 0; j < b.n; ++j) graph::initial_entry(i, j, b.longest, b.dist[i * b.ld_dist + j], b.next[i * b.ld_next + j]);
 }
 
-template <class T> void host_phase1(const FwBuffers<T>& b, index_t k0, index_t kb) {
-  T* d = b.dist + k0 * b.ld_dist + k0;
-  std::int32_t* nx = b.next + k0 * b.ld_next + k0;
-  for (index_t k = 0; k < kb; ++k)
-    for (index_t i = 0; i < kb; ++i) {
-      const T dik = d[i * b.ld_dist + k];
-      const std::int32_t via = nx[i * b.ld_next + k];
-      for (index_t j = 0; j < kb; ++j) {
-        const T term = dik + d[k * b.ld_dist + j];
-        if (improves(term, d[i * b.ld_dist + j], b.longest)) {
-          d[i * b.ld_dist + j] = term;
-          nx[i * b.ld_next + j] = via;
-        }
-      }
+template <class T> void host_copy_columns(const FwBuffers<T>& b, index_t c0, index_t width, int threads) {
+#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) if (b.n > 256)
+  for (index_t i = 0; i < b.n; ++i)
+    for (index_t c = 0; c < width; ++c) {
+      b.col[i * b.block + c] = b.dist[i * b.ld_dist + c0 + c];
+      b.next_col[i * b.block + c] = b.next[i * b.ld_next + c0 + c];
     }
 }
 
-template <class T> void host_copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too, int threads) {
-#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) if (b.n > 256)
-  for (index_t i = 0; i < b.n; ++i)
-    for (index_t c = 0; c < kb; ++c) {
-      b.col[i * b.block + c] = b.dist[i * b.ld_dist + k0 + c];
-      b.next_col[i * b.block + c] = b.next[i * b.ld_next + k0 + c];
-    }
-  if (row_too)
-    for (index_t r = 0; r < kb; ++r) std::copy_n(b.dist + (k0 + r) * b.ld_dist, b.n, b.row + r * b.n);
+template <class T> void host_copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0, index_t cols) {
+  for (index_t r = 0; r < rows; ++r) std::copy_n(b.dist + (r0 + r) * b.ld_dist + c0, cols, b.row + r * cols);
 }
 
 // ---- the driver --------------------------------------------------------------------------------
 
-template <class S, class Steps>
-void blocked_floyd_warshall(const Context& gemm_ctx, const FwBuffers<element_t<S>>& b, const Steps& steps);
-
-// The diagonal block at k0 as a problem of its own, for closing a large block with blocked
-// Floyd–Warshall on sub-blocks of `sub_block` vertices; `scratch` holds the sub-problem's panels
-// (sized for kb). Its successors are global vertices already, as everything in NEXT is.
-template <class T> FwBuffers<T> diagonal_subproblem(const FwBuffers<T>& b, index_t k0, index_t kb, index_t sub_block,
-                                                    FwBuffers<T> scratch) {
-  scratch.n = kb, scratch.block = sub_block, scratch.longest = b.longest;
-  scratch.dist = b.dist + k0 * b.ld_dist + k0, scratch.ld_dist = b.ld_dist;
-  scratch.next = b.next + k0 * b.ld_next + k0, scratch.ld_next = b.ld_next;
-  return scratch;
-}
-
-// The steps of one round on the CPU. Diagonal blocks above host_phase1_max vertices are closed on
-// sub-blocks through the driver, as CUDA does (so the CPU tests cover that path too).
-constexpr index_t host_phase1_max = 64;
-template <class S> struct HostSteps {
-  using T = element_t<S>;
+// The steps of one round on the CPU: fw_host.hpp's loops, shared with the distributed solver.
+struct HostSteps {
   int threads;
-  const Context* gemm_ctx;
-  void phase1(const FwBuffers<T>& b, index_t k0, index_t kb) const {
-    if (kb <= host_phase1_max) {
-      host_phase1(b, k0, kb);
-      return;
-    }
-    const std::size_t panel = std::size_t(kb * host_phase1_max);
-    std::vector<T> col(panel), row(panel);
-    std::vector<std::int32_t> next_col(panel), k_col(panel, -1), k_all(std::size_t(kb * kb), -1);
-    FwBuffers<T> scratch;
-    scratch.col = col.data(), scratch.row = row.data(), scratch.next_col = next_col.data();
-    scratch.k_col = k_col.data(), scratch.k_all = k_all.data();
-    blocked_floyd_warshall<S>(*gemm_ctx, diagonal_subproblem(b, k0, kb, host_phase1_max, scratch), *this);
+  template <class T> void diagonal(const FwBuffers<T>& b, index_t s0, index_t sb) const {
+    graph::host_diagonal(b.dist + s0 * b.ld_dist + s0, b.ld_dist, b.next + s0 * b.ld_next + s0, b.ld_next, sb, b.longest,
+                         b.snapshot);
   }
-  void copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too) const {
-    host_copy_panels(b, k0, kb, row_too, threads);
+  template <class T> void relax(const FwBuffers<T>& b, index_t s0, index_t sb) const {
+    graph::host_relax(b.dist + s0, b.ld_dist, b.next + s0, b.ld_next, b.n, sb, b.snapshot, b.longest, s0, threads);
+  }
+  template <class T> void copy_columns(const FwBuffers<T>& b, index_t c0, index_t width) const {
+    host_copy_columns(b, c0, width, threads);
+  }
+  template <class T> void copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0, index_t cols) const {
+    host_copy_rows(b, r0, rows, c0, cols);
   }
   void gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
               const std::int32_t* next_col, index_t ld_col) const {
@@ -142,51 +114,58 @@ template <class S> struct HostSteps {
   }
 };
 
+// One argmax product D[:, c0 … c0+cols) ⊕= col · row into the view `c`, then the successor gather
+// from next_col: the winner's first hop. `col` is b.col (n × width, row stride b.block), `row` is
+// b.row (width × cols, row stride cols), `k` the −1-filled winners (row stride ld_k).
+template <class S, class Steps>
+void relax_through(const Context& gemm_ctx, const FwBuffers<element_t<S>>& b, const Steps& steps, index_t width,
+                   index_t c0, index_t cols, std::int32_t* k, index_t ld_k) {
+  using T = element_t<S>;
+  const MatrixView<const T> col{b.col, b.n, width, b.block, Layout::row_major};
+  const MatrixView<const T> row{b.row, width, cols, cols, Layout::row_major};
+  gemm_argmax<S>(gemm_ctx, Op::N, col, Op::N, row, MatrixView<T>{b.dist + c0, b.n, cols, b.ld_dist, Layout::row_major},
+                 MatrixView<std::int32_t>{k, b.n, cols, ld_k, Layout::row_major}, S::one(), S::one());
+  steps.gather(b.next + c0, b.ld_next, k, ld_k, b.n, cols, b.next_col, b.block);
+}
+
 // The rounds of blocked Floyd–Warshall (the comment at the top of this file). k_col and k_all must
 // hold −1 on entry; they do again on return.
 template <class S, class Steps>
 void blocked_floyd_warshall(const Context& gemm_ctx, const FwBuffers<element_t<S>>& b, const Steps& steps) {
-  using T = element_t<S>;
   const index_t n = b.n;
-  const MatrixView<T> dist{b.dist, n, n, b.ld_dist, Layout::row_major};
-  const MatrixView<std::int32_t> k_all{b.k_all, n, n, n, Layout::row_major};
   for (index_t k0 = 0; k0 < n; k0 += b.block) {
     const index_t kb = std::min(b.block, n - k0);
-    steps.phase1(b, k0, kb);
-    if (kb == n) break;  // one block: phase 1 was the whole closure
-    // 2. column panel, from a copy (C may not overlap A or B).
-    steps.copy_panels(b, k0, kb, false);
-    const MatrixView<const T> col{b.col, n, kb, b.block, Layout::row_major};
-    const MatrixView<const T> closure{b.col + k0 * b.block, kb, kb, b.block, Layout::row_major};
-    gemm_argmax<S>(gemm_ctx, Op::N, col, Op::N, closure, MatrixView<T>{b.dist + k0, n, kb, b.ld_dist, Layout::row_major},
-                   MatrixView<std::int32_t>{b.k_col, n, kb, b.block, Layout::row_major}, S::one(), S::one());
-    steps.gather(b.next + k0, b.ld_next, b.k_col, b.block, n, kb, b.next_col, b.block);
-    // 3. everything, through the updated column panel and the row panel.
-    steps.copy_panels(b, k0, kb, true);
-    const MatrixView<const T> row{b.row, kb, n, n, Layout::row_major};
-    gemm_argmax<S>(gemm_ctx, Op::N, col, Op::N, row, dist, k_all, S::one(), S::one());
-    steps.gather(b.next, b.ld_next, b.k_all, n, n, n, b.next_col, b.block);
+    // 1. the column strip, sub-block by sub-block.
+    for (index_t s0 = k0; s0 < k0 + kb; s0 += b.sub_block) {
+      const index_t sb = std::min(b.sub_block, k0 + kb - s0);
+      steps.diagonal(b, s0, sb);
+      steps.relax(b, s0, sb);
+      if (sb == kb) continue;
+      steps.copy_columns(b, s0, sb);
+      steps.copy_rows(b, s0, sb, k0, kb);
+      relax_through<S>(gemm_ctx, b, steps, sb, k0, kb, b.k_col, b.block);
+    }
+    if (kb == n) break;  // one block: the strip was the whole matrix
+    // 2. everything, through the strip and the row panel.
+    steps.copy_columns(b, k0, kb);
+    steps.copy_rows(b, k0, kb, 0, n);
+    relax_through<S>(gemm_ctx, b, steps, kb, 0, n, b.k_all, n);
   }
 }
 
 #if defined(RINGMM_APSP_CUDA)
-// The steps of one round on CUDA. Diagonal blocks larger than the phase-1 kernel takes are closed
-// on sub-blocks of cuda_phase1_max through the driver, with the device scratch `inner` (sized for
-// the largest block).
-template <class S> struct CudaSteps {
-  using T = element_t<S>;
+// The steps of one round on CUDA: the kernels of apsp_cuda.cu on `stream`.
+struct CudaSteps {
   void* stream;
-  const Context* gemm_ctx;
-  FwBuffers<T> inner;
-  void phase1(const FwBuffers<T>& b, index_t k0, index_t kb) const {
-    if (kb <= graph::cuda_phase1_max) {
-      graph::cuda_phase1(b, k0, kb, stream);
-      return;
-    }
-    blocked_floyd_warshall<S>(*gemm_ctx, diagonal_subproblem(b, k0, kb, graph::cuda_phase1_max, inner), *this);
+  template <class T> void diagonal(const FwBuffers<T>& b, index_t s0, index_t sb) const {
+    graph::cuda_diagonal(b, s0, sb, stream);
   }
-  void copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too) const {
-    graph::cuda_copy_panels(b, k0, kb, row_too, stream);
+  template <class T> void relax(const FwBuffers<T>& b, index_t s0, index_t sb) const { graph::cuda_relax(b, s0, sb, stream); }
+  template <class T> void copy_columns(const FwBuffers<T>& b, index_t c0, index_t width) const {
+    graph::cuda_copy_columns(b, c0, width, stream);
+  }
+  template <class T> void copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0, index_t cols) const {
+    graph::cuda_copy_rows(b, r0, rows, c0, cols, stream);
   }
   void gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
               const std::int32_t* next_col, index_t ld_col) const {
@@ -225,10 +204,13 @@ template <class S> double solve_on_host(const Context& ctx, FwBuffers<element_t<
   const auto panel = std::size_t(b.n) * std::size_t(b.block);
   std::vector<T> col(panel), row(panel);
   std::vector<std::int32_t> next_col(panel), k_col(panel, -1), k_all(std::size_t(b.n) * std::size_t(b.n), -1);
+  b.sub_block = std::min(b.block, graph::host_sub_block);
+  std::vector<T> snapshot(std::size_t(b.sub_block * b.sub_block));
   b.col = col.data(), b.row = row.data(), b.next_col = next_col.data(), b.k_col = k_col.data(), b.k_all = k_all.data();
+  b.snapshot = snapshot.data();
   Context gemm_ctx = ctx;
   gemm_ctx.backend = Backend::cpu;
-  blocked_floyd_warshall<S>(gemm_ctx, b, HostSteps<S>{threads_of(ctx), &gemm_ctx});
+  blocked_floyd_warshall<S>(gemm_ctx, b, HostSteps{threads_of(ctx)});
   const double seconds = seconds_since(start);
   std::vector<T> diagonal(std::size_t(b.n));
   for (index_t v = 0; v < b.n; ++v) diagonal[v] = b.dist[v * b.ld_dist + v];
@@ -272,20 +254,11 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
   DeviceArray<std::int32_t> next_col(panel), k_col(panel), k_all(n * n);
   DeviceArray<unsigned long long> bad(1);
   b.col = col.ptr, b.row = row.ptr, b.next_col = next_col.ptr, b.k_col = k_col.ptr, b.k_all = k_all.ptr;
-  // Scratch of the sub-blocks when the block is larger than the phase-1 kernel takes.
-  const bool split = b.block > graph::cuda_phase1_max;
-  const std::size_t block = std::size_t(b.block), inner_panel = split ? block * std::size_t(graph::cuda_phase1_max) : 0;
-  DeviceArray<T> inner_col(inner_panel), inner_row(inner_panel);
-  DeviceArray<std::int32_t> inner_next_col(inner_panel), inner_k_col(inner_panel), inner_k_all(split ? block * block : 0);
-  FwBuffers<T> inner;
-  inner.col = inner_col.ptr, inner.row = inner_row.ptr, inner.next_col = inner_next_col.ptr;
-  inner.k_col = inner_k_col.ptr, inner.k_all = inner_k_all.ptr;
+  b.sub_block = std::min(b.block, graph::cuda_sub_block);
+  DeviceArray<T> snapshot(std::size_t(b.sub_block * b.sub_block));
+  b.snapshot = snapshot.ptr;
   cuda_check(cudaMemsetAsync(k_col.ptr, 0xff, panel * sizeof(std::int32_t), stream), "cudaMemsetAsync");  // −1
   cuda_check(cudaMemsetAsync(k_all.ptr, 0xff, n * n * sizeof(std::int32_t), stream), "cudaMemsetAsync");
-  if (split) {
-    cuda_check(cudaMemsetAsync(inner_k_col.ptr, 0xff, inner_panel * sizeof(std::int32_t), stream), "cudaMemsetAsync");
-    cuda_check(cudaMemsetAsync(inner_k_all.ptr, 0xff, block * block * sizeof(std::int32_t), stream), "cudaMemsetAsync");
-  }
   cuda_check(cudaMemsetAsync(bad.ptr, 0xff, sizeof(unsigned long long), stream), "cudaMemsetAsync");
   graph::cuda_prepare(b, bad.ptr, stream);
   unsigned long long first_bad = 0;
@@ -304,7 +277,7 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
   Context gemm_ctx = ctx;
   gemm_ctx.backend = Backend::cuda;
   gemm_ctx.cuda_stream = stream;
-  blocked_floyd_warshall<S>(gemm_ctx, b, CudaSteps<S>{stream, &gemm_ctx, inner});
+  blocked_floyd_warshall<S>(gemm_ctx, b, CudaSteps{stream});
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (apsp)");
   const double seconds = seconds_since(start);
 
@@ -327,8 +300,6 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
 }
 #endif
 
-constexpr index_t cuda_max_block = 1024;  // the phase-1 kernel stages a block's row and column in shared memory
-
 template <class T>
 double solve(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "apsp takes float or double weights");
@@ -339,9 +310,6 @@ double solve(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> ne
                                                       " but dist is " + std::to_string(dist.rows) + "x" + std::to_string(dist.cols));
   if (options.block < 0) throw Error(Errc::invalid_argument, "block", "negative block size " + std::to_string(options.block));
   const Backend backend = ctx.resolved_backend();
-  if (backend == Backend::cuda && options.block > cuda_max_block)
-    throw Error(Errc::invalid_argument, "block", "block size " + std::to_string(options.block) +
-                                                     " is larger than the CUDA backend's maximum " + std::to_string(cuda_max_block));
   FwBuffers<T> b;
   b.n = dist.rows;
   b.block = std::max<index_t>(1, std::min(options.block > 0 ? options.block : apsp_default_block(backend), b.n));
@@ -377,16 +345,23 @@ std::string cycle_message(bool longest, const std::vector<index_t>& vertices) {
 namespace graph {
 
 template <class T>
-void close_diagonal_on_host(const Context& ctx, T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next,
-                            index_t kb, bool longest) {
-  FwBuffers<T> b;
-  b.n = b.block = kb, b.longest = longest;
-  b.dist = dist, b.ld_dist = ld_dist, b.next = next, b.ld_next = ld_next;
-  Context gemm_ctx = ctx;
-  gemm_ctx.backend = Backend::cpu;
-  // The single-process round's phase 1 on a problem that is this block alone: the same steps.
-  auto close = [&](auto semiring) { HostSteps<decltype(semiring)>{threads_of(ctx), &gemm_ctx}.phase1(b, 0, kb); };
-  longest ? close(MaxPlus<T>{}) : close(MinPlus<T>{});
+void host_relax(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t rows, index_t sb,
+                const T* snapshot, bool longest, index_t skip, int threads) {
+#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) if (rows > 256)
+  for (index_t i = 0; i < rows; ++i) {
+    if (skip >= 0 && i >= skip && i < skip + sb) continue;
+    T* d = dist + i * ld_dist;
+    std::int32_t* nx = next + i * ld_next;
+    for (index_t k = 0; k < sb; ++k) {
+      const T dik = d[k];
+      const std::int32_t via = nx[k];
+      for (index_t j = 0; j < sb; ++j)
+        if (const T term = dik + snapshot[k * sb + j]; improves(term, d[j], longest)) {
+          d[j] = term;
+          nx[j] = via;
+        }
+    }
+  }
 }
 
 void host_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
@@ -402,8 +377,9 @@ void host_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t l
     }
 }
 
-template void close_diagonal_on_host<float>(const Context&, float*, index_t, std::int32_t*, index_t, index_t, bool);
-template void close_diagonal_on_host<double>(const Context&, double*, index_t, std::int32_t*, index_t, index_t, bool);
+
+template void host_relax<float>(float*, index_t, std::int32_t*, index_t, index_t, index_t, const float*, bool, index_t, int);
+template void host_relax<double>(double*, index_t, std::int32_t*, index_t, index_t, index_t, const double*, bool, index_t, int);
 
 }  // namespace graph
 

@@ -1,7 +1,7 @@
 // The small CUDA steps of blocked Floyd–Warshall (src/graph/apsp.cpp): preparing the matrices,
-// phase 1 on the diagonal block, panel copies and the successor gather. The products between them
-// are gemm_argmax calls on device pointers. Every launch goes on the caller's stream; nothing here
-// synchronises.
+// the column strip's diagonal and relax steps, panel copies and the successor gather. The products
+// between them are gemm_argmax calls on device pointers. Every launch goes on the caller's stream;
+// nothing here synchronises.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,52 +41,101 @@ template <class T> __global__ void prepare_kernel(const FwBuffers<T> b, unsigned
   }
 }
 
-// Floyd–Warshall inside a diagonal block of at most cuda_phase1_max vertices, one thread block with
-// the block's distances and successors in shared memory (apsp.cpp splits larger blocks). In step k
-// only entries outside row k and column k change (D[k][k] = 0 when no cycle of the wrong sign
-// exists), so threads may read row k and column k while others write.
-template <class T> __global__ void __launch_bounds__(1024) phase1_kernel(const FwBuffers<T> b, index_t k0, int kb) {
+// Step a of a round (apsp.cpp): classic Floyd–Warshall inside a diagonal sub-block of at most
+// cuda_sub_block vertices, one thread block with its distances and successors in shared memory,
+// and row k as it stood at iteration k into the snapshot. In step k only entries outside row k and
+// column k change (D[k][k] = 0 when no cycle of the wrong sign exists), so threads may read row k
+// and column k while others write.
+template <class T> __global__ void __launch_bounds__(1024) diagonal_kernel(const FwBuffers<T> b, index_t s0, int sb) {
   extern __shared__ unsigned char shared[];
   T* d = reinterpret_cast<T*>(shared);
-  std::int32_t* nx = reinterpret_cast<std::int32_t*>(d + kb * kb);
-  T* gd = b.dist + k0 * b.ld_dist + k0;
-  std::int32_t* gn = b.next + k0 * b.ld_next + k0;
-  const int cells = kb * kb;
+  std::int32_t* nx = reinterpret_cast<std::int32_t*>(d + sb * sb);
+  T* gd = b.dist + s0 * b.ld_dist + s0;
+  std::int32_t* gn = b.next + s0 * b.ld_next + s0;
+  const int cells = sb * sb;
   for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
-    const int i = e / kb, j = e % kb;
+    const int i = e / sb, j = e % sb;
     d[e] = gd[i * b.ld_dist + j];
     nx[e] = gn[i * b.ld_next + j];
   }
-  for (int k = 0; k < kb; ++k) {
+  for (int k = 0; k < sb; ++k) {
     __syncthreads();
+    for (int j = int(threadIdx.x); j < sb; j += int(blockDim.x)) b.snapshot[k * sb + j] = d[k * sb + j];
     for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
-      const int i = e / kb, j = e - i * kb;
-      const T term = d[i * kb + k] + d[k * kb + j];
+      const int i = e / sb, j = e - i * sb;
+      const T term = d[i * sb + k] + d[k * sb + j];
       if (improves(term, d[e], b.longest)) {
         d[e] = term;
-        nx[e] = nx[i * kb + k];
+        nx[e] = nx[i * sb + k];
       }
     }
   }
   __syncthreads();
   for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
-    const int i = e / kb, j = e % kb;
+    const int i = e / sb, j = e % sb;
     gd[i * b.ld_dist + j] = d[e];
     gn[i * b.ld_next + j] = nx[e];
   }
 }
 
-// Rows on the grid's y axis (strided past 65535), columns on x: no 64-bit division per element.
-template <class T> __global__ void copy_panels_kernel(const FwBuffers<T> b, index_t k0, index_t kb, bool row_too) {
-  for (index_t i = blockIdx.y; i < b.n; i += gridDim.y)
-    for (index_t c = index_t(blockIdx.x) * blockDim.x + threadIdx.x; c < kb; c += index_t(gridDim.x) * blockDim.x) {
-      b.col[i * b.block + c] = b.dist[i * b.ld_dist + k0 + c];
-      b.next_col[i * b.block + c] = b.next[i * b.ld_next + k0 + c];
+// Step b: every row of the strip outside the sub-block, in classic order through the snapshot. A
+// warp holds one row's sb ≤ 128 entries, four a lane (j = lane + 32·t), and walks k in order,
+// taking d[i][k] and next[i][k] from the lane that holds them; the snapshot sits in shared memory,
+// read once per thread block.
+constexpr int relax_warps = 8;
+template <class T> __global__ void __launch_bounds__(relax_warps * 32) relax_kernel(const FwBuffers<T> b, index_t s0, int sb) {
+  extern __shared__ unsigned char shared[];
+  T* snap = reinterpret_cast<T*>(shared);
+  for (int e = int(threadIdx.x); e < sb * sb; e += int(blockDim.x)) snap[e] = b.snapshot[e];
+  __syncthreads();
+  const int lane = int(threadIdx.x) % 32;
+  const index_t warps = index_t(gridDim.x) * relax_warps;
+  for (index_t i = index_t(blockIdx.x) * relax_warps + threadIdx.x / 32; i < b.n; i += warps) {
+    if (i >= s0 && i < s0 + sb) continue;
+    T* d = b.dist + i * b.ld_dist + s0;
+    std::int32_t* nx = b.next + i * b.ld_next + s0;
+    T x[4];
+    std::int32_t via[4];
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const int j = lane + 32 * t;
+      x[t] = j < sb ? d[j] : T(0);
+      via[t] = j < sb ? nx[j] : -1;
     }
-  if (!row_too) return;
-  for (index_t r = blockIdx.y; r < kb; r += gridDim.y)
-    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < b.n; j += index_t(gridDim.x) * blockDim.x)
-      b.row[r * b.n + j] = b.dist[(k0 + r) * b.ld_dist + j];
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+      for (int l = 0; l < 32 && 32 * t + l < sb; ++l) {
+        const int k = 32 * t + l;
+        const T dik = __shfl_sync(0xffffffffu, x[t], l);
+        const std::int32_t hop = __shfl_sync(0xffffffffu, via[t], l);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int j = lane + 32 * u;
+          if (j < sb) {
+            const T term = dik + snap[k * sb + j];
+            if (improves(term, x[u], b.longest)) x[u] = term, via[u] = hop;
+          }
+        }
+      }
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+      if (const int j = lane + 32 * t; j < sb) d[j] = x[t], nx[j] = via[t];
+  }
+}
+
+// Rows on the grid's y axis (strided past 65535), columns on x: no 64-bit division per element.
+template <class T> __global__ void copy_columns_kernel(const FwBuffers<T> b, index_t c0, index_t width) {
+  for (index_t i = blockIdx.y; i < b.n; i += gridDim.y)
+    for (index_t c = index_t(blockIdx.x) * blockDim.x + threadIdx.x; c < width; c += index_t(gridDim.x) * blockDim.x) {
+      b.col[i * b.block + c] = b.dist[i * b.ld_dist + c0 + c];
+      b.next_col[i * b.block + c] = b.next[i * b.ld_next + c0 + c];
+    }
+}
+
+template <class T> __global__ void copy_rows_kernel(const FwBuffers<T> b, index_t r0, index_t rows, index_t c0, index_t cols) {
+  for (index_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols; j += index_t(gridDim.x) * blockDim.x)
+      b.row[r * cols + j] = b.dist[(r0 + r) * b.ld_dist + c0 + j];
 }
 
 __global__ void gather_kernel(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows,
@@ -114,19 +163,39 @@ template <class T> void cuda_prepare(const FwBuffers<T>& b, unsigned long long* 
   cuda_detail::check_launch("apsp prepare_kernel");
 }
 
-template <class T> void cuda_phase1(const FwBuffers<T>& b, index_t k0, index_t kb, void* stream) {
-  if (kb > cuda_phase1_max) throw Error(Errc::invalid_argument, "block", "phase 1 takes at most 128 vertices");
-  const std::size_t shared = std::size_t(kb * kb) * (sizeof(T) + sizeof(std::int32_t));
-  cuda_detail::cuda_check(cudaFuncSetAttribute(phase1_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-                          "cudaFuncSetAttribute (apsp phase 1)");
-  phase1_kernel<T><<<1, 1024, shared, static_cast<cudaStream_t>(stream)>>>(b, k0, int(kb));
-  cuda_detail::check_launch("apsp phase1_kernel");
+template <class T> void cuda_diagonal(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream) {
+  if (sb > cuda_sub_block) throw Error(Errc::invalid_argument, "block", "a diagonal sub-block takes at most 128 vertices");
+  const std::size_t shared = std::size_t(sb * sb) * (sizeof(T) + sizeof(std::int32_t));
+  cuda_detail::cuda_check(cudaFuncSetAttribute(diagonal_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+                          "cudaFuncSetAttribute (apsp diagonal)");
+  diagonal_kernel<T><<<1, 1024, shared, static_cast<cudaStream_t>(stream)>>>(b, s0, int(sb));
+  cuda_detail::check_launch("apsp diagonal_kernel");
 }
 
-template <class T> void cuda_copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too, void* stream) {
-  copy_panels_kernel<T><<<grid_2d(b.n, std::max(kb, row_too ? b.n : kb)), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(
-      b, k0, kb, row_too);
-  cuda_detail::check_launch("apsp copy_panels_kernel");
+template <class T> void cuda_relax(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream) {
+  if (sb > cuda_sub_block) throw Error(Errc::invalid_argument, "block", "a relaxed sub-block takes at most 128 vertices");
+  if (b.n == sb) return;  // no row outside the sub-block
+  const std::size_t shared = std::size_t(sb * sb) * sizeof(T);
+  cuda_detail::cuda_check(cudaFuncSetAttribute(relax_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+                          "cudaFuncSetAttribute (apsp relax)");
+  int device = 0, sms = 1;
+  cuda_detail::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  // Enough thread blocks to fill the GPU, few enough that each reads the snapshot for many rows.
+  const index_t blocks = std::clamp<index_t>((b.n + relax_warps - 1) / relax_warps, 1, index_t(sms) * 2);
+  relax_kernel<T><<<unsigned(blocks), relax_warps * 32, shared, static_cast<cudaStream_t>(stream)>>>(b, s0, int(sb));
+  cuda_detail::check_launch("apsp relax_kernel");
+}
+
+template <class T> void cuda_copy_columns(const FwBuffers<T>& b, index_t c0, index_t width, void* stream) {
+  copy_columns_kernel<T><<<grid_2d(b.n, width), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(b, c0, width);
+  cuda_detail::check_launch("apsp copy_columns_kernel");
+}
+
+template <class T>
+void cuda_copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0, index_t cols, void* stream) {
+  copy_rows_kernel<T><<<grid_2d(rows, cols), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(b, r0, rows, c0, cols);
+  cuda_detail::check_launch("apsp copy_rows_kernel");
 }
 
 void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
@@ -138,8 +207,10 @@ void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t l
 
 #define RINGMM_APSP_INSTANTIATE(T)                                                                   \
   template void cuda_prepare<T>(const FwBuffers<T>&, unsigned long long*, void*);                   \
-  template void cuda_phase1<T>(const FwBuffers<T>&, index_t, index_t, void*);                       \
-  template void cuda_copy_panels<T>(const FwBuffers<T>&, index_t, index_t, bool, void*);
+  template void cuda_diagonal<T>(const FwBuffers<T>&, index_t, index_t, void*);                     \
+  template void cuda_relax<T>(const FwBuffers<T>&, index_t, index_t, void*);                        \
+  template void cuda_copy_columns<T>(const FwBuffers<T>&, index_t, index_t, void*);                 \
+  template void cuda_copy_rows<T>(const FwBuffers<T>&, index_t, index_t, index_t, index_t, void*);
 RINGMM_APSP_INSTANTIATE(float)
 RINGMM_APSP_INSTANTIATE(double)
 

@@ -10,6 +10,7 @@ namespace ringmm::graph {
 
 template <class T> struct FwBuffers {
   index_t n = 0, block = 0;  // vertices; vertices per round (the panels' width b)
+  index_t sub_block = 0;     // vertices per sub-block of a round's column strip (s ≤ b)
   bool longest = false;      // max-plus instead of min-plus
   T* dist = nullptr;         // n×n, row stride ld_dist
   index_t ld_dist = 0;
@@ -20,24 +21,29 @@ template <class T> struct FwBuffers {
   T* row = nullptr;                   // b×n copy of the round's row panel dist[K, :]
   std::int32_t* k_col = nullptr;      // n×b winners of the column-panel product (−1 = kept)
   std::int32_t* k_all = nullptr;      // n×n winners of the full product (−1 = kept)
+  T* snapshot = nullptr;              // s×s: row k of a sub-block's diagonal as it stood at iteration k
 };
 
 // A term improves on acc: strictly smaller (shortest) or larger (longest); NaN never does.
 template <class T> RINGMM_HD bool improves(T term, T acc, bool longest) { return longest ? term > acc : term < acc; }
 
 #if defined(RINGMM_APSP_CUDA)
-// The largest diagonal block the CUDA phase-1 kernel closes in shared memory (distances and
-// successors: 192 KiB for f64); larger blocks are closed by blocked Floyd–Warshall on sub-blocks.
-inline constexpr index_t cuda_phase1_max = 128;
+// The largest sub-block the CUDA diagonal kernel closes in shared memory (distances and successors:
+// 192 KiB for f64), and the relax kernel's snapshot (128 KiB for f64).
+inline constexpr index_t cuda_sub_block = 128;
 
 // The CUDA steps, each launched on `stream` (a cudaStream_t) without synchronising.
 // prepare: +∞ → 0̄, diagonal, initial successors; the row-major position of the first NaN or
 // refused weight goes to *bad (an atomic minimum; initialise it to ~0).
 template <class T> void cuda_prepare(const FwBuffers<T>& b, unsigned long long* bad, void* stream);
-// phase 1 on the diagonal block at k0, kb ≤ cuda_phase1_max vertices.
-template <class T> void cuda_phase1(const FwBuffers<T>& b, index_t k0, index_t kb, void* stream);
-template <class T> void cuda_copy_panels(const FwBuffers<T>& b, index_t k0, index_t kb, bool row_too, void* stream);
-// next[i][j0 + j] = next_col[i][k(i, j)] where k(i, j) ≥ 0, then k(i, j) = −1; rows n, `cols` columns.
+// Steps a and b of a round (apsp.cpp) on the sub-block of sb ≤ cuda_sub_block vertices at s0.
+template <class T> void cuda_diagonal(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream);
+template <class T> void cuda_relax(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream);
+// dist and next's columns c0 … c0+width−1 into col and next_col (row stride b.block); dist's rows
+// r0 … r0+rows−1, columns c0 … c0+cols−1, into row (row stride cols).
+template <class T> void cuda_copy_columns(const FwBuffers<T>& b, index_t c0, index_t width, void* stream);
+template <class T> void cuda_copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0, index_t cols, void* stream);
+// next[i][j] = next_col[i][k(i, j)] where k(i, j) ≥ 0, then k(i, j) = −1; `rows` × `cols`.
 void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
                  const std::int32_t* next_col, index_t ld_col, void* stream);
 #endif

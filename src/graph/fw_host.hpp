@@ -1,8 +1,10 @@
 // The pieces of blocked Floyd–Warshall (src/graph/apsp.cpp) that the distributed solver
 // (src/dist/apsp.cpp) runs on its own blocks, so that both give the same results bit for bit:
-// the weight policy, the initial distances and successors, phase 1 and the successor gather.
+// the weight policy, the initial distances and successors, the column strip's steps and the
+// successor gather.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -40,13 +42,37 @@ template <class T> void initial_entry(index_t i, index_t j, bool longest, T& dis
   next = i == j ? std::int32_t(i) : (dist == none ? -1 : std::int32_t(j));
 }
 
-// Phase 1 on the host: closes the kb × kb diagonal block `dist` (row stride ld_dist) in place,
-// next[i][j] ← next[i][k] on each strict improvement (its entries are global vertices). Blocks
-// above 64 vertices are closed by blocked Floyd–Warshall on sub-blocks, with products on the CPU
-// (ctx.cpu_threads threads). T is float or double.
+// The sub-block size of the host's column strips: the CPU backend's and the distributed solver's,
+// which must agree for their results to agree bit for bit.
+inline constexpr index_t host_sub_block = 64;
+
+// Step a of a round (src/graph/apsp.cpp): classic Floyd–Warshall inside the sb × sb diagonal
+// sub-block `dist` (row stride ld_dist), next[i][j] ← next[i][k] on each strict improvement (its
+// entries are global vertices), and row k as it stood at iteration k into snapshot[k][·] (sb × sb).
 template <class T>
-void close_diagonal_on_host(const Context& ctx, T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next,
-                            index_t kb, bool longest);
+void host_diagonal(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t sb, bool longest, T* snapshot) {
+  for (index_t k = 0; k < sb; ++k) {
+    std::copy_n(dist + k * ld_dist, sb, snapshot + k * sb);
+    for (index_t i = 0; i < sb; ++i) {
+      const T dik = dist[i * ld_dist + k];
+      const std::int32_t via = next[i * ld_next + k];
+      for (index_t j = 0; j < sb; ++j) {
+        const T term = dik + snapshot[k * sb + j];
+        if (improves(term, dist[i * ld_dist + j], longest)) {
+          dist[i * ld_dist + j] = term;
+          next[i * ld_next + j] = via;
+        }
+      }
+    }
+  }
+}
+
+// Step b: rows 0 … rows−1 of the strip `dist` / `next` (sb columns: the sub-block's), except the
+// sub-block's own rows skip … skip+sb−1 (none when skip < 0), relaxed in classic order through the
+// snapshot: for k = 0 … sb−1, d[i][j] ← d[i][k] + snapshot[k][j] on a strict improvement.
+template <class T>
+void host_relax(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t rows, index_t sb,
+                const T* snapshot, bool longest, index_t skip, int threads);
 
 // The successor gather after an argmax product: next[i][j] ← next_col[i][k(i, j)] wherever
 // k(i, j) ≥ 0 (the winning column of the panel), which is then reset to −1. `rows` × `cols`.

@@ -109,15 +109,11 @@ Graph read(std::istream& in, const std::string& name) {
     fail(name, line_no, "the matrix is " + std::to_string(rows) + "x" + std::to_string(cols) +
                             "; an adjacency matrix must be square");
   if (rows > index_t(1) << 31) fail(name, line_no, std::to_string(rows) + " vertices is more than supported (2^31)");
-  if (cols > 0 && count > rows * cols)
-    fail(name, line_no, "the header claims " + std::to_string(count) + " entries, more than a " + std::to_string(rows) +
-                            "x" + std::to_string(cols) + " matrix holds");
+  // The count may exceed rows × cols: repeated entries are legal (the caller keeps the best).
   if (cols == 0 && count > 0) fail(name, line_no, "the header claims entries in an empty matrix");
 
   Graph g;
-  g.vertices = rows;
-  // Reserve only what the file can plausibly hold (each entry line is at least 4 bytes).
-  g.edges.reserve(std::size_t(std::min<index_t>(count, 1 << 20)) * (symmetric ? 2 : 1));
+  g.vertices = rows;  // edges grow with the lines read, never from the header's claim
   const std::size_t want = field == Field::pattern ? 2 : 3;
   index_t seen = 0;
   while (next_line()) {

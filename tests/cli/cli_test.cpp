@@ -470,6 +470,23 @@ TEST_F(CliTest, ApspPrintsRoutes) {
   expect_error("apsp " + path("g.mtx") + " --route 0 x", 2, "--route", "apsp");
 }
 
+// A zero-weight cycle (3 → 5 → 4 → 3) whose vertices fall into two blocks of 4, and a file that
+// repeats entries more often than a 2x2 matrix has entries (the best weight of each stays).
+TEST_F(CliTest, ApspRoutesAroundZeroWeightCyclesAndReadsRepeatedEntries) {
+  write_text(path("z.mtx"),
+             "%%MatrixMarket matrix coordinate real general\n8 8 11\n1 8 2\n4 6 0\n7 1 2\n3 6 1\n4 8 0\n8 7 1\n"
+             "1 2 2\n5 4 0\n6 5 0\n3 1 1\n3 6 0\n");
+  for (const char* block : {"1", "3", "4", "8"}) {
+    const Outcome r = ringmm("apsp " + path("z.mtx") + " --route 3 0 --backend cpu --block " + block);
+    ASSERT_EQ(r.status, 0) << "block " << block << ": " << r.err;
+    EXPECT_NE(r.out.find("route     3 to 0: 3 -> 7 -> 6 -> 0 (length 3, 3 edges)"), std::string::npos) << r.out;
+  }
+  write_text(path("rep.mtx"), "%%MatrixMarket matrix coordinate real general\n2 2 5\n1 2 3\n1 2 1\n2 1 4\n2 1 2\n1 2 5\n");
+  const Outcome r = ringmm("apsp " + path("rep.mtx") + " --backend cpu --out " + path("c.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(values<double>(ringmm::npy::read(path("c.npy"))), (std::vector<double>{0, 1, 2, 0}));
+}
+
 TEST_F(CliTest, ApspReadsNpyAndSymmetricMtxAndLongestPaths) {
   const float inf = INFINITY;
   const std::vector<float> w{inf, 2, inf, inf, inf, 3, 1, inf, inf};  // 0 → 1 → 2 → 0

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "nan_policy.hpp"
 #include "ringmm_testing.hpp"
 
 namespace ringmm::testing {
@@ -147,6 +148,24 @@ TYPED_TEST(CpuArgmax, BatchedWithASharedOperand) {
       ASSERT_EQ(ks.storage[std::size_t(e)], k_all[std::size_t(bt * m * n + e)]) << "member " << bt;
     }
   }
+}
+
+template <class S> class CpuArgmaxNanIncoming : public ::testing::Test {};
+TYPED_TEST_SUITE(CpuArgmaxNanIncoming, FloatSelectingSemirings, SemiringNames);
+
+// β ⊗ C that is NaN counts as 0̄: the index names the product's winning term, not C's index.
+TYPED_TEST(CpuArgmaxNanIncoming, IndexComesFromTheProduct) {
+  using S = TypeParam;
+  using T = typename S::value_type;
+  for (const auto& [m, n, k] : {std::tuple<index_t, index_t, index_t>{1, 1, 2}, {7, 33, 129}, {33, 7, 1000}})
+    for (int threads : {1, 2}) {
+      const std::string failure = check_nan_incoming_argmax<S>(m, n, k, [&](const T* a, const T* b, T* c, std::int32_t* ks, T beta) {
+        gemm_argmax<S>(cpu_context(threads), Op::N, MatrixView<const T>{a, m, k, k, Layout::row_major}, Op::N,
+                       MatrixView<const T>{b, k, n, n, Layout::row_major}, MatrixView<T>{c, m, n, n, Layout::row_major},
+                       MatrixView<std::int32_t>{ks, m, n, n, Layout::row_major}, S::one(), beta);
+      });
+      EXPECT_EQ(failure, "") << m << "x" << n << "x" << k << " threads " << threads;
+    }
 }
 
 TEST(CpuArgmaxRefusals, BadIndexMatrixAndOffset) {

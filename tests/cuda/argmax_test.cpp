@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda_testing.hpp"
+#include "nan_policy.hpp"
 #include "ringmm_testing.hpp"
 
 namespace ringmm::testing {
@@ -119,6 +120,39 @@ TYPED_TEST(CudaArgmax, TiesGoToTheSmallestK) {
                  MatrixView<std::int32_t>{ks.data(), m, n, n, Layout::row_major});
   for (index_t i = 0; i < m; ++i)
     for (index_t j = 0; j < n; ++j) ASSERT_EQ(ks[std::size_t(i * n + j)], i == 3 ? -1 : 0) << i << "," << j;
+}
+
+template <class S> class CudaArgmaxNanIncoming : public ::testing::Test {};
+TYPED_TEST_SUITE(CudaArgmaxNanIncoming, FloatSelectingSemirings, SemiringNames);
+
+// β ⊗ C that is NaN counts as 0̄: the index names the product's winning term, not C's index, on
+// device pointers, with K whole and split.
+TYPED_TEST(CudaArgmaxNanIncoming, IndexComesFromTheProduct) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = TypeParam;
+  using T = typename S::value_type;
+  for (const auto& [m, n, k] : {std::tuple<index_t, index_t, index_t>{1, 1, 2}, {7, 33, 129}, {33, 7, 1000}, {130, 70, 4100}})
+    for (int split : {0, 4}) {
+      const std::string failure = check_nan_incoming_argmax<S>(m, n, k, [&](const T* a, const T* b, T* c, std::int32_t* ks, T beta) {
+        const std::vector<T> av(a, a + m * k), bv(b, b + k * n), cv(c, c + m * n);
+        const std::vector<std::int32_t> kv(ks, ks + m * n);
+        DeviceCopy<T> da(av), db(bv), dc(cv);
+        DeviceCopy<std::int32_t> dk(kv);
+        Context ctx = on(Backend::cuda);
+        ctx.cuda_split_k = split;
+        gemm_argmax<S>(ctx, Op::N, MatrixView<const T>{da.ptr, m, k, k, Layout::row_major}, Op::N,
+                       MatrixView<const T>{db.ptr, k, n, n, Layout::row_major}, MatrixView<T>{dc.ptr, m, n, n, Layout::row_major},
+                       MatrixView<std::int32_t>{dk.ptr, m, n, n, Layout::row_major}, S::one(), beta);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        std::vector<T> c_out(std::size_t(m * n));
+        std::vector<std::int32_t> k_out(std::size_t(m * n));
+        dc.to_host(c_out);
+        dk.to_host(k_out);
+        std::copy(c_out.begin(), c_out.end(), c);
+        std::copy(k_out.begin(), k_out.end(), ks);
+      });
+      EXPECT_EQ(failure, "") << m << "x" << n << "x" << k << " split " << split;
+    }
 }
 
 }  // namespace

@@ -77,8 +77,8 @@ void expect_as_one_process(const dist::Grid& grid, const GraphSpec& spec, index_
 struct Case {
   index_t n, nb;
 };
-// Odd sizes, a size no block divides, nb = 1, nb ≥ n (one round) and a block above phase 1's
-// 64-vertex limit (closed on sub-blocks).
+// Odd sizes, a size no block divides, nb = 1, nb ≥ n (one round) and a block above the column
+// strip's 64-vertex sub-block.
 // {7, 1 << 20}: a block far past the vertex count is one block (its panels sized by n, not the block).
 constexpr Case cases[] = {{0, 4}, {1, 4}, {7, 3}, {7, 16}, {7, 1 << 20}, {33, 8}, {13, 1}, {50, 7}, {129, 16}, {129, 80}};
 
@@ -95,6 +95,10 @@ TYPED_TEST(DistApsp, EqualsTheSingleProcessSolveOnEveryGrid) {
       expect_as_one_process<TypeParam>(grid, {.n = cs.n, .density = 0.2, .isolated = cs.n / 8, .seed = seed++}, cs.nb, false);
       // Negative edges without a negative cycle.
       expect_as_one_process<TypeParam>(grid, {.n = cs.n, .density = 0.3, .negative = true, .seed = seed++}, cs.nb, false);
+      // Zero-weight cycles (every zero edge of an undirected graph is one) and negative edges.
+      expect_as_one_process<TypeParam>(
+          grid, {.n = cs.n, .density = 0.2, .max_weight = 3, .negative = true, .zeros = 0.4, .undirected = true, .seed = seed++},
+          cs.nb, false);
     }
   }
 }

@@ -27,6 +27,10 @@ TEST(CudaApsp, LargerGraphsMatchTheReference) {
   check<float>({.n = 700, .density = 0.5, .max_weight = 5, .negative = true, .seed = 16}, 0);
   check<double>({.n = 600, .density = 0.05, .seed = 17}, 128);
   check<float>({.n = 600, .density = 0.05, .dag = true, .seed = 18}, 0, true);
+  // Zero-weight cycles across the default block's sub-blocks.
+  for (index_t block : {0, 300})
+    check<float>({.n = 1100, .density = 0.004, .max_weight = 3, .negative = true, .zeros = 0.4, .undirected = true, .seed = 20},
+                 block);
 }
 
 TEST(CudaApsp, DevicePointersInPlace) {

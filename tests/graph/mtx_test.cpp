@@ -103,8 +103,20 @@ TEST(Mtx, LongOrBinaryLinesAreQuotedShortly) {
 TEST(Mtx, NonSquare) { expect_refused(general + "3 4 1\n1 1 1\n", {"line 2", "3x4", "must be square"}); }
 
 TEST(Mtx, WrongCounts) {
-  expect_refused(general + "2 2 5\n1 1 1\n", {"5 entries, more than a 2x2 matrix holds"});
+  expect_refused(general + "2 2 5\n1 1 1\n", {"ends after 1 of the 5 entries"});
   expect_refused(general + "2 2 1\n1 2 1\n2 1 1\n", {"line 4", "more entries than the 1"});
+}
+
+// Repeated entries are legal, so a file may list more than n² of them; all are kept, in order.
+TEST(Mtx, MoreRepeatedEntriesThanTheMatrixHolds) {
+  const mtx::Graph g = parse(general + "2 2 5\n1 2 3\n1 2 1\n2 1 4\n2 1 2\n1 2 5\n");
+  ASSERT_EQ(g.edges.size(), 5u);
+  const double weights[] = {3, 1, 4, 2, 5};
+  for (std::size_t e = 0; e < 5; ++e) EXPECT_EQ(g.edges[e].weight, weights[e]);
+  EXPECT_EQ(g.edges[4].from, 0);
+  EXPECT_EQ(g.edges[4].to, 1);
+  // A claim far past anything the file holds is not allocated: it reads as truncated.
+  expect_refused(general + "2 2 4000000000000\n1 2 3\n", {"ends after 1 of the 4000000000000 entries"});
 }
 
 TEST(Mtx, Truncated) {

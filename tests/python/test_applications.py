@@ -152,6 +152,29 @@ def test_apsp_matches_scipy_and_routes_add_up(n, density, block, rng):
     check_routes(w, dist, successors)
 
 
+def zero_weight_graph(n, density, rng, undirected):
+    """Integer weights 0..3 of which about 40 % are 0, shifted by integer potentials (negative edges,
+    no negative cycle): zero-weight cycles everywhere, and every 0 edge of an undirected graph is one."""
+    w = np.where(rng.random((n, n)) < density, rng.integers(1, 4, (n, n)), np.inf)
+    w[rng.random((n, n)) < 0.4 * density] = 0
+    if undirected:
+        lower = np.tril_indices(n, -1)
+        w[lower] = w.T[lower]
+    np.fill_diagonal(w, np.inf)
+    p = rng.integers(-5, 6, n)
+    return w + p[:, None] - p[None, :]
+
+
+@pytest.mark.parametrize("n,block", [(8, 4), (90, None), (150, 64), (150, 7)])
+@pytest.mark.parametrize("undirected", [False, True])
+def test_apsp_routes_on_zero_weight_cycles(n, block, undirected, rng):
+    pytest.importorskip("scipy")
+    w = zero_weight_graph(n, 0.06 if n > 8 else 0.4, rng, undirected)
+    dist, successors = ringmm.apsp(w, block=block, backend="cpu")
+    np.testing.assert_array_equal(dist, scipy_distances(w, "J"))
+    check_routes(w, dist, successors)
+
+
 def test_apsp_without_vertices():
     dist, successors = ringmm.apsp(np.zeros((0, 0)))
     assert dist.shape == successors.shape == (0, 0) and successors.dtype == np.int32
@@ -279,6 +302,16 @@ def test_apsp_on_the_gpu(torch_cuda, rng):
     assert dist.device.type == successors.device.type == "cuda"
     np.testing.assert_array_equal(dist.cpu().numpy(), scipy_distances(w, "J"))
     check_routes(w, dist.cpu().numpy(), successors)  # routes read from the device
+
+
+@pytest.mark.parametrize("undirected", [False, True])
+def test_apsp_routes_on_zero_weight_cycles_on_the_gpu(torch_cuda, undirected, rng):
+    pytest.importorskip("scipy")
+    w = zero_weight_graph(300, 0.02, rng, undirected)
+    for block in (None, 64, 100):
+        dist, successors = ringmm.apsp(torch_cuda.from_numpy(w).cuda(), block=block)
+        np.testing.assert_array_equal(dist.cpu().numpy(), scipy_distances(w, "J"))
+        check_routes(w, dist.cpu().numpy(), successors)
 
 
 def test_apsp_on_the_gpu_with_cupy(cupy, rng):

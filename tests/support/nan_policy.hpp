@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringmm_testing.hpp"
@@ -207,6 +209,52 @@ inline std::vector<NanSpec> nan_specs() {
   add({70, 70, 129, Op::T, Op::N, Layout::col_major, 1, true, false});
   add({7, 8, 0});  // no terms: only C can be NaN
   return specs;
+}
+
+}  // namespace ringmm::testing
+
+namespace ringmm::testing {
+
+// The argmax's index where β ⊗ C is NaN: a C entry that is NaN, or β and C whose ⊗ is NaN (∞ + −∞,
+// ∞ × 0), counts as 0̄, so every entry's value and index come from the product's terms: the first
+// k of the best term, −1 where all are 0̄. `run` computes gemm_argmax<S>(A, B, C, K*, 1̄, β) on
+// host buffers (row-major m×k, k×n, m×n, m×n) on the backend under test. Returns "" or what
+// differed. For the float pairs whose ⊕ selects.
+template <class S, class Run> std::string check_nan_incoming_argmax(index_t m, index_t n, index_t k, Run run) {
+  using T = typename S::value_type;
+  using traits = semiring_traits<S>;
+  constexpr T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  std::mt19937_64 rng(std::uint64_t(m * 131 + n * 17 + k));
+  const auto a = random_matrix<S>(m, k, Layout::row_major, 0, rng, k);
+  const auto b = random_matrix<S>(k, n, Layout::row_major, 0, rng, k);
+  std::vector<T> want(std::size_t(m * n));
+  std::vector<std::int32_t> want_k(std::size_t(m * n), -1);
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      T best = S::zero();
+      for (index_t kk = 0; kk < k; ++kk)
+        if (const T term = traits::finalize(S::mul(a(i, kk), b(kk, j))); traits::better(term, best)) {
+          best = term;
+          want_k[std::size_t(i * n + j)] = std::int32_t(kk);
+        }
+      want[std::size_t(i * n + j)] = best;
+    }
+  // (β, C) pairs whose β ⊗ C is NaN: C NaN under β = 1̄, and the infinities that meet 0̄.
+  std::vector<std::pair<T, T>> cases{{S::one(), nan}};
+  for (T beta : {inf, -inf})
+    for (T c : {inf, -inf, T(0)})
+      if (std::isnan(traits::scale(beta, c))) cases.emplace_back(beta, c);
+  for (const auto& [beta, c_in] : cases) {
+    std::vector<T> c(std::size_t(m * n), c_in);
+    std::vector<std::int32_t> ks(std::size_t(m * n), 999);  // an incoming index that must not stay
+    run(a.storage.data(), b.storage.data(), c.data(), ks.data(), beta);
+    for (std::size_t e = 0; e < c.size(); ++e)
+      if (!(c[e] == want[e]) || ks[e] != want_k[e])
+        return "beta " + std::to_string(double(beta)) + ", C " + std::to_string(double(c_in)) + ": entry " +
+               std::to_string(e) + " is (" + std::to_string(double(c[e])) + ", " + std::to_string(ks[e]) +
+               "), expected (" + std::to_string(double(want[e])) + ", " + std::to_string(want_k[e]) + ")";
+  }
+  return "";
 }
 
 }  // namespace ringmm::testing

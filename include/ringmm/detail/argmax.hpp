@@ -13,7 +13,7 @@ namespace ringmm::detail {
 // The epilogue of one entry: `sum` is the finalized ⊕-sum of its terms and `winner` the k (k
 // offset included) of the first best one, or −1 where none won. α applies here, a 0̄ result
 // gets −1, and with β ≠ 0̄ (reads_c) β ⊗ C keeps its incoming index where it wins, ties
-// included, since it stands for terms of an earlier part of K.
+// included, since it stands for terms of an earlier part of K (semiring_traits::keeps_incoming).
 template <class S, class I>
 RINGMM_HD void argmax_store(element_t<S> sum, I winner, scalar_t<S> alpha, scalar_t<S> beta, bool reads_c,
                             element_t<S>* c, I* k_star) {
@@ -22,7 +22,7 @@ RINGMM_HD void argmax_store(element_t<S> sum, I winner, scalar_t<S> alpha, scala
   I index = (result == S::zero() || winner < 0) ? I(-1) : winner;
   if (reads_c) {
     const element_t<S> incoming = traits::scale(beta, *c);
-    if (!traits::better(result, incoming)) index = *k_star;
+    if (traits::keeps_incoming(result, incoming)) index = *k_star;
     result = S::add(result, incoming);
   }
   *c = result;

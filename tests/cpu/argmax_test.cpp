@@ -151,7 +151,7 @@ TYPED_TEST(CpuArgmax, BatchedWithASharedOperand) {
 }
 
 template <class S> class CpuArgmaxNanIncoming : public ::testing::Test {};
-TYPED_TEST_SUITE(CpuArgmaxNanIncoming, FloatSelectingSemirings, SemiringNames);
+TYPED_TEST_SUITE(CpuArgmaxNanIncoming, NanProductSelectingSemirings, SemiringNames);
 
 // β ⊗ C that is NaN counts as 0̄: the index names the product's winning term, not C's index.
 TYPED_TEST(CpuArgmaxNanIncoming, IndexComesFromTheProduct) {

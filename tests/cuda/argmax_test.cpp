@@ -123,7 +123,7 @@ TYPED_TEST(CudaArgmax, TiesGoToTheSmallestK) {
 }
 
 template <class S> class CudaArgmaxNanIncoming : public ::testing::Test {};
-TYPED_TEST_SUITE(CudaArgmaxNanIncoming, FloatSelectingSemirings, SemiringNames);
+TYPED_TEST_SUITE(CudaArgmaxNanIncoming, NanProductSelectingSemirings, SemiringNames);
 
 // β ⊗ C that is NaN counts as 0̄: the index names the product's winning term, not C's index, on
 // device pointers, with K whole and split.

@@ -239,11 +239,14 @@ template <class S, class Run> std::string check_nan_incoming_argmax(index_t m, i
         }
       want[std::size_t(i * n + j)] = best;
     }
-  // (β, C) pairs whose β ⊗ C is NaN: C NaN under β = 1̄, and the infinities that meet 0̄.
-  std::vector<std::pair<T, T>> cases{{S::one(), nan}};
-  for (T beta : {inf, -inf})
-    for (T c : {inf, -inf, T(0)})
-      if (std::isnan(traits::scale(beta, c))) cases.emplace_back(beta, c);
+  // (β, C) pairs the semiring accepts whose β ⊗ C is NaN: C NaN under β = 1̄, and the infinities
+  // that meet 0̄. (In max-min and min-max a NaN operand of ⊗ yields the other: none qualifies.)
+  std::vector<std::pair<T, T>> cases;
+  for (T beta : {S::one(), inf, -inf})
+    for (T c : {nan, inf, -inf, T(0)})
+      if (std::isnan(traits::scale(beta, c)) && traits::valid_input(beta) && (std::isnan(c) || traits::valid_input(c)))
+        cases.emplace_back(beta, c);
+  if (cases.empty()) return "no (beta, C) pair of this semiring makes a NaN";
   for (const auto& [beta, c_in] : cases) {
     std::vector<T> c(std::size_t(m * n), c_in);
     std::vector<std::int32_t> ks(std::size_t(m * n), 999);  // an incoming index that must not stay

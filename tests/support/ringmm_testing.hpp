@@ -163,8 +163,12 @@ struct takes_nan : std::bool_constant<std::is_floating_point_v<typename S::value
 template <class S> struct selects_one_term : std::bool_constant<semiring_traits<S>::selects> {};
 using FloatSemirings = as_gtest_types<keep_only<takes_nan, builtin_semirings>::type>::type;
 using SelectingSemirings = as_gtest_types<keep_only<selects_one_term, builtin_semirings>::type>::type;
-template <class S> struct float_selecting : std::bool_constant<takes_nan<S>::value && selects_one_term<S>::value> {};
-using FloatSelectingSemirings = as_gtest_types<keep_only<float_selecting, builtin_semirings>::type>::type;
+// The float pairs whose ⊕ selects and whose ⊗ (+ or ×) makes NaN of non-NaN inputs (∞ + −∞, ∞ × 0).
+template <class S>
+struct selects_with_nan_products
+    : std::bool_constant<takes_nan<S>::value && selects_one_term<S>::value && S::kind != SemiringKind::max_min &&
+                         S::kind != SemiringKind::min_max> {};
+using NanProductSelectingSemirings = as_gtest_types<keep_only<selects_with_nan_products, builtin_semirings>::type>::type;
 
 // "MaxPlus_f32" for max-plus over f32.
 template <class S> std::string semiring_test_name() {

@@ -13,10 +13,11 @@
 // vertices that lie on one; nothing is returned.
 //
 // Backends: Backend::cpu runs the blocked CPU argmax kernel; Backend::cuda keeps everything on the
-// device (one upload, one download) and runs the phases as small kernels and one n×b·b×n argmax
-// product per round. The distributed version, ringmm::dist::apsp (ringmm/dist.hpp), runs the same
-// rounds on a block-cyclic matrix over MPI, with the panels broadcast along the process grid, and
-// gives the CPU backend's results bit for bit.
+// device (one upload, one download) and runs each round's column strip as small kernels and
+// products, then one n×b·b×n argmax product. Successors are taken as classic Floyd–Warshall takes
+// them, so they lead to j on graphs with zero-weight cycles too. The distributed version,
+// ringmm::dist::apsp (ringmm/dist.hpp), runs the same rounds on a block-cyclic matrix over MPI,
+// with the panels broadcast along the process grid, and gives the CPU backend's results bit for bit.
 #pragma once
 
 #include <cstdint>

@@ -213,14 +213,15 @@ Stats gemm_argmax(const Grid& grid, Op op_a, const DistMatrix<typename S::value_
 // (ringmm/apsp.hpp) on a matrix in the block-cyclic layout, with equal results (bit for bit, as
 // ringmm::apsp on the CPU with ApspOptions::block = the layout's block). The Floyd–Warshall block
 // is the layout's block, so each round's diagonal block lives on one rank, its column panel on one
-// process column and its row panel on one process row: the owner closes the diagonal block, the
-// process column updates the column panel, the panels are broadcast along process rows and
-// columns, and every rank updates its own blocks with one local argmax product.
+// process column and its row panel on one process row: the process column updates the column
+// strip (the owner closes the diagonal sub-blocks and broadcasts their snapshots), the panels are
+// broadcast along process rows and columns, and every rank updates its own blocks with one local
+// argmax product.
 //
 // `dist` holds the weights on entry (+inf = no edge) and the distances on return; `next` (same
 // shape, block size and grid, int32) receives the successors. apsp.block must be 0 or dist's
 // block size. Local products run on options.context's backend (automatic = cpu: the local
-// matrices stay on the host); phase 1 and the gathers on the CPU. The panels are broadcast
+// matrices stay on the host); the strip's diagonal and relax steps and the gathers on the CPU. The panels are broadcast
 // (options.variant must be broadcast). NaN and −∞ weights are refused before any work (the first
 // in row-major order is named); a negative cycle (positive with longest) throws CycleError with
 // the same vertices on every rank, after which dist and next are unspecified. T is float or double.

@@ -170,7 +170,7 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     cuBLAS (plus-times f32/f64) and the reg-reg ceiling; gemm only (default:
                     --semiring plus-times,max-plus --type f32 --shapes 1024,4096); records
                     have suite "ladder"
-  --serial          with --ladder: also seed 001's sequential baseline, the naive triple loop
+  --serial          with --ladder: also the ladder's sequential baseline, the naive triple loop
                     on one CPU thread (median of at most 3 runs; kernel "serial", backend cpu)
   --tune            the CPU kernel's tuning sweep instead, on 1 thread: the micro-kernel's
                     L1-resident ceiling (max-plus f32/i32, plus-times f32), then max-plus and

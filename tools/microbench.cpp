@@ -1,4 +1,5 @@
-// ringmm microbench: the GPU's throughput ceilings per semiring and element type (seed 004).
+// ringmm microbench: the GPU's throughput ceilings per semiring and element type (the
+// microbenchmarks docs/seeds.md describes).
 #include <iostream>
 #include <string>
 #include <vector>

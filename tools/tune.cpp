@@ -29,7 +29,7 @@ std::string shape_text(const Shape& s) {
          (s.batch > 1 ? "x" + std::to_string(s.batch) : "");
 }
 
-// The representative shapes of each named class (issue 12's table: a shape per regime). Each lies
+// The representative shapes of each named class (docs/perf/shapes.md's table: a shape per regime). Each lies
 // in a different power-of-two shape class.
 struct NamedClass {
   std::string_view name;

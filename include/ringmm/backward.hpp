@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -111,6 +112,22 @@ template <class S>
 bool argmax_backward_cuda(const Context& ctx, MatrixView<const element_t<S>> a, MatrixView<const element_t<S>> b,
                           MatrixView<const std::int32_t> k_star, MatrixView<const element_t<S>> grad_c,
                           MatrixView<element_t<S>> grad_a, MatrixView<element_t<S>> grad_b, bool required);
+
+// The pairs with an argmax backward: the built-in float pairs whose ⊕ selects one term.
+template <class S>
+inline constexpr bool has_argmax_backward =
+    is_builtin_v<S> && semiring_traits<S>::selects && std::is_floating_point_v<element_t<S>>;
+
+// Instantiated explicitly, with builtin_semirings, in the unit that defines argmax_backward_cuda:
+// returning the address of argmax_backward_cuda<S> for every pair with an argmax backward
+// instantiates them all there, so that no list of pairs is kept beside the registry.
+template <class S> constexpr auto argmax_backward_instance() {
+  if constexpr (has_argmax_backward<S>) return std::tuple{&argmax_backward_cuda<S>};
+  else return std::tuple{};
+}
+template <class... S> auto instantiate_argmax_backward_cuda(type_list<S...>) {
+  return std::tuple_cat(argmax_backward_instance<S>()...);
+}
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ namespace ringmm {
 
 enum class Backend { automatic, cpu, cuda };
 
-// How the CUDA backend handles matrices whose sizes are not tile multiples (seed 000):
+// How the CUDA backend handles matrices whose sizes are not tile multiples:
 // pad = copy into tile-multiple buffers filled with 0̄ and run the branch-free kernel;
 // predicate = bounds checks inside the kernel; automatic = the heuristic picks per shape.
 enum class BorderPolicy { automatic, pad, predicate };

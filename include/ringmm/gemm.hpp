@@ -253,7 +253,7 @@ void gemm_argmax(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, 
   gemm_argmax_batched<S>(ctx, op_a, a, 0, op_b, b, 0, c, 0, k_star, 0, 1, alpha, beta, k_offset);
 }
 
-// C ← α ⊗ (op(A)ᵀ ⊗ op(A)) ⊕ β ⊗ C: op = N gives Aᵀ·A (seed 003), op = T gives A·Aᵀ. The product
+// C ← α ⊗ (op(A)ᵀ ⊗ op(A)) ⊕ β ⊗ C: op = N gives Aᵀ·A, op = T gives A·Aᵀ. The product
 // is symmetric for every commutative ⊗ (all built-in semirings); one triangle is computed and
 // mirrored, and with β ≠ 0̄ only C's lower triangle is read.
 template <class S>

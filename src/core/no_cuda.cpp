@@ -81,20 +81,7 @@ template bool log_plus_backward_cuda<float>(const Context&, MatrixView<const flo
 template bool log_plus_backward_cuda<double>(const Context&, MatrixView<const double>, MatrixView<const double>,
                                              MatrixView<const double>, MatrixView<const double>, MatrixView<double>,
                                              MatrixView<double>, bool);
-// The floating-point pairs whose ⊕ selects (argmax_backward's domain).
-#define RINGMM_ARGMAX_BACKWARD(S)                                                                                      \
-  template bool argmax_backward_cuda<S>(const Context&, MatrixView<const element_t<S>>, MatrixView<const element_t<S>>, \
-                                        MatrixView<const std::int32_t>, MatrixView<const element_t<S>>,                \
-                                        MatrixView<element_t<S>>, MatrixView<element_t<S>>, bool);
-RINGMM_ARGMAX_BACKWARD(MaxPlus<float>)
-RINGMM_ARGMAX_BACKWARD(MaxPlus<double>)
-RINGMM_ARGMAX_BACKWARD(MinPlus<float>)
-RINGMM_ARGMAX_BACKWARD(MinPlus<double>)
-RINGMM_ARGMAX_BACKWARD(MaxMin<float>)
-RINGMM_ARGMAX_BACKWARD(MaxTimes<float>)
-RINGMM_ARGMAX_BACKWARD(MaxTimes<double>)
-RINGMM_ARGMAX_BACKWARD(MinMax<float>)
-#undef RINGMM_ARGMAX_BACKWARD
+template auto instantiate_argmax_backward_cuda(builtin_semirings);
 }  // namespace detail
 
 }  // namespace ringmm

@@ -1,6 +1,6 @@
 // GPU measurements used by `ringmm bench` and `ringmm microbench`: the hardware ceilings
-// (seed 004, chapter 2), cuBLAS baselines, timings of ringmm's own kernels on device buffers, and
-// the seeds' ladder kernels (seed 001). Every function but describe_devices and ladder_kernels
+// (docs/perf/ladder.md), cuBLAS baselines, timings of ringmm's own kernels on device buffers, and
+// the ladder's kernels. Every function but describe_devices and ladder_kernels
 // throws Errc::backend_unavailable when the CUDA backend (no_gpu.cpp) or a device is missing;
 // arguments are checked first (Errc::invalid_argument / unsupported).
 //
@@ -30,7 +30,7 @@ struct Ceiling {
 };
 std::vector<Ceiling> microbench(SemiringKind kind, DType type);
 
-// Where the host operands of the with-transfers timing live (seed 002): pageable memory, as a
+// Where the host operands of the with-transfers timing live: pageable memory, as a
 // std::vector holds them, or pinned memory (cudaMallocHost), which the copy engines read directly;
 // none: time_ringmm times device buffers only (`ringmm tune`), with_transfers_seconds stays 0.
 enum class HostMemory { pageable, pinned, none };
@@ -38,7 +38,7 @@ enum class HostMemory { pageable, pinned, none };
 // What a GPU timing covers, median of `reps` runs after warm-up, in seconds.
 struct Timing {
   double kernel_seconds = 0;          // device buffers in place, CUDA events around the call
-  double with_transfers_seconds = 0;  // host buffers: upload, multiply, download (seed 002); 0 = not measured
+  double with_transfers_seconds = 0;  // host buffers: upload, multiply, download; 0 = not measured
 };
 
 // ringmm's own kernels for kind/type on random data, through the public API with ctx (its backend
@@ -62,12 +62,12 @@ Timing time_cublas_bf16(index_t m, index_t n, index_t k, int reps);
 // empty when there is none.
 std::vector<std::string> describe_devices();
 
-// ---- the ladder (seed 001): benchmark and teaching kernels, not the production path ----------
+// ---- the ladder (docs/perf/ladder.md): benchmark and teaching kernels, not the production path ----------
 // Names, simplest first: "straightforward" (one thread per output, global memory), "tiled8",
 // "tiled16", "tiled32" (shared-memory tiles of that side).
 std::vector<std::string> ladder_kernels();
 
-// Seed 003's Aᵀ·A kernels in f64 ("seed003-naive", "seed003-optimised"; tools/measure/seed003_syrk.cu):
+// The published Aᵀ·A kernels (docs/seeds.md) in f64 ("seed003-naive", "seed003-optimised"; tools/measure/seed003_syrk.cu):
 // C (n×n, row-major, both triangles) = Aᵀ·A for A k×n row-major, on host buffers (the tests), and
 // timed on device buffers (`ringmm bench --product syrk`, plus-times f64).
 std::vector<std::string> seed003_kernels();

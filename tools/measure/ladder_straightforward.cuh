@@ -1,4 +1,4 @@
-// Ladder step 1 (seed 001, "STF"): one thread per output element, operands straight from global
+// Ladder step 1 ("STF"): one thread per output element, operands straight from global
 // memory. Consecutive threads of a warp own consecutive columns j, so the warp's loads of B(k, j)
 // are coalesced and its loads of A(i, k) are one broadcast; every operand is still fetched from
 // L1/L2 once per update.

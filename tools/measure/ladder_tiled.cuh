@@ -1,4 +1,4 @@
-// Ladder step 2 (seed 001): shared-memory tiling with a Tile×Tile block of threads, one output
+// Ladder step 2 (docs/perf/ladder.md): shared-memory tiling with a Tile×Tile block of threads, one output
 // each. The block stages a Tile×Tile tile of A and of B in shared memory per k-step, so each
 // global element is fetched once per block instead of once per thread: global traffic falls by a
 // factor of Tile, while every update still reads two operands from shared memory.

@@ -1,4 +1,4 @@
-// The hardware ceilings of seed 004, chapter 2, for every built-in semiring and type.
+// The hardware ceilings (docs/perf/ladder.md) for every built-in semiring and type.
 //
 // Each thread holds an 8×8 register tile c and applies the semiring update c[i][j] ⊕= a[i] ⊗ b[j]
 // in a long unrolled loop; 256 threads a block, one full wave of blocks over the device.

@@ -1,5 +1,5 @@
-// Seed 003's two Aᵀ·A kernels (f64 plus-times), measurement only: C = Aᵀ·A with A stored k×n
-// row-major, C n×n row-major.
+// The two published Aᵀ·A kernels of docs/seeds.md (f64 plus-times), measurement only: C = Aᵀ·A with
+// A stored k×n row-major, C n×n row-major.
 //   naive      one thread per entry of C, both operands straight from global memory;
 //   optimised  48×48 tiles of C, 16×16 threads holding 3×3 entries each, k-tiles of 16 staged in
 //              shared memory with the next one prefetched into registers, only the tiles on or
@@ -88,9 +88,9 @@ void launch(const std::string& kernel, const double* a, index_t n, index_t k, do
     seed003_optimised_kernel<<<dim3(tiles, tiles), dim3(kThreads, kThreads)>>>(a, n, k, c);
   } else {
     throw Error(Errc::invalid_argument, "kernel",
-                "unknown seed 003 kernel '" + kernel + "' (known: seed003-naive, seed003-optimised)");
+                "unknown published Aᵀ·A kernel '" + kernel + "' (known: seed003-naive, seed003-optimised)");
   }
-  cuda_check(cudaGetLastError(), "seed 003 kernel launch");
+  cuda_check(cudaGetLastError(), "Aᵀ·A study kernel launch");
 }
 
 void check_shape(index_t n, index_t k) {
@@ -107,7 +107,7 @@ void seed003_syrk(const std::string& kernel, const double* a, index_t n, index_t
   const DeviceBuffer<double> da(std::size_t(n * k), nullptr), dc(std::size_t(n * n), nullptr);
   cuda_check(cudaMemcpy(da.get(), a, std::size_t(n * k) * sizeof(double), cudaMemcpyHostToDevice), "upload A");
   launch(kernel, da.get(), n, k, dc.get());
-  cuda_check(cudaDeviceSynchronize(), "seed 003 kernel");
+  cuda_check(cudaDeviceSynchronize(), "Aᵀ·A study kernel");
   cuda_check(cudaMemcpy(c, dc.get(), std::size_t(n * n) * sizeof(double), cudaMemcpyDeviceToHost), "download C");
 }
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """The seeds' experiments re-run on the H100 and plotted: docs/img/*.png and docs/seeds.md.
 
+Over 500 lines because each seed's figure and its page section are drawn from the same records;
+one figure per function, in the order of docs/seeds.md.
+
     python3 bench/plots.py [--results bench/results] [--img docs/img] [--page docs/seeds.md]
 
 Every figure and every number of ours comes from the records in bench/results (schema:

@@ -32,6 +32,9 @@
 //                                  a value for which fma needs its NaN rules, and a cheaper fma
 //                                  that is exact when no input has that risk (the CPU kernel
 //                                  checks its inputs and picks); see semiring_traits::guards_nan
+//
+// Over 500 lines because it is the one place for every semiring's facts: the structs and the
+// traits every backend reads them through.
 #pragma once
 
 #include <cmath>

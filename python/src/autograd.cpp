@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "arrays.hpp"
+#include "bindings.hpp"
 
 using namespace ringmm;
 using namespace ringmm_py;
@@ -39,7 +40,7 @@ ArrayInfo writable(nb::handle object, nb::ndarray<>& array, const char* name) {
 }
 
 // The arrays of one backward product, checked before any work: shapes, dtypes, devices, layouts.
-// `forward` is c (log-plus) or, for the selecting semirings, the index matrix k_star.
+// `forward` is c (log-plus) or, where ⊕ selects one term, the index matrix k_star.
 struct Backward {
   ArrayInfo a, b, forward, grad_c, grad_a, grad_b;
   Shape batch;  // the batch of grad_c, to which a's and b's broadcast
@@ -169,7 +170,7 @@ void argmax_backward_arrays(nb::ndarray<nb::ro> a, nb::ndarray<nb::ro> b, nb::nd
 
 }  // namespace
 
-void bind_autograd(nb::module_& m) {
+void ringmm_py::bind_autograd(nb::module_& m) {
   m.def("log_plus_backward", &log_plus_backward_arrays, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("grad_c"),
         nb::arg("grad_a"), nb::arg("grad_b"), nb::arg("stream"),
         "Writes the gradients of c = a ⊗ b over log-plus into grad_a and grad_b (full batch shape, contiguous); "

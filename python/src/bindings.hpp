@@ -12,6 +12,8 @@ namespace ringmm_py {
 // (applications.cpp; _core.syrk and ringmm.syrk's one-call path run it).
 void run_syrk(const Plan& p, SemiringKind kind, bool trans, const Context& ctx, const Place& place);
 
+// log_plus_backward and argmax_backward for ringmm.torch's autograd (autograd.cpp).
+void bind_autograd(nanobind::module_& m);
 // syrk, apsp, route, hmm_plan, hmm (applications.cpp).
 void bind_applications(nanobind::module_& m);
 // Arrays that only expose __cuda_array_interface__: DLPack views of their memory, an owning device

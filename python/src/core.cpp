@@ -3,6 +3,8 @@
 // runs the product with the GIL released. The Python layer (python/ringmm) allocates results and
 // copies the operands that no view describes, each in the caller's own framework; for numpy arrays
 // and torch tensors read in place, one_call_matmul does all of it here, in one call.
+// Over 500 lines because the one-call path (framework detection, allocation in the caller's
+// framework, broadcasting) and the module definition belong together.
 #include "arrays.hpp"
 #include "bindings.hpp"
 
@@ -19,8 +21,6 @@
 
 using namespace ringmm;
 using namespace ringmm_py;
-
-void bind_autograd(nb::module_& m);  // autograd.cpp
 
 namespace {
 

@@ -7,6 +7,8 @@
 // and compiled per instruction set — generic 64-bit words, AVX2, AVX-512, AVX-512 with VPOPCNTDQ
 // for counts — each inside its own target region, and the widest the CPU runs is picked at run
 // time, so the library needs no -march flag.
+// Over 500 lines because the checks, the routing and the per-ISA instances of one kernel belong
+// together.
 #include <omp.h>
 
 #include <algorithm>

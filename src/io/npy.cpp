@@ -13,6 +13,7 @@
 //  * The header must have exactly the three keys, as numpy requires.
 //  * Nothing is allocated on the header's word alone: a regular file's size is checked against
 //    the claim first, and from a pipe or stream the buffer grows only as bytes arrive.
+// Over 500 lines because the header's parser and writer, and the data's checks, are one format.
 #include "ringmm/npy.hpp"
 
 #include <fcntl.h>

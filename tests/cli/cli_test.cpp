@@ -1,5 +1,7 @@
 // Runs the built `ringmm` binary: `multiply` must reproduce numpy's products of the committed
 // fixtures; mistakes must give one error line, the right exit status, and no output file.
+// Over 500 lines because it is one fixture (a temporary directory and the binary) serving every
+// command's cases; each command's cases sit under a heading of their own.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

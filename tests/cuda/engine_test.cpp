@@ -2,6 +2,7 @@
 // policy on odd, rectangular, transposed and padded shapes, host and device pointers, batches,
 // Aᵀ·A, β = 0̄ with a poisoned C, host A, B and C through the host pipeline (pageable and pinned),
 // and refused inputs leaving C untouched.
+// Over 500 lines because every case shares one typed fixture and one reference check.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 

@@ -2,7 +2,8 @@
 syrk, scipy.sparse.csgraph and networkx for shortest paths (every route walked and its length
 added up), a numpy Viterbi and forward algorithm for HMMs. On numpy and torch arrays, and on the GPU
 (torch, cupy) where there is one; every refusal is checked to name its argument and to leave out
-untouched. Tropical and integer results are compared exactly; float sums within stated bounds."""
+untouched. Tropical and integer results are compared exactly; float sums within stated bounds.
+Over 500 lines because the applications share one set of references and array fixtures."""
 
 import os
 import subprocess

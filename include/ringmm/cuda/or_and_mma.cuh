@@ -22,6 +22,9 @@
 // Aᵀ·A (symmetric) runs the tiles of the lower triangle only and mirrors them, and its fringe the
 // ragged rows' lower triangle; Bᵀ is then A's own packed copy. Batches run over grid.z. Every
 // operand is a device view (engine.cuh stages host operands first).
+//
+// Over 500 lines because packing, the MMA main loop, the tail and the fringe share one fragment
+// mapping and one packed layout, which must change together.
 #pragma once
 
 #include <cuda_runtime.h>

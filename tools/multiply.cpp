@@ -377,16 +377,10 @@ int multiply_command(const Args& args) {
   req.b_path = opt.required("b");
   req.out_path = opt.required("out");
   req.c_path = opt.get("c");
-  req.kind = parse_semiring(opt.get_or("semiring", "plus-times"), "--semiring");
-  std::optional<DType> type;
-  if (auto t = opt.get("type")) {
-    req.b1 = *t == b1_type_name;
-    if (!req.b1) type = parse_dtype(*t, "--type");
-    if (req.b1 && !b1_supports(req.kind))
-      throw UsageError("--type", "b1 products are or-and and plus-times (counts of k where both are true), not " +
-                                     std::string(to_string(req.kind)));
-    if (!req.b1 && !is_supported(req.kind, *type)) throw UsageError("--type", unsupported_message(req.kind, *type));
-  }
+  const ProductOptions product = parse_product_options(opt, req.c_path.has_value(), true);
+  req.kind = product.kind, req.b1 = product.b1, req.check = product.check;
+  req.trans_a = product.trans_a, req.trans_b = product.trans_b, req.alpha = product.alpha, req.beta = product.beta;
+  const std::optional<DType> type = product.type;
   // The packed files' options mean nothing without --type b1, and b1 cannot do without the column counts.
   for (const char* name : {"a-cols", "b-cols", "bitorder", "packed-out", "packed-dtype"})
     if (opt.has(name) && !req.b1) throw UsageError(std::string("--") + name, "applies to --type b1 (packed operands) only");
@@ -413,14 +407,6 @@ int multiply_command(const Args& args) {
     if (req.packed_dtype == Packing::uint32 && req.bit_order_given && req.bit_order == BitOrder::big)
       throw UsageError("--bitorder", "big applies to uint8 files only; --packed-dtype uint32 writes 32-bit words, least "
                                      "significant bit first (leave --bitorder out: uint8 files default to big)");
-  }
-  req.trans_a = opt.flag("transa");
-  req.trans_b = opt.flag("transb");
-  req.check = opt.flag("check");
-  if (opt.has("alpha")) req.alpha = opt.real_or("alpha", 0);
-  if (opt.has("beta")) {
-    if (!req.c_path) throw UsageError("--beta", "needs --c (there is no C0 to scale)");
-    req.beta = opt.real_or("beta", 0);
   }
   req.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
   req.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");

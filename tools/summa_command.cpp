@@ -110,19 +110,9 @@ Request parse(const Args& args) {
     throw UsageError(req.a_path ? "--b" : "--a", "missing: give --a and --b files, or --size for random matrices");
   }
   req.seed = std::uint64_t(opt.integer_or("seed", 1, 0, INT64_MAX));
-  req.kind = parse_semiring(opt.get_or("semiring", "plus-times"), "--semiring");
-  if (auto t = opt.get("type")) {
-    req.type = parse_dtype(*t, "--type");
-    if (!is_supported(req.kind, *req.type)) throw UsageError("--type", unsupported_message(req.kind, *req.type));
-  }
-  req.trans_a = opt.flag("transa");
-  req.trans_b = opt.flag("transb");
-  req.check = opt.flag("check");
-  if (opt.has("alpha")) req.alpha = opt.real_or("alpha", 0);
-  if (opt.has("beta")) {
-    if (!req.c_path) throw UsageError("--beta", "needs --c (there is no C0 to scale)");
-    req.beta = opt.real_or("beta", 0);
-  }
+  const ProductOptions product = parse_product_options(opt, req.c_path.has_value(), false);
+  req.kind = product.kind, req.type = product.type, req.check = product.check;
+  req.trans_a = product.trans_a, req.trans_b = product.trans_b, req.alpha = product.alpha, req.beta = product.beta;
   if (auto g = opt.get("grid")) std::tie(req.prow, req.pcol) = parse_grid(*g, "--grid");
   req.block = opt.integer_or("block", 256, 1, 1 << 24);
   req.variant = dist::parse_variant(opt.get_or("variant", "broadcast"), "--variant");

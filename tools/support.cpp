@@ -110,4 +110,28 @@ std::string scientific(double x) {
   return buf;
 }
 
+ProductOptions parse_product_options(const Options& opt, bool has_c, bool b1_allowed) {
+  ProductOptions p;
+  p.kind = parse_semiring(opt.get_or("semiring", "plus-times"), "--semiring");
+  if (auto t = opt.get("type")) {
+    p.b1 = b1_allowed && *t == b1_type_name;
+    if (p.b1 && !b1_supports(p.kind))
+      throw UsageError("--type", "b1 products are or-and and plus-times (counts of k where both are true), not " +
+                                     std::string(to_string(p.kind)));
+    if (!p.b1) {
+      p.type = parse_dtype(*t, "--type");
+      if (!is_supported(p.kind, *p.type)) throw UsageError("--type", unsupported_message(p.kind, *p.type));
+    }
+  }
+  p.trans_a = opt.flag("transa");
+  p.trans_b = opt.flag("transb");
+  p.check = opt.flag("check");
+  if (opt.has("alpha")) p.alpha = opt.real_or("alpha", 0);
+  if (opt.has("beta")) {
+    if (!has_c) throw UsageError("--beta", "needs --c (there is no C0 to scale)");
+    p.beta = opt.real_or("beta", 0);
+  }
+  return p;
+}
+
 }  // namespace ringmm::tools

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -101,6 +102,20 @@ CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typen
   }
   return result;
 }
+
+// ---- the options of a product ------------------------------------------------------------------
+
+// What every product command (multiply, summa) reads the same way: --semiring (plus-times when
+// absent), --type (checked against the semiring; "b1" only where `b1_allowed`), --transa,
+// --transb, --check, --alpha and --beta (which needs --c, `has_c`).
+struct ProductOptions {
+  SemiringKind kind = SemiringKind::plus_times;
+  std::optional<DType> type;  // absent: the operands' own
+  bool b1 = false;            // --type b1: bit-packed operands
+  bool trans_a = false, trans_b = false, check = false;
+  std::optional<double> alpha, beta;
+};
+ProductOptions parse_product_options(const Options& opt, bool has_c, bool b1_allowed);
 
 // ---- names ------------------------------------------------------------------------------------
 

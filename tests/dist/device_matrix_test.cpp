@@ -5,8 +5,11 @@
 // ranks would share one.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "dist_testing.hpp"
 #include "ringmm/dist_device.hpp"
@@ -15,19 +18,47 @@
 namespace ringmm::testing {
 namespace {
 
-// Skips unless every rank has a GPU of its own: the device set-up refuses alike everywhere.
-#define RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK()                                                          \
-  do {                                                                                               \
-    int have = cuda_device_available() ? 1 : 0;                                                      \
-    MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);                         \
-    if (!have) GTEST_SKIP() << "needs a CUDA device on every rank";                                  \
-    try {                                                                                            \
-      dist::Grid probe(MPI_COMM_WORLD, 1, world_size());                                             \
-      dist::DeviceDistMatrix<float> one(probe, 1, 1, 1);                                             \
-    } catch (const Error& e) {                                                                       \
-      if (e.subject() == "ranks" || e.subject() == "device") GTEST_SKIP() << e.what();               \
-      throw;                                                                                         \
-    }                                                                                                \
+// The grids of this program, one per shape, made on first use with their NCCL communicators and
+// kept to the end: making communicators takes most of a second per grid, which every case of
+// every test paid before. Released in TearDown, which runs before MPI_Finalize.
+class SharedGrids : public ::testing::Environment {
+ public:
+  static const dist::Grid& get(int rows, int cols) {
+    std::unique_ptr<dist::Grid>& grid = grids()[{rows, cols}];
+    if (!grid) grid = std::make_unique<dist::Grid>(MPI_COMM_WORLD, rows, cols);
+    return *grid;
+  }
+  void TearDown() override { grids().clear(); }
+
+ private:
+  static std::map<std::pair<int, int>, std::unique_ptr<dist::Grid>>& grids() {
+    static std::map<std::pair<int, int>, std::unique_ptr<dist::Grid>> all;
+    return all;
+  }
+};
+[[maybe_unused]] const ::testing::Environment* const shared_grids = ::testing::AddGlobalTestEnvironment(new SharedGrids);
+
+// Why the device tests cannot run here ("" when they can), found once: a rank without a GPU, or
+// ranks that would share one. The device set-up refuses alike on every rank.
+const std::string& reason_to_skip() {
+  static const std::string reason = [] {
+    int have = cuda_device_available() ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!have) return std::string("needs a CUDA device on every rank");
+    try {
+      dist::DeviceDistMatrix<float> one(SharedGrids::get(1, world_size()), 1, 1, 1);
+    } catch (const Error& e) {
+      if (e.subject() == "ranks" || e.subject() == "device") return std::string(e.what());
+      throw;
+    }
+    return std::string();
+  }();
+  return reason;
+}
+
+#define RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK()                           \
+  do {                                                                \
+    if (!reason_to_skip().empty()) GTEST_SKIP() << reason_to_skip(); \
   } while (0)
 
 struct Case {
@@ -100,7 +131,7 @@ TYPED_TEST_SUITE(DeviceResidentSumma, BuiltinSemirings, SemiringNames);
 TYPED_TEST(DeviceResidentSumma, MatchesTheSingleProcessProduct) {
   RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK();
   for (auto [pr, pc] : grid_shapes(world_size())) {
-    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    const dist::Grid& grid = SharedGrids::get(pr, pc);
     for (dist::Variant variant : {dist::Variant::broadcast, dist::Variant::ring}) {
       std::uint64_t seed = 300;
       for (const Case& cs : cases) {
@@ -117,7 +148,7 @@ TEST(DeviceResident, MaxPlusEqualsTheCpuSummaBitForBit) {
   RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK();
   using S = MaxPlus<float>;
   for (auto [pr, pc] : grid_shapes(world_size())) {
-    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    const dist::Grid& grid = SharedGrids::get(pr, pc);
     std::mt19937_64 rng(7);
     const index_t m = 129, n = 33, k = 77, nb = 8;
     const HostMatrix<float> a = random_matrix<S>(k, m, Layout::row_major, 0, rng, k);  // used as Aᵀ
@@ -172,7 +203,7 @@ template <class S> void check_chain(const dist::Grid& grid, dist::Variant varian
 TEST(DeviceResident, ChainsTwoProductsOnTheDevices) {
   RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK();
   for (auto [pr, pc] : grid_shapes(world_size())) {
-    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    const dist::Grid& grid = SharedGrids::get(pr, pc);
     for (dist::Variant variant : {dist::Variant::broadcast, dist::Variant::ring}) {
       SCOPED_TRACE(grid_name(grid) + " " + std::string(dist::to_string(variant)));
       check_chain<MaxPlus<float>>(grid, variant);
@@ -184,7 +215,7 @@ TEST(DeviceResident, ChainsTwoProductsOnTheDevices) {
 TEST(DeviceResident, RoundTripsThroughHostMatricesAndRoot) {
   RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK();
   for (auto [pr, pc] : grid_shapes(world_size())) {
-    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    const dist::Grid& grid = SharedGrids::get(pr, pc);
     for (index_t n : {0, 1, 7, 33}) {
       HostMatrix<std::int32_t> x(n, n + 2, Layout::row_major);
       for (std::size_t e = 0; e < x.storage.size(); ++e) x.storage[e] = std::int32_t(e * 7 + 1);
@@ -210,7 +241,7 @@ TEST(DeviceResident, RoundTripsThroughHostMatricesAndRoot) {
 TEST(DeviceResident, RefusesBadCallsAlikeOnEveryRank) {
   RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK();
   using S = MaxPlus<float>;
-  dist::Grid grid(MPI_COMM_WORLD, 1, world_size());
+  const dist::Grid& grid = SharedGrids::get(1, world_size());
   const dist::Options options = device_options(dist::Variant::broadcast);
   const float zero = S::zero();
   dist::DeviceDistMatrix<float> a(grid, 8, 6, 4), b(grid, 6, 5, 4), c(grid, 8, 5, 4);
@@ -243,7 +274,7 @@ TEST(DeviceResident, RefusesBadCallsAlikeOnEveryRank) {
     const float alpha = float(world_rank());
     expect_same_error_everywhere([&] { dist::gemm<S>(grid, Op::N, a, Op::N, b, c, alpha, zero, options); },
                                  Errc::distributed_mismatch, "alpha");
-    dist::Grid column(MPI_COMM_WORLD, world_size(), 1);
+    const dist::Grid& column = SharedGrids::get(world_size(), 1);
     expect_same_error_everywhere([&] { dist::gemm<S>(column, Op::N, a, Op::N, b, c, 0.0f, zero, options); },
                                  Errc::invalid_argument, "A");
     // A host matrix of the right shape built for the other grid: its local part has another size.

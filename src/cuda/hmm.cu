@@ -21,6 +21,7 @@
 
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
+#include "ringmm/detail/log_plus_shift.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/hmm.hpp"
@@ -167,21 +168,21 @@ __global__ void __launch_bounds__(finish_threads)
 
 // ---- forward ----------------------------------------------------------------------------------
 
+// The shift trick's sums in f64; its flush gap and threshold are the products' own
+// (ringmm/detail/log_plus_shift.hpp), passed to the kernels by hmm_forward_cuda.
 using Sum = double;
-// Factors below exp(−flush) are 0 (products of two stay normal); sums below min_sum are
-// recomputed by the streaming log-sum-exp (the CPU's threshold, cpu/log_plus.hpp).
-constexpr Sum flush = 354;
-constexpr Sum min_sum = 0x1p-20;
 
-__device__ Sum factor(Sum d) { return d >= -flush ? exp(d) : Sum(0); }  // NaN (−∞ − −∞) → 0
+// A factor exp(d), 0 below exp(−flush) (products of two stay normal) and for NaN (−∞ − −∞).
+__device__ Sum factor(Sum d, Sum flush) { return d >= -flush ? exp(d) : Sum(0); }
 
 // col_max[s'] = max_s A[s, s'], factors[s·S + s'] = exp(A[s, s'] − col_max[s']).
-template <class T> __global__ void transition_factors(const T* trans, index_t states, T* col_max, Sum* factors) {
+template <class T>
+__global__ void transition_factors(const T* trans, index_t states, Sum flush, T* col_max, Sum* factors) {
   for (index_t c = index_t(blockIdx.x) * blockDim.x + threadIdx.x; c < states; c += index_t(gridDim.x) * blockDim.x) {
     T top = T(-INFINITY);
     for (index_t s = 0; s < states; ++s) top = fmax(top, trans[s * states + c]);
     col_max[c] = top;
-    for (index_t s = 0; s < states; ++s) factors[s * states + c] = factor(Sum(trans[s * states + c]) - Sum(top));
+    for (index_t s = 0; s < states; ++s) factors[s * states + c] = factor(Sum(trans[s * states + c]) - Sum(top), flush);
   }
 }
 
@@ -200,7 +201,8 @@ template <class T> __device__ T block_max(T v, T* shared) {
 
 // One block per sequence: row_max[b] = max_s α[b, s], factors[b·S + s] = exp(α[b, s] − row_max[b]).
 template <class T>
-__global__ void __launch_bounds__(block_threads) shift_alpha(const T* alpha, index_t batch, index_t states, T* row_max, Sum* factors) {
+__global__ void __launch_bounds__(block_threads)
+    shift_alpha(const T* alpha, index_t batch, index_t states, Sum flush, T* row_max, Sum* factors) {
   __shared__ T shared[block_threads];
   for (index_t b = blockIdx.x; b < batch; b += gridDim.x) {
     const T* a = alpha + b * states;
@@ -208,23 +210,24 @@ __global__ void __launch_bounds__(block_threads) shift_alpha(const T* alpha, ind
     for (index_t s = threadIdx.x; s < states; s += blockDim.x) v = fmax(v, a[s]);
     const T top = block_max(v, shared);
     if (threadIdx.x == 0) row_max[b] = top;
-    for (index_t s = threadIdx.x; s < states; s += blockDim.x) factors[b * states + s] = factor(Sum(a[s]) - Sum(top));
+    for (index_t s = threadIdx.x; s < states; s += blockDim.x) factors[b * states + s] = factor(Sum(a[s]) - Sum(top), flush);
   }
 }
 
 // α_t[b, s'] = row_max[b] + col_max[s'] + log sum[b, s'] + E_t[b, s'], or the streaming sum over
-// s where the shifted sum is below min_sum (−∞ where there is no term).
+// s where the shifted sum is below the threshold (−∞ where there is no term).
 template <class T>
 __global__ void forward_finish(const T* alpha, const T* trans, const T* row_max, const T* col_max, const Sum* sums,
-                               const T* emit_t, index_t batch, index_t states, T* next) {
+                               Sum threshold, const T* emit_t, index_t batch, index_t states, T* next) {
   using traits = semiring_traits<LogPlus<T>>;
   const index_t n = batch * states;
   for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x) {
     const index_t b = e / states, c = e % states;
     T value;
-    if (row_max[b] == T(-INFINITY) || col_max[c] == T(-INFINITY)) {
+    const ShiftedEntry how = classify_shifted(row_max[b], col_max[c], sums[e], threshold);
+    if (how == ShiftedEntry::zero) {
       value = T(-INFINITY);
-    } else if (sums[e] >= min_sum) {
+    } else if (how == ShiftedEntry::shifted) {
       value = T(Sum(row_max[b]) + Sum(col_max[c]) + log(sums[e]));
     } else {
       auto acc = traits::initial();
@@ -399,15 +402,17 @@ template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& 
   T* following = next.get();
   start_kernel<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.init, m.emit, b, s);
   check_launch("start_kernel");
-  transition_factors<T><<<blocks_for(s), block_threads, 0, stream>>>(m.trans, s, col_max.get(), trans_factors.get());
+  const Sum flush = shift_flush_gap<Sum>(), threshold = shift_threshold<Sum>(s);
+  transition_factors<T><<<blocks_for(s), block_threads, 0, stream>>>(m.trans, s, flush, col_max.get(), trans_factors.get());
   check_launch("transition_factors");
   for (index_t t = 1; t < m.steps; ++t) {
-    shift_alpha<T><<<sequence_blocks(b), block_threads, 0, stream>>>(current, b, s, row_max.get(), alpha_factors.get());
+    shift_alpha<T><<<sequence_blocks(b), block_threads, 0, stream>>>(current, b, s, flush, row_max.get(), alpha_factors.get());
     check_launch("shift_alpha");
     gemm<PlusTimes<Sum>>(cuda, Op::N, row_major<const Sum>(alpha_factors.get(), b, s), Op::N,
                          row_major<const Sum>(trans_factors.get(), s, s), row_major(sums.get(), b, s));
     forward_finish<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.trans, row_max.get(), col_max.get(),
-                                                                      sums.get(), m.emit + t * block, b, s, following);
+                                                                      sums.get(), threshold, m.emit + t * block, b, s,
+                                                                      following);
     check_launch("forward_finish");
     std::swap(current, following);
   }

@@ -130,14 +130,14 @@ Args split_positionals(const Args& args, ApspRequest& req, std::initializer_list
 // Refuses, before allocating, a graph whose dense matrices (weights, distances, successors) cannot
 // fit in this machine's memory, naming the size.
 template <class T> void check_room(index_t n, const std::string& name) {
-  const std::optional<index_t> entries = detail::checked_mul(n, n);
+  const std::optional<index_t> entries = checked_mul(n, n);
   const double bytes = double(n) * double(n) * double(2 * sizeof(T) + sizeof(std::int32_t));
   const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
   if (entries && (memory <= 0 || bytes <= memory)) return;
   throw Error(Errc::out_of_memory, name,
-              std::to_string(n) + " vertices need " + detail::bytes_text(bytes) +
+              std::to_string(n) + " vertices need " + bytes_text(bytes) +
                   " for the dense weights, distances and successors, more than this machine's " +
-                  detail::bytes_text(memory) + " of memory");
+                  bytes_text(memory) + " of memory");
 }
 
 // The vertex count and weights of a graph file, as T, row-major, +inf where there is no edge.

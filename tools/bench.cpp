@@ -195,17 +195,17 @@ template <class S> struct HostOperands {
 };
 
 // The normalised problem of the case, as the public API would build it.
-template <class S> detail::Problem<S> make_case_problem(HostOperands<S>& x, Product product) {
+template <class S> Problem<S> make_case_problem(HostOperands<S>& x, Product product) {
   using T = typename S::value_type;
   const Shape& s = x.shape;
   const MatrixView<T> c = row_major(x.c.data(), s.m, s.n);
   if (product == Product::syrk) {
     const MatrixView<const T> a = row_major<const T>(x.a.data(), s.k, s.n);
-    auto p = detail::make_problem<S>(Op::T, a, Op::N, a, c, S::one(), S::zero());
+    auto p = make_problem<S>(Op::T, a, Op::N, a, c, S::one(), S::zero());
     p.symmetric = true;
     return p;
   }
-  auto p = detail::make_problem<S>(Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N,
+  auto p = make_problem<S>(Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N,
                                    row_major<const T>(x.b.data(), s.k, s.n), c, S::one(), S::zero());
   if (product == Product::batched) {
     p.batch = x.batch;

@@ -59,7 +59,7 @@ template <class S> Outcome run_case(const Context& ctx, index_t m, index_t n, in
   // The warm-up call is the checked one: C starts poisoned.
   gemm<S>(ctx, Op::N, av, Op::N, bv, row_major(c.data(), m, n));
   std::vector<T> expected(c.size(), poison<T>());
-  const auto p = detail::make_problem<S>(Op::N, av, Op::N, bv, row_major(expected.data(), m, n), S::one(), S::zero());
+  const auto p = make_problem<S>(Op::N, av, Op::N, bv, row_major(expected.data(), m, n), S::one(), S::zero());
   parallel_reference<S>(p);
   Outcome out{0, compare_results<S>(p, expected, c, nullptr)};
   std::vector<T> scratch(c.size());

@@ -73,14 +73,14 @@ std::string op_text(index_t rows, index_t cols, const std::string& path, bool tr
 std::size_t room_for_c(const MultiplyRequest& req, index_t m, index_t n, std::size_t element_size,
                        std::string_view element_name) {
   const int copies = req.check ? 2 : 1;
-  const std::optional<index_t> bytes = detail::checked_mul(m, n, index_t(element_size), copies);
+  const std::optional<index_t> bytes = checked_mul(m, n, index_t(element_size), copies);
   const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
   if (bytes && (memory <= 0 || double(*bytes) <= memory)) return std::size_t(m) * std::size_t(n);
   throw Error(Errc::out_of_memory, req.out_path,
               "C would be " + dims(m, n) + " " + std::string(element_name) + " = " +
-                  detail::bytes_text(double(m) * double(n) * double(element_size)) +
+                  bytes_text(double(m) * double(n) * double(element_size)) +
                   (req.check ? " (twice that with --check)" : "") + ", more than this machine's " +
-                  detail::bytes_text(memory) + " of memory");
+                  bytes_text(memory) + " of memory");
 }
 std::size_t room_for_c(const MultiplyRequest& req, index_t m, index_t n, DType type) {
   return room_for_c(req, m, n, dtype_size(type), to_string(type));
@@ -131,7 +131,7 @@ int run_multiply(const MultiplyRequest& req, npy::Matrix& a, npy::Matrix& b, std
   if (req.check) {
     std::vector<T> expected(c_count);
     if (c0) std::copy_n(c0->view<T>().data, expected.size(), expected.begin());
-    const auto p = detail::make_problem<S>(op_a, a_view, op_b, b_view, dense_view(expected.data(), m, n), alpha, beta);
+    const auto p = make_problem<S>(op_a, a_view, op_b, b_view, dense_view(expected.data(), m, n), alpha, beta);
     parallel_reference<S>(p);
     const CheckResult result = compare_results<S>(p, expected, c, c0 ? c0->view<T>().data : nullptr);
     std::cout << "check     " << (result.pass ? "PASS" : "FAIL") << (result.exact ? " (exact)" : " (within rounding bound)")
@@ -321,14 +321,14 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
     if (count) {
       const std::vector<std::int32_t> a_i32(a_u8.begin(), a_u8.end()), bt_i32(bt_u8.begin(), bt_u8.end());
       std::vector<std::int32_t> expected = c0_counts;
-      const auto p = detail::make_problem<PlusTimes<std::int32_t>>(Op::N, dense_view(a_i32.data(), m, k), Op::T,
+      const auto p = make_problem<PlusTimes<std::int32_t>>(Op::N, dense_view(a_i32.data(), m, k), Op::T,
                                                                     dense_view(bt_i32.data(), n, k),
                                                                     dense_view(expected.data(), m, n), alpha, beta);
       parallel_reference<PlusTimes<std::int32_t>>(p);
       result = compare_results<PlusTimes<std::int32_t>>(p, expected, c_count, c0 ? c0_counts.data() : nullptr);
     } else {
       std::vector<std::uint8_t> expected = c0 ? c0_booleans : std::vector<std::uint8_t>(std::size_t(m * n));
-      const auto p = detail::make_problem<OrAnd>(Op::N, dense_view(a_u8.data(), m, k), Op::T, dense_view(bt_u8.data(), n, k),
+      const auto p = make_problem<OrAnd>(Op::N, dense_view(a_u8.data(), m, k), Op::T, dense_view(bt_u8.data(), n, k),
                                                  dense_view(expected.data(), m, n), std::uint8_t(alpha), std::uint8_t(beta));
       parallel_reference<OrAnd>(p);
       result = compare_results<OrAnd>(p, expected, req.packed_out ? unpacked(c_bits.view) : c_u8,

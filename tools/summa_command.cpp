@@ -280,7 +280,7 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
     int pass = 1;
     if (root) {
       std::vector<T> expected = c0_all;
-      const auto p = ringmm::detail::make_problem<S>(
+      const auto p = ringmm::make_problem<S>(
           op_a, MatrixView<const T>{a_all.data(), a_rows, a_cols, std::max<index_t>(1, a_cols), Layout::row_major}, op_b,
           MatrixView<const T>{b_all.data(), b_rows, b_cols, std::max<index_t>(1, b_cols), Layout::row_major},
           MatrixView<T>{expected.data(), m, n, std::max<index_t>(1, n), Layout::row_major}, alpha, beta);

@@ -23,7 +23,7 @@ namespace ringmm::tools {
 
 // The reference product split into row bands run in parallel: same per-element arithmetic as
 // cpu::reference_gemm, so tropical and integer results are bit-identical to it. Not for syrk.
-template <class S> void parallel_reference(const detail::Problem<S>& p) {
+template <class S> void parallel_reference(const Problem<S>& p) {
   constexpr index_t band = 16;
   const index_t bands = (p.m() + band - 1) / band;
 #pragma omp parallel for schedule(dynamic)
@@ -57,7 +57,7 @@ struct CheckResult {
 // magnitude (where the bound needs it) taken as |α|·K·max_k|A_ik|·max_k|B_kj| + |β|·|C0_ij|.
 // `c_before` is C before the call (or null).
 template <class S>
-CheckResult compare_results(const detail::Problem<S>& p, const std::vector<typename S::value_type>& expected,
+CheckResult compare_results(const Problem<S>& p, const std::vector<typename S::value_type>& expected,
                             const std::vector<typename S::value_type>& actual, const typename S::value_type* c_before) {
   using T = typename S::value_type;
   CheckResult result;

@@ -11,7 +11,6 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "measure/gpu_measure.hpp"
-#include "ringmm/cuda/configs.hpp"
 #include "ringmm/ringmm.hpp"
 #include "ringmm/tune.hpp"
 #include "support.hpp"
@@ -103,9 +102,9 @@ std::vector<Candidate> candidates(const Shape& s, int sms) {
       if (s.k / p >= 64 && tiles * p <= 8 * index_t(sms)) parts.push_back(p);
     return parts;
   };
-  for (const auto& cfg : cuda_detail::config_table)
+  for (const CudaConfiguration& cfg : cuda_configurations())
     for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
-      for (int p : splits(cfg.bm, cfg.bn)) out.push_back({std::string(cfg.name), border, p});
+      for (int p : splits(cfg.block_m, cfg.block_n)) out.push_back({cfg.name, border, p});
   if (std::min(s.m, s.n) <= 64)
     for (int tile : {16, 32, 64})
       for (int p : splits(tile, tile)) out.push_back({"small" + std::to_string(tile), BorderPolicy::automatic, p});

@@ -1,6 +1,9 @@
 // The one error type of ringmm: a code, the argument or file it concerns, and a message.
 #pragma once
 
+#include <cstddef>
+#include <cstdio>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,5 +42,16 @@ class Error : public std::runtime_error {
   Errc code_;
   std::string subject_;
 };
+
+// "4.84 YB": a byte count for messages, in decimal units (a double: the counts it describes may
+// not fit in 64 bits).
+inline std::string bytes_text(double bytes) {
+  static constexpr const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+  std::size_t unit = 0;
+  for (; bytes >= 1000 && unit + 1 < std::size(units); ++unit) bytes /= 1000;
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3g %s", bytes, units[unit]);
+  return text;
+}
 
 }  // namespace ringmm

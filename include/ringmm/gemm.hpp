@@ -80,6 +80,12 @@ Problem<S> make_problem(Op op_a, const MatrixView<const element_t<S>>& a, Op op_
 
 }  // namespace detail
 
+// One product as the engine templates, the reference product (cpu/reference.hpp) and a user
+// semiring's own code see it: op(A), op(B) and C as strided views, α, β and the batch.
+// make_problem checks the views and their shapes as gemm does.
+template <class S> using Problem = detail::Problem<S>;
+using detail::make_problem;
+
 template <class S>
 void gemm(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, Op op_b,
           MatrixView<const element_t<S>> b, MatrixView<element_t<S>> c,

@@ -10,7 +10,6 @@
 
 namespace ringmm {
 
-namespace detail {
 // The product of sizes, strides and element sizes, or nullopt when a factor is negative or the
 // product does not fit in index_t. Every element or byte count formed from a shape, a file header
 // or an API argument goes through this, so an absurd shape is refused instead of wrapping round
@@ -23,7 +22,6 @@ template <class... I> constexpr std::optional<index_t> checked_mul(I... factors)
   }
   return product;
 }
-}  // namespace detail
 
 template <class T> struct MatrixView {
   T* data = nullptr;
@@ -40,8 +38,8 @@ template <class T> struct MatrixView {
   // when that count overflows index_t.
   std::optional<index_t> checked_extent() const {
     if (empty()) return 0;
-    const auto last_row = detail::checked_mul(rows - 1, row_stride());
-    const auto last_col = detail::checked_mul(cols - 1, col_stride());
+    const auto last_row = checked_mul(rows - 1, row_stride());
+    const auto last_col = checked_mul(cols - 1, col_stride());
     if (!last_row || !last_col || *last_row > std::numeric_limits<index_t>::max() - 1 - *last_col) return std::nullopt;
     return *last_row + *last_col + 1;
   }

@@ -113,6 +113,14 @@ struct CudaChoice {
 CudaChoice describe_cuda_choice(const Context& ctx, SemiringKind kind, DType type, index_t m, index_t n, index_t k,
                                 index_t batch = 1, bool symmetric = false);
 
+// The kernel configurations of this build, in the table's order: the names Context::cuda_config
+// accepts and their block tiles, for tools that try each one.
+struct CudaConfiguration {
+  std::string name;
+  index_t block_m = 0, block_n = 0;
+};
+std::vector<CudaConfiguration> cuda_configurations();
+
 // The current device's cache key. Throws Errc::backend_unavailable without a device.
 tune::CacheKey current_tune_key();
 // Forgets the caches read so far, so the next call reads RINGMM_TUNE_CACHE and the file again

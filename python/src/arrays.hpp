@@ -238,7 +238,7 @@ inline std::optional<index_t> batch_stride(const ArrayInfo& x, const Shape& batc
     const index_t s = d >= offset && x.shape[d - offset] != 1 ? x.strides[d - offset] : 0;
     if (s < 0 || (stride && s != next)) return std::nullopt;
     if (!stride) stride = s;
-    const std::optional<index_t> span = detail::checked_mul(s, batch[d]);
+    const std::optional<index_t> span = checked_mul(s, batch[d]);
     if (!span) return std::nullopt;
     next = *span;
   }
@@ -366,7 +366,7 @@ inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c
     d = std::max(da, db);
   }
   for (index_t d : p.batch) {
-    const std::optional<index_t> members = detail::checked_mul(p.members, d);
+    const std::optional<index_t> members = checked_mul(p.members, d);
     if (!members) value_error("the batch shape " + shape_text(p.batch) + " has too many members");
     p.members = *members;
   }

@@ -303,4 +303,10 @@ std::string CudaChoice::text() const {
   return line + " (" + source + ")";
 }
 
+std::vector<CudaConfiguration> cuda_configurations() {
+  std::vector<CudaConfiguration> all;
+  for (const cuda_detail::ConfigInfo& c : cuda_detail::config_table) all.push_back({std::string(c.name), c.bm, c.bn});
+  return all;
+}
+
 }  // namespace ringmm

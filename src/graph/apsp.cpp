@@ -405,7 +405,7 @@ template <class T> ApspResult<T> apsp(const Context& ctx, MatrixView<const T> we
   if (weights.rows > 0 && weights.data == nullptr) throw Error(Errc::null_pointer, "weights", "null data");
   ApspResult<T> r;
   r.vertices = weights.rows;
-  const auto count = detail::checked_mul(weights.rows, weights.cols);
+  const auto count = checked_mul(weights.rows, weights.cols);
   if (!count) throw Error(Errc::invalid_argument, "weights", "size overflows");
   r.dist.resize(std::size_t(*count));
   r.next.resize(std::size_t(*count));

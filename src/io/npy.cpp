@@ -368,7 +368,7 @@ Header interpret(const std::vector<std::pair<std::string, Value>>& entries, cons
   h.rows = dims[0];
   h.cols = dims[1];
   // The byte size must fit in index_t (and in memory, checked when the data arrives).
-  const std::optional<index_t> bytes = detail::checked_mul(dims[0], dims[1], dims.size() == 3 ? dims[2] : 1, h.type.item_size);
+  const std::optional<index_t> bytes = checked_mul(dims[0], dims[1], dims.size() == 3 ? dims[2] : 1, h.type.item_size);
   if (!bytes) format_error(path, "shape " + shape_text(dims) + " is too large (its byte size overflows 64 bits)");
   h.data_bytes = std::uint64_t(*bytes);
   return h;
@@ -532,11 +532,11 @@ void write_elements(const std::string& path, const Element& element, index_t row
                     const void* row_major_data) {
   if (rows < 0 || cols < 0)
     throw Error(Errc::invalid_argument, path, "negative shape " + std::to_string(rows) + "x" + std::to_string(cols));
-  const std::optional<index_t> bytes = detail::checked_mul(rows, cols, index_t(element.size));
+  const std::optional<index_t> bytes = checked_mul(rows, cols, index_t(element.size));
   if (!bytes)
     throw Error(Errc::invalid_argument, path,
                 "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " + element.name + " matrix would be " +
-                    detail::bytes_text(double(rows) * double(cols) * double(element.size)) + ", more than any array can hold");
+                    bytes_text(double(rows) * double(cols) * double(element.size)) + ", more than any array can hold");
   if (*bytes != 0 && row_major_data == nullptr) throw Error(Errc::null_pointer, path, "no data to write");
   const std::string header = make_header(element, rows, cols);
 

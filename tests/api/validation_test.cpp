@@ -380,13 +380,13 @@ TEST_F(Validation, SyrkWithWrongCSizeIsRefused) {
 // ---- sizes that overflow: refused up front, never wrapped round --------------------------------
 
 TEST(CheckedMul, ReportsOverflowAndNegativeFactors) {
-  EXPECT_EQ(detail::checked_mul(3, 5, 7), 105);
-  EXPECT_EQ(detail::checked_mul(index_t(0), std::numeric_limits<index_t>::max(), 8), 0);
-  EXPECT_EQ(detail::checked_mul(index_t(1) << 31, index_t(1) << 31, 2), std::nullopt);  // 2^63: one past the maximum
-  EXPECT_EQ(detail::checked_mul(index_t(1) << 31, index_t(1) << 31, std::size_t(4)), std::nullopt);  // 2^64 bytes
-  EXPECT_EQ(detail::checked_mul(index_t(1) << 31, index_t(1) << 31, std::size_t(1)), index_t(1) << 62);
-  EXPECT_EQ(detail::checked_mul(index_t(4611686018427387905), 4), std::nullopt);  // wrapped to 4 before
-  EXPECT_EQ(detail::checked_mul(-1, 3), std::nullopt);
+  EXPECT_EQ(checked_mul(3, 5, 7), 105);
+  EXPECT_EQ(checked_mul(index_t(0), std::numeric_limits<index_t>::max(), 8), 0);
+  EXPECT_EQ(checked_mul(index_t(1) << 31, index_t(1) << 31, 2), std::nullopt);  // 2^63: one past the maximum
+  EXPECT_EQ(checked_mul(index_t(1) << 31, index_t(1) << 31, std::size_t(4)), std::nullopt);  // 2^64 bytes
+  EXPECT_EQ(checked_mul(index_t(1) << 31, index_t(1) << 31, std::size_t(1)), index_t(1) << 62);
+  EXPECT_EQ(checked_mul(index_t(4611686018427387905), 4), std::nullopt);  // wrapped to 4 before
+  EXPECT_EQ(checked_mul(-1, 3), std::nullopt);
 }
 
 TEST(CheckedMul, ExtentSaturatesInsteadOfWrapping) {

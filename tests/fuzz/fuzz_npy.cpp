@@ -115,7 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     finding("stream and file give different matrices");
   if (a.rows < 0 || a.cols < 0) finding("negative shape accepted");
   // The data is exactly the shape's bytes (rows·cols may be huge only when the other is 0).
-  const std::optional<ringmm::index_t> bytes = ringmm::detail::checked_mul(a.rows, a.cols, ringmm::dtype_size(a.dtype));
+  const std::optional<ringmm::index_t> bytes = ringmm::checked_mul(a.rows, a.cols, ringmm::dtype_size(a.dtype));
   if (!bytes) finding("a shape whose byte size overflows was accepted");
   if (a.data.size() != std::size_t(*bytes)) finding("data size does not match the shape");
   check_packed(a);

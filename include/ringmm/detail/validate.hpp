@@ -16,17 +16,6 @@
 
 namespace ringmm::detail {
 
-// "4.84 YB": a byte count for messages, in decimal units (a double: the counts it describes may
-// not fit in 64 bits).
-inline std::string bytes_text(double bytes) {
-  static constexpr const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
-  std::size_t unit = 0;
-  for (; bytes >= 1000 && unit + 1 < std::size(units); ++unit) bytes /= 1000;
-  char text[48];
-  std::snprintf(text, sizeof text, "%.3g %s", bytes, units[unit]);
-  return text;
-}
-
 // A view must describe memory that can exist: its extent in bytes must fit in index_t (that is
 // ptrdiff_t, the bound on any array's size), or offsets computed inside the kernels would wrap.
 template <class T> void check_addressable(const MatrixView<T>& v, const std::string& name) {

@@ -11,8 +11,8 @@
 //      c. the rest of the strip through Ks: D[:,K] ⊕= D[:,Ks]·D[Ks,K] (gemm_argmax, β = 1̄).
 //   2. everything: D ⊕= D[:,K]·D[K,:] (gemm_argmax, β = 1̄, ONE n×b·b×n product) with the strip of
 //      step 1 and the row panel D[K,:] as step 1 left it (only its columns K changed).
-// Step 2 also completes the row panel (for i ∈ K it offers min over k of D*[i][k] + D[k][j]), and
-// for every other i it offers every path through K. Entries of the strip are offered values they
+// Step 2 also completes the row panel (for i ∈ K the strip's rows hold the closure D* of D[K,K],
+// so it offers min over k of D*[i][k] + D[k][j]), and for every other i every path through K. Entries of the strip are offered values they
 // already hold, and ties keep C and its index, so revisiting them changes nothing.
 //
 // Why the strip follows classic order: a product with the whole closure of K breaks ties between
@@ -23,7 +23,7 @@
 // reproduce its choices for the strip exactly, and the products of steps c and 2, which offer
 // paths through a whole (sub-)block against entries that already hold every path through it, then
 // choose consistently (tested on graphs with zero-weight cycles and negative edges, walking every
-// route, in tests/graph/apsp_routes_test.cpp).
+// route, in tests/graph/apsp_cases.inc).
 //
 // Successors: every product writes, per entry, the local index c of the winning k (or −1 where
 // C ⊕ kept its value: β = 1̄ keeps the incoming index, which is −1 because the gather resets it).

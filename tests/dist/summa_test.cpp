@@ -146,6 +146,33 @@ TYPED_TEST(SummaArgmax, MatchesTheSingleProcessArgmaxWithTiesToTheSmallestK) {
   }
 }
 
+template <class S> class SummaArgmaxNanIncoming : public ::testing::Test {};
+TYPED_TEST_SUITE(SummaArgmaxNanIncoming, NanProductSelectingSemirings, SemiringNames);
+
+// β ⊗ C that is NaN counts as 0̄ in SUMMA too: the index names the product's winning term.
+TYPED_TEST(SummaArgmaxNanIncoming, IndexComesFromTheProduct) {
+  using S = TypeParam;
+  using T = typename S::value_type;
+  const index_t m = 13, n = 9, k = 40, nb = 4;
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    const std::string failure = check_nan_incoming_argmax<S>(m, n, k, [&](const T* a, const T* b, T* c, std::int32_t* ks, T beta) {
+      dist::DistMatrix<T> da(grid, m, k, nb), db(grid, k, n, nb), dc(grid, m, n, nb);
+      dist::DistMatrix<std::int32_t> dk(grid, m, n, nb);
+      dist::scatter<T>(grid, MatrixView<const T>{a, m, k, k, Layout::row_major}, da, 0);
+      dist::scatter<T>(grid, MatrixView<const T>{b, k, n, n, Layout::row_major}, db, 0);
+      dist::scatter<T>(grid, MatrixView<const T>{c, m, n, n, Layout::row_major}, dc, 0);
+      dist::scatter<std::int32_t>(grid, MatrixView<const std::int32_t>{ks, m, n, n, Layout::row_major}, dk, 0);
+      dist::gemm_argmax<S>(grid, Op::N, da, Op::N, db, dc, dk, S::one(), beta, cpu_options(dist::Variant::broadcast));
+      dist::gather<T>(grid, dc, MatrixView<T>{c, m, n, n, Layout::row_major}, 0);
+      dist::gather<std::int32_t>(grid, dk, MatrixView<std::int32_t>{ks, m, n, n, Layout::row_major}, 0);
+      MPI_Bcast(c, int(m * n * index_t(sizeof(T))), MPI_BYTE, 0, MPI_COMM_WORLD);  // every rank checks
+      MPI_Bcast(ks, int(m * n * index_t(sizeof(std::int32_t))), MPI_BYTE, 0, MPI_COMM_WORLD);
+    });
+    EXPECT_EQ(failure, "") << grid_name(grid);
+  }
+}
+
 TEST(SummaArgmax, RefusesAnIndexMatrixOfTheWrongShape) {
   dist::Grid grid(MPI_COMM_WORLD, 1, world_size());
   dist::DistMatrix<float> a(grid, 8, 6, 4), b(grid, 6, 5, 4), c(grid, 8, 5, 4);

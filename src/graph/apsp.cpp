@@ -347,20 +347,26 @@ namespace graph {
 template <class T>
 void host_relax(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t rows, index_t sb,
                 const T* snapshot, bool longest, index_t skip, int threads) {
-#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) if (rows > 256)
-  for (index_t i = 0; i < rows; ++i) {
-    if (skip >= 0 && i >= skip && i < skip + sb) continue;
-    T* d = dist + i * ld_dist;
-    std::int32_t* nx = next + i * ld_next;
+  // Branch-free selects over restrict pointers, with the direction fixed per loop, so that the
+  // compiler vectorises the j loop.
+  auto relax_row = [&](auto longest_path, T* __restrict d, std::int32_t* __restrict nx) {
     for (index_t k = 0; k < sb; ++k) {
       const T dik = d[k];
       const std::int32_t via = nx[k];
-      for (index_t j = 0; j < sb; ++j)
-        if (const T term = dik + snapshot[k * sb + j]; improves(term, d[j], longest)) {
-          d[j] = term;
-          nx[j] = via;
-        }
+      const T* __restrict r = snapshot + k * sb;
+      for (index_t j = 0; j < sb; ++j) {
+        const T term = dik + r[j];
+        const bool better = decltype(longest_path)::value ? term > d[j] : term < d[j];  // NaN never is
+        d[j] = better ? term : d[j];
+        nx[j] = better ? via : nx[j];
+      }
     }
+  };
+#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) if (rows > 256)
+  for (index_t i = 0; i < rows; ++i) {
+    if (skip >= 0 && i >= skip && i < skip + sb) continue;
+    if (longest) relax_row(std::true_type{}, dist + i * ld_dist, next + i * ld_next);
+    else relax_row(std::false_type{}, dist + i * ld_dist, next + i * ld_next);
   }
 }
 

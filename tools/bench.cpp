@@ -205,8 +205,8 @@ template <class S> Problem<S> make_case_problem(HostOperands<S>& x, Product prod
     p.symmetric = true;
     return p;
   }
-  auto p = make_problem<S>(Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N,
-                                   row_major<const T>(x.b.data(), s.k, s.n), c, S::one(), S::zero());
+  auto p = make_problem<S>(Op::N, row_major<const T>(x.a.data(), s.m, s.k), Op::N, row_major<const T>(x.b.data(), s.k, s.n),
+                           c, S::one(), S::zero());
   if (product == Product::batched) {
     p.batch = x.batch;
     p.stride_a = s.m * s.k;

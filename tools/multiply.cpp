@@ -322,14 +322,14 @@ int run_multiply_b1(const MultiplyRequest& req, npy::Matrix& a_file, npy::Matrix
       const std::vector<std::int32_t> a_i32(a_u8.begin(), a_u8.end()), bt_i32(bt_u8.begin(), bt_u8.end());
       std::vector<std::int32_t> expected = c0_counts;
       const auto p = make_problem<PlusTimes<std::int32_t>>(Op::N, dense_view(a_i32.data(), m, k), Op::T,
-                                                                    dense_view(bt_i32.data(), n, k),
-                                                                    dense_view(expected.data(), m, n), alpha, beta);
+                                                           dense_view(bt_i32.data(), n, k),
+                                                           dense_view(expected.data(), m, n), alpha, beta);
       parallel_reference<PlusTimes<std::int32_t>>(p);
       result = compare_results<PlusTimes<std::int32_t>>(p, expected, c_count, c0 ? c0_counts.data() : nullptr);
     } else {
       std::vector<std::uint8_t> expected = c0 ? c0_booleans : std::vector<std::uint8_t>(std::size_t(m * n));
       const auto p = make_problem<OrAnd>(Op::N, dense_view(a_u8.data(), m, k), Op::T, dense_view(bt_u8.data(), n, k),
-                                                 dense_view(expected.data(), m, n), std::uint8_t(alpha), std::uint8_t(beta));
+                                         dense_view(expected.data(), m, n), std::uint8_t(alpha), std::uint8_t(beta));
       parallel_reference<OrAnd>(p);
       result = compare_results<OrAnd>(p, expected, req.packed_out ? unpacked(c_bits.view) : c_u8,
                                       c0 ? c0_booleans.data() : nullptr);

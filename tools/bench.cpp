@@ -499,7 +499,8 @@ class Bench {
     const double work = updates(c, st_);
     Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx) + transpose_suffix(), t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
-    r.choice = choice_text(st_.ctx, c);
+    const std::optional<CudaChoice> choice = engine_choice(st_.ctx, c);
+    if (choice) r.choice = choice->text();
     records_.push_back(r);
     if (!r.choice.empty()) notes_.push_back("choice: " + r.choice);
     const bool plus_times = c.kind == SemiringKind::plus_times;
@@ -515,7 +516,7 @@ class Bench {
           measure::time_ringmm(own, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a);
       Record r_engine = make_record(c, st_, "cuda", "engine" + transpose_suffix(), e.kernel_seconds);
       if (e.with_transfers_seconds > 0) r_engine.seconds_with_transfers = e.with_transfers_seconds;
-      r_engine.choice = choice_text(own, c);
+      if (const auto engine = engine_choice(own, c)) r_engine.choice = engine->text();
       if (!r_engine.choice.empty()) notes_.push_back("engine choice: " + r_engine.choice);
       records_.push_back(r_engine);
       cells.push_back(rate(work / e.kernel_seconds));
@@ -549,29 +550,21 @@ class Bench {
     if (st_.product == Product::syrk && plus_times && c.type == DType::f64) time_seed003(c);
     // The register-register ceiling bounds the SIMT kernels alone: a call routed to cuBLAS, the
     // tensor cores or log-plus's shift trick has its own baseline in the columns before.
-    const std::optional<double> ceiling = on_simt_kernels(st_.ctx, c) ? reg_reg_ceiling(c.kind, c.type) : std::nullopt;
+    const bool simt = !choice || choice->route == "kernels";
+    const std::optional<double> ceiling = simt ? reg_reg_ceiling(c.kind, c.type) : std::nullopt;
     if (ceiling) cells.insert(cells.end(), {rate(*ceiling), fixed(100 * work / t.kernel_seconds / *ceiling, 1) + "%"});
     else cells.insert(cells.end(), {"-", "-"});
     return cells;
   }
 
-  // Whether the case runs on the engine's SIMT kernels (argmax products always do).
-  bool on_simt_kernels(const Context& ctx, const Case& c) const {
-    if (st_.product == Product::argmax) return true;
+  // What the engine runs for the case (ringmm/tune.hpp), for the records, the note under the row and
+  // the ceiling's column. None for argmax products, whose kernels (argmax.cuh) the engine's choice
+  // does not cover.
+  std::optional<CudaChoice> engine_choice(const Context& ctx, const Case& c) const {
+    if (st_.product == Product::argmax) return std::nullopt;
     const Shape& s = c.shape;
     return describe_cuda_choice(ctx, c.kind, c.type, s.m, s.n, s.k, st_.product == Product::batched ? st_.batch : 1,
-                                st_.product == Product::syrk)
-               .route == "kernels";
-  }
-
-  // What the engine ran for the case (ringmm/tune.hpp), for the records and the note under the row.
-  // Empty for argmax products, whose kernels (argmax.cuh) the engine's choice does not cover.
-  std::string choice_text(const Context& ctx, const Case& c) const {
-    if (st_.product == Product::argmax) return "";
-    const Shape& s = c.shape;
-    return describe_cuda_choice(ctx, c.kind, c.type, s.m, s.n, s.k, st_.product == Product::batched ? st_.batch : 1,
-                                st_.product == Product::syrk)
-        .text();
+                                st_.product == Product::syrk);
   }
 
   // ringmm's records of a --transpose-a run say so; cuBLAS beside them still multiplies A as stored.

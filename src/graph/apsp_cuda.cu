@@ -10,6 +10,7 @@
 
 #include "fw_buffers.hpp"
 #include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/device.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm::graph {
@@ -178,11 +179,9 @@ template <class T> void cuda_relax(const FwBuffers<T>& b, index_t s0, index_t sb
   const std::size_t shared = std::size_t(sb * sb) * sizeof(T);
   cuda_detail::cuda_check(cudaFuncSetAttribute(relax_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                           "cudaFuncSetAttribute (apsp relax)");
-  int device = 0, sms = 1;
-  cuda_detail::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  cuda_detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   // Enough thread blocks to fill the GPU, few enough that each reads the snapshot for many rows.
-  const index_t blocks = std::clamp<index_t>((b.n + relax_warps - 1) / relax_warps, 1, index_t(sms) * 2);
+  const index_t sms = cuda_detail::multiprocessor_count();
+  const index_t blocks = std::clamp<index_t>((b.n + relax_warps - 1) / relax_warps, 1, 2 * sms);
   relax_kernel<T><<<unsigned(blocks), relax_warps * 32, shared, static_cast<cudaStream_t>(stream)>>>(b, s0, int(sb));
   cuda_detail::check_launch("apsp relax_kernel");
 }

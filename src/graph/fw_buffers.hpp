@@ -16,10 +16,10 @@ template <class T> struct FwBuffers {
   index_t ld_dist = 0;
   std::int32_t* next = nullptr;  // n×n, row stride ld_next
   index_t ld_next = 0;
-  T* col = nullptr;                   // n×b copy of the round's column panel dist[:, K]
-  std::int32_t* next_col = nullptr;   // n×b copy of next[:, K]
-  T* row = nullptr;                   // b×n copy of the round's row panel dist[K, :]
-  std::int32_t* k_col = nullptr;      // n×b winners of the column-panel product (−1 = kept)
+  T* col = nullptr;                   // n×b copy of columns of dist: the strip dist[:, K] or a sub-block's
+  std::int32_t* next_col = nullptr;   // n×b copy of the same columns of next
+  T* row = nullptr;                   // b×n copy of rows of dist: the row panel dist[K, :] or dist[Ks, K]
+  std::int32_t* k_col = nullptr;      // n×b winners of the strip's products (−1 = kept)
   std::int32_t* k_all = nullptr;      // n×n winners of the full product (−1 = kept)
   T* snapshot = nullptr;              // s×s: row k of a sub-block's diagonal as it stood at iteration k
 };
@@ -42,7 +42,8 @@ template <class T> void cuda_relax(const FwBuffers<T>& b, index_t s0, index_t sb
 // dist and next's columns c0 … c0+width−1 into col and next_col (row stride b.block); dist's rows
 // r0 … r0+rows−1, columns c0 … c0+cols−1, into row (row stride cols).
 template <class T> void cuda_copy_columns(const FwBuffers<T>& b, index_t c0, index_t width, void* stream);
-template <class T> void cuda_copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0, index_t cols, void* stream);
+template <class T>
+void cuda_copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0, index_t cols, void* stream);
 // next[i][j] = next_col[i][k(i, j)] where k(i, j) ≥ 0, then k(i, j) = −1; `rows` × `cols`.
 void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
                  const std::int32_t* next_col, index_t ld_col, void* stream);

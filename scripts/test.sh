@@ -36,7 +36,7 @@ set -e
 if [[ $py_build -eq 0 ]]; then
   set +e
   # tests/python/test_hmm_cli.py runs the tool built here.
-  (cd "$ROOT" && RINGMM_CLI="${RINGMM_CLI:-$BUILD_DIR/tools/ringmm}" "$python" -m pytest -q -rs -p no:cacheprovider tests/python) | tee Testing/pytest-output.log
+  (cd "$ROOT" && RINGMM_CLI="${RINGMM_CLI:-$BUILD_DIR/tools/ringmm}" "$python" -m pytest -q -rs -p no:cacheprovider tests/python lab/tests) | tee Testing/pytest-output.log
   py_status=${PIPESTATUS[0]}
   set -e
   # pytest's last line: "3 failed, 180 passed, 20 skipped, 1 error in 2.04s"

@@ -148,7 +148,7 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     max-min, max-times and min-max only)
   --batch N         members of a batched product (default 8 for batched, else 1)
   --reps N          timed repetitions per case (default 10)
-  --out FILE        also write the records as .json or .csv (bench/results/README.md)
+  --out FILE        also write the records as .json or .csv (lab/results/README.md)
   --threads LIST    CPU thread counts, comma-separated, or all (every thread): each case runs
                     on each, ringmm and OpenBLAS alike; kernel names then end in " t<N>"
                     (default: OpenMP's default, names unchanged); CPU only

@@ -144,7 +144,7 @@ class Torch:
 
     def exported(self, x):
         # A DLPack capsule made directly: tensor.__dlpack__ costs ~4 µs a call in stream bookkeeping
-        # that ringmm, which runs on torch's current stream, does not need (bench/python/call_overhead.py).
+        # that ringmm, which runs on torch's current stream, does not need (lab/python/call_overhead.py).
         return None if x is None else self._to_dlpack(x)
 
     def empty(self, shape, dtype):

@@ -1,5 +1,5 @@
 // A shared library opened when a feature first needs it rather than by the dynamic linker at
-// start-up: cuBLAS alone costs every process ~90 ms and ~200 MB (bench/startup.py measures it).
+// start-up: cuBLAS alone costs every process ~90 ms and ~200 MB (lab/reports/startup.py measures it).
 #pragma once
 
 #include <initializer_list>

@@ -396,7 +396,7 @@ CycleError::CycleError(bool longest, std::vector<index_t> vertices)
 // CUDA: fewer rounds mean fewer whole-matrix argmax products, each with its per-call packing, sum
 // and tile buffers and C and K* traffic, for a column-panel product that stays ≈ b/n of the work.
 // Measured on the H100 at 16384 vertices: 1.14 s at b = 256, 0.84 s at 512, 0.69 s at 1024 (and at
-// 8192 the sweep 128…1024 kept improving; bench/results/apsp-h100-2026-11-24-*.json).
+// 8192 the sweep 128…1024 kept improving; lab/results/apsp-h100-2026-11-24-*.json).
 index_t apsp_default_block(Backend backend) { return backend == Backend::cuda ? 1024 : 128; }
 
 template <class T>

@@ -328,7 +328,7 @@ TEST_F(CliTest, GlobalHelpVersionAndUnknownCommand) {
 }
 
 // cuBLAS and NCCL are opened when a command first calls them: loading cuBLAS with the program
-// cost every run, `ringmm --version` included, ~90 ms and ~200 MB (bench/startup.py).
+// cost every run, `ringmm --version` included, ~90 ms and ~200 MB (lab/reports/startup.py).
 TEST_F(CliTest, CommandsWithoutGpuWorkLoadNeitherCublasNorNccl) {
   for (const char* args : {"--version", "help bench", "info", "demo --backend cpu --size 8"}) {
     const Outcome r = ringmm(args, "LD_DEBUG=files");  // glibc's loader lists each library it opens

@@ -67,7 +67,7 @@ std::vector<std::string> describe_devices();
 // "tiled16", "tiled32" (shared-memory tiles of that side).
 std::vector<std::string> ladder_kernels();
 
-// The published Aᵀ·A kernels (docs/seeds.md) in f64 ("seed003-naive", "seed003-optimised"; tools/measure/seed003_syrk.cu):
+// The published Aᵀ·A kernels (docs/seeds.md) in f64 ("seed003-naive", "seed003-optimised"; lab/kernels/seed003_syrk.cu):
 // C (n×n, row-major, both triangles) = Aᵀ·A for A k×n row-major, on host buffers (the tests), and
 // timed on device buffers (`ringmm bench --product syrk`, plus-times f64).
 std::vector<std::string> seed003_kernels();

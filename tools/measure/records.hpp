@@ -1,4 +1,4 @@
-// Machine-readable benchmark records (schema: bench/results/README.md), written as JSON or CSV.
+// Machine-readable benchmark records (schema: lab/results/README.md), written as JSON or CSV.
 #pragma once
 
 #include <optional>

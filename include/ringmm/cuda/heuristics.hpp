@@ -51,7 +51,7 @@ inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& 
 // 131072×16×16 predicates (docs/perf/cuda-engine.md). With no ragged tiles padding won every
 // shape measured, up to copies of 0.54 of the product (16384×128×128 at 6.3 against 5.7; 1024³ at
 // 9.5 against 7.2, 4096×512×512 at 9.4 against 7.3, i32 and f64 alike; the records
-// bench/results/border-h100-2026-11-24-*.json).
+// lab/results/border-h100-2026-11-24-*.json).
 inline Border choose_border(BorderPolicy policy, const Workload& w) {
   switch (policy) {
     case BorderPolicy::pad: return Border::pad;

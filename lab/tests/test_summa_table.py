@@ -1,0 +1,47 @@
+"""lab/reports/summa_table.py: efficiency against the 1x1 run, of the same size for strong scaling and of
+the base size for weak scaling (records with weak_base, as lab/device/summa_scaling.sh writes them)."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def record(n, grid, seconds, weak_base=None, variant="broadcast"):
+    rows, cols = (int(x) for x in grid.split("x"))
+    r = {"suite": "summa", "device": "GPU", "semiring": "max-plus", "type": "f32", "n": n, "ranks": rows * cols,
+         "grid_rows": rows, "grid_cols": cols, "variant": variant, "block": 1024, "seconds": seconds,
+         "updates_per_s": n ** 3 / seconds, "bytes_received_mean": 0, "lower_bound_bytes": 0, "resident": True,
+         "distribution_seconds": 0.5}
+    if weak_base is not None:
+        r["weak_base"] = weak_base
+    return r
+
+
+def table(tmp_path, records):
+    paths = []
+    for i, r in enumerate(records):
+        path = tmp_path / f"run{i}.json"
+        path.write_text(json.dumps(r))
+        paths.append(str(path))
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "summa_table.py"), "--one-run", "--markdown", *paths],
+                          capture_output=True, text=True, check=True)
+    return [line.split(" | ") for line in done.stdout.splitlines()[2:]]
+
+
+def test_strong_and_weak_efficiency(tmp_path):
+    n0 = 16384
+    rows = table(tmp_path, [
+        record(n0, "1x1", 1.0),
+        record(n0, "1x2", 0.625),                        # strong: 1 / (2 · 0.625) = 0.8
+        record(n0, "1x1", 1.0, weak_base=n0),            # weak baseline: the 1x1 run of n0
+        record(2 * n0, "2x2", 8 / 3.6, weak_base=n0),    # 8 n0³ updates at 3.6 × the 1x1 rate: 0.9
+    ])
+    by_grid = {(r[4], r[5]): r for r in rows}
+    assert by_grid[("16384", "1x2")][10] == "0.800"
+    assert by_grid[("32768 (weak 16384)", "2x2")][10] == "0.900"
+    assert by_grid[("16384 (weak 16384)", "1x1")][10] == "1.000"
+    # A weak run is never measured against the strong 1x1 run of its own n (there is none here).
+    assert by_grid[("16384", "1x1")][10] == "1.000"

@@ -1,10 +1,9 @@
 // ringmm bench: times ringmm's products on random data and prints each beside its baselines —
 // OpenBLAS and ringmm's blocked kernel on the CPU; cuBLAS and the microbenchmark ceiling on CUDA.
-// Two other modes: --ladder (the seed-001 kernel ladder on the GPU, with --serial its sequential
-// CPU baseline) and --tune (the CPU kernel's tuning sweep). The measurements themselves live in
+// One other mode: --tune (the CPU kernel's tuning sweep). The measurements themselves live in
 // ringmm_measure (tools/measure).
-// Over 500 lines: one command whose CPU, CUDA, ladder and tuning modes share the case list, the
-// table printer and the record writer; moving the ladder to the lab will shorten it.
+// Over 500 lines: one command whose CPU, CUDA and tuning modes share the case list, the table
+// printer and the record writer.
 #include <omp.h>
 
 #include <algorithm>
@@ -133,7 +132,6 @@ struct Settings {
   index_t batch;
   int reps;
   bool ceilings;
-  bool serial;                // --ladder --serial: also the naive loop on one CPU thread
   measure::HostMemory host;   // where the with-transfers timings keep their host operands
   Op op_a;                    // --transpose-a: ringmm reads A as the transpose of a K×M matrix
   bool named_threads;  // --threads given: CPU kernel names carry " t<threads>"
@@ -328,70 +326,9 @@ class Bench {
     return failures;
   }
 
-  // The seed-001 ladder for every case: each ladder kernel, then ringmm's own engine, beside cuBLAS
-  // (plus-times f32/f64) and the register-register ceiling. Returns how many measurements failed.
-  int run_ladder(const std::vector<Case>& cases) {
-    columns_ = {{"case", 8},    {"semiring", 11}, {"type", 7},   {"shape", 18},      {"kernel", 17},
-                {"ms", 10},     {"ms+xfer", 10},  {"Tupd/s", 9}, {"of ceiling", 12}, {"of cuBLAS", 10}};
-    print_header(columns_);
-    int failures = 0;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      const Case& c = cases[i];
-      const Shape& s = c.shape;
-      const std::string label = case_label(i, cases.size());
-      std::optional<double> ceiling, cublas_rate;
-      // Times one row and prints it; a failure is printed and counted, and the ladder goes on.
-      auto row = [&](const std::string& backend, const std::string& kernel, auto&& time) {
-        try {
-          const measure::Timing t = time();
-          Record r = make_record(c, st_, backend, kernel, t.kernel_seconds);
-          if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
-          if (backend == "cpu") r.device = cpu_model();
-          records_.push_back(r);
-          if (backend == "cublas") cublas_rate = *r.updates_per_s;
-          print_row(columns_, {label, r.semiring, r.type, shape_text(s), kernel, ms(t.kernel_seconds),
-                               t.with_transfers_seconds > 0 ? ms(t.with_transfers_seconds) : "-", rate(*r.updates_per_s),
-                               ceiling ? fixed(100 * *r.updates_per_s / *ceiling, 1) + "%" : "-",
-                               cublas_rate ? fixed(100 * *r.updates_per_s / *cublas_rate, 1) + "%" : "-"});
-        } catch (const Error& e) {
-          ++failures;
-          report_failure(label + " " + kernel, c, e);
-        }
-      };
-      try {
-        ceiling = reg_reg_ceiling(c.kind, c.type);
-      } catch (const Error& e) {
-        ++failures;
-        report_failure(label + " ceiling", c, e);
-      }
-      if (st_.serial) row("cpu", "serial", [&] { return measure::Timing{serial_seconds(c), 0}; });
-      if (c.kind == SemiringKind::plus_times && (c.type == DType::f32 || c.type == DType::f64))
-        row("cublas", cublas_kernel_name(c.type, Product::gemm),
-            [&] { return measure::time_cublas(c.type, Product::gemm, s.m, s.n, s.k, 1, st_.reps); });
-      for (const std::string& kernel : measure::ladder_kernels())
-        row("cuda", kernel, [&] { return measure::time_ladder(c.kind, c.type, kernel, s.m, s.n, s.k, st_.reps); });
-      Context own = st_.ctx;
-      own.vendor_blas = false;  // the production engine, never the cuBLAS route
-      row("cuda", "ringmm",
-          [&] { return measure::time_ringmm(own, c.kind, c.type, Product::gemm, s.m, s.n, s.k, 1, st_.reps); });
-    }
-    return failures;
-  }
-
   const std::vector<Record>& records() const { return records_; }
 
  private:
-  // The ladder's sequential baseline: the naive triple loop (cpu::reference_gemm) on one thread,
-  // median of at most three runs after a warm-up, since one 1024³ run takes seconds.
-  double serial_seconds(const Case& c) {
-    return visit_semiring(c.kind, c.type, [&](auto tag) {
-      using S = typename decltype(tag)::type;
-      HostOperands<S> x(c.shape, Product::gemm, 1);
-      const auto p = make_case_problem<S>(x, Product::gemm);
-      return measure::median_seconds(std::min(st_.reps, 3), [&] { cpu::reference_gemm<S>(p); });
-    });
-  }
-
   void report_failure(const std::string& label, const Case& c, const Error& e) {
     std::cout << label << " " << to_string(c.kind) << " " << type_name(c) << " " << shape_text(c.shape)
               << ": error: " << e.what() << std::endl;
@@ -547,7 +484,6 @@ class Bench {
     } else {
       cells.insert(cells.end(), {"-", "-", ""});
     }
-    if (st_.product == Product::syrk && plus_times && c.type == DType::f64) time_seed003(c);
     // The register-register ceiling bounds the SIMT kernels alone: a call routed to cuBLAS, the
     // tensor cores or log-plus's shift trick has its own baseline in the columns before.
     const bool simt = !choice || choice->route == "kernels";
@@ -569,20 +505,6 @@ class Bench {
 
   // ringmm's records of a --transpose-a run say so; cuBLAS beside them still multiplies A as stored.
   std::string transpose_suffix() const { return st_.op_a == Op::T ? " transA" : ""; }
-
-  // The published Aᵀ·A kernels (docs/seeds.md) beside ringmm's syrk: recorded, and noted under
-  // the row. The naive one reads global memory only, so it is timed up to n = 4096 (0.6 s there).
-  void time_seed003(const Case& c) {
-    const Shape& s = c.shape;
-    std::string line = "published Aᵀ·A kernels:";
-    for (const std::string& kernel : measure::seed003_kernels()) {
-      if (kernel == "seed003-naive" && s.n > 4096) continue;
-      const measure::Timing t = measure::time_seed003(kernel, s.n, s.k, std::min(st_.reps, 3));
-      records_.push_back(make_record(c, st_, "cuda", kernel, t.kernel_seconds));
-      line += " " + kernel + " " + ms(t.kernel_seconds) + " ms";
-    }
-    notes_.push_back(line);
-  }
 
   // The microbenchmark ceilings of a semiring/type, measured once per run and recorded.
   std::optional<double> reg_reg_ceiling(SemiringKind kind, DType type) {
@@ -658,27 +580,20 @@ std::vector<int> parse_threads(const std::string& text) {
 int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
-                           {"border", true}, {"threads", true}, {"ladder", false}, {"tune", false},
-                           {"tf32", false}, {"serial", false}, {"host-memory", true}, {"transpose-a", false},
+                           {"border", true}, {"threads", true}, {"tune", false},
+                           {"tf32", false}, {"host-memory", true}, {"transpose-a", false},
                            {"boolean-mma", true}});
-  const bool ladder = opt.flag("ladder"), tune = opt.flag("tune");
-  // Options that mean nothing in a mode are usage mistakes rather than silently ignored.
-  if (ladder && tune) throw UsageError("--tune", "does not apply to --ladder");
-  const std::string mode = ladder ? "--ladder" : "--tune";
-  if (ladder || tune)
-    for (const char* name :
-         {"product", "batch", "threads", "config", "border", "tf32", "host-memory", "transpose-a", "boolean-mma"})
-      if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to " + mode);
+  const bool tune = opt.flag("tune");
+  // Options that mean nothing in the tuning sweep are usage mistakes rather than silently ignored.
   if (tune)
-    for (const char* name : {"semiring", "type", "ceilings"})
+    for (const char* name : {"product", "batch", "threads", "config", "border", "tf32", "host-memory", "transpose-a",
+                             "boolean-mma", "semiring", "type", "ceilings"})
       if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to --tune");
-  if (opt.flag("serial") && !ladder) throw UsageError("--serial", "applies to --ladder only");
 
   Settings st;
-  st.suite = ladder ? "ladder" : "bench";
+  st.suite = "bench";
   st.ctx.backend = parse_backend(opt.get_or("backend", tune ? "cpu" : "auto"), "--backend");
   if (tune && st.ctx.backend != Backend::cpu) throw UsageError("--backend", "--tune sweeps the CPU kernel");
-  if (ladder && st.ctx.backend == Backend::cpu) throw UsageError("--backend", "--ladder runs on the GPU");
   st.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
   st.ctx.cuda_config = opt.get_or("config", "");
   st.ctx.allow_tf32 = opt.flag("tf32");
@@ -688,7 +603,6 @@ int bench_command(const Args& args) {
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
   st.reps = int(opt.integer_or("reps", 10, 1, 100000));
   st.ceilings = opt.flag("ceilings");
-  st.serial = opt.flag("serial");
   const std::string host_memory = opt.get_or("host-memory", "pageable");
   if (host_memory != "pageable" && host_memory != "pinned")
     throw UsageError("--host-memory", "unknown value '" + host_memory + "' (valid: pageable, pinned)");
@@ -700,16 +614,15 @@ int bench_command(const Args& args) {
   st.named_threads = opt.has("threads");
   // --type may name b1, bit-packed storage rather than a DType (ringmm/bits.hpp): it is split off
   // here, and its cases run after the pairs' for each selected semiring that has a b1 product.
-  const std::string semiring_text = opt.get_or("semiring", ladder ? "plus-times,max-plus" : "all");
+  const std::string semiring_text = opt.get_or("semiring", "all");
   std::string type_text;
   bool b1 = false;
-  for (const std::string& item : split_list(opt.get_or("type", ladder ? "f32" : "all"), "--type")) {
+  for (const std::string& item : split_list(opt.get_or("type", "all"), "--type")) {
     if (item == b1_type_name) b1 = true;
     else type_text += (type_text.empty() ? "" : ",") + item;
   }
   std::vector<SemiringKind> b1_kinds;
   if (b1) {
-    if (ladder) throw UsageError("--type", "b1 has no ladder kernels (it runs on the CPU)");
     if (st.product != Product::gemm) throw UsageError("--type", "b1 times gemm only (--product gemm)");
     for (const std::string& item : split_list(semiring_text, "--semiring"))
       for (SemiringKind kind : item == "all" ? std::vector<SemiringKind>(std::begin(all_semirings), std::end(all_semirings))
@@ -730,8 +643,6 @@ int bench_command(const Args& args) {
   st.backend = st.ctx.resolved_backend();
   st.ctx.backend = st.backend;
   const bool gpu = st.backend == Backend::cuda;
-  if (ladder && !gpu)
-    throw Error(Errc::backend_unavailable, "--ladder", "the ladder kernels need a GPU; the run uses the CPU backend");
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
   for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma"})
@@ -747,7 +658,7 @@ int bench_command(const Args& args) {
   if (b1 && gpu)
     throw Error(Errc::unsupported, "--type",
                 "b1 products run on the CPU only (the CUDA backend has no b1 kernel yet); add --backend cpu");
-  const char* default_shapes = tune ? "1024" : ladder ? "1024,4096" : gpu ? "4096,8192,4097" : "256,512";
+  const char* default_shapes = tune ? "1024" : gpu ? "4096,8192,4097" : "256,512";
   const auto shapes = parse_shapes(shapes_text.value_or(default_shapes), st.product);
   st.device = gpu ? gpu_name() : cpu_model();
   st.date = utc_timestamp();
@@ -773,22 +684,19 @@ int bench_command(const Args& args) {
 
     std::cout << "backend " << to_string(st.backend) << " on " << st.device;
     if (!gpu) std::cout << " (" << omp_get_max_threads() << " threads)";
-    std::cout << "; " << (ladder ? "the seed-001 ladder" : std::string(product_name(st.product)));
+    std::cout << "; " << product_name(st.product);
     if (st.product == Product::batched) std::cout << " x " << st.batch;
     std::cout << "; median of " << st.reps << " after a warm-up; " << cases.size() << " cases\n"
               << "Tupd/s = 10^12 semiring updates per second (one per i, j, k and i16x2 lane"
               << (st.product == Product::syrk ? "; syrk counts the n(n+1)/2 outputs it computes" : "")
               << "); TFLOP/s = 2 x Tupd/s for plus-times\n";
-    if (ladder)
-      std::cout << "kernels: straightforward, tiled 8/16/32, then ringmm's engine; of ceiling: of the reg-reg "
-                   "microbenchmark; of cuBLAS: of its update rate (pedantic FP32 / FP64)\n";
-    else if (gpu)
+    if (gpu)
       std::cout << "ms: kernel on device buffers; ms+xfer: with host<->device copies; engine: ringmm's own kernel "
                    "where plus-times f32/f64 run through cuBLAS; or-and is shown beside cuBLAS's bf16 GEMM\n";
     else std::cout << "baseline OpenBLAS: s/dgemm (or s/dsyrk) of the same shape at the type's precision\n";
 
     Bench bench(std::move(st));
-    failures = ladder ? bench.run_ladder(cases) : bench.run(cases);
+    failures = bench.run(cases);
     records = bench.records();
   }
   if (out) {
@@ -796,9 +704,7 @@ int bench_command(const Args& args) {
     std::cout << "wrote " << *out << " (" << records.size() << " records)\n";
   }
   if (failures) {
-    print_error("bench", ladder ? std::to_string(failures) + " measurements failed (see above)"
-                                : "cases: " + std::to_string(failures) + " of " + std::to_string(cases_run) +
-                                      " failed (see above)");
+    print_error("bench", "cases: " + std::to_string(failures) + " of " + std::to_string(cases_run) + " failed (see above)");
     return 1;
   }
   return 0;

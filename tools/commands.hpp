@@ -14,7 +14,6 @@ int multiply_command(const Args& args);
 int bench_command(const Args& args);
 int info_command(const Args& args);
 int demo_command(const Args& args);
-int microbench_command(const Args& args);  // needs the CUDA backend
 int tune_command(const Args& args);        // needs the CUDA backend and a device
 int summa_command(const Args& args);       // needs MPI; run under mpirun
 int apsp_command(const Args& args);        // all-pairs shortest paths (ringmm/apsp.hpp)

@@ -125,7 +125,6 @@ solve time (distances and successors, without host<->device copies).
 )"},
     {"bench", bench_command, "time products and compare with baselines and ceilings",
      R"(usage: ringmm bench [options]
-       ringmm bench --ladder [--serial] [--semiring LIST] [--type LIST] [--shapes LIST] [--reps N] [--out FILE]
        ringmm bench --tune [--shapes LIST] [--reps N] [--out FILE]
 
 Times ringmm on random data (warm-up, then the median of --reps runs) and prints one row per
@@ -165,13 +164,6 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
   --transpose-a     ringmm reads A as the transpose of a KxM matrix (op(A) = T; kernel names end
                     in " transA"; cuBLAS beside it still reads A as MxK); CUDA only, not syrk
 
-  --ladder          the teaching ladder of GPU kernels instead: straightforward, tiled8,
-                    tiled16, tiled32, then ringmm's engine (never the cuBLAS route), each beside
-                    cuBLAS (plus-times f32/f64) and the reg-reg ceiling; gemm only (default:
-                    --semiring plus-times,max-plus --type f32 --shapes 1024,4096); records
-                    have suite "ladder"
-  --serial          with --ladder: also the ladder's sequential baseline, the naive triple loop
-                    on one CPU thread (median of at most 3 runs; kernel "serial", backend cpu)
   --tune            the CPU kernel's tuning sweep instead, on 1 thread: the micro-kernel's
                     L1-resident ceiling (max-plus f32/i32, plus-times f32), then max-plus and
                     plus-times f32 on each shape with the shipped kernel, its builds for narrower
@@ -180,17 +172,6 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
 
 Rates count one update per (i, j, k) and per i16x2 lane; syrk counts the n(n+1)/2 outputs of the
 triangle it computes.
-)"},
-    {"microbench", microbench_command, "measure the GPU's semiring throughput ceilings",
-     R"(usage: ringmm microbench [options]
-
-Runs microbenchmarks of the semiring update with operands in registers and in shared memory on
-the GPU and prints the ceiling of each semiring and element type in 10^12 updates/s. Needs the CUDA backend and a device.
-
-  --semiring LIST   comma-separated from {semirings}, or all (default: all)
-  --type LIST       comma-separated from {types}, or all (default: all); only the
-                    supported pairs of the two lists run
-  --out FILE        also write the records as .json or .csv
 )"},
     {"tune", tune_command, "measure the CUDA kernel choices per class of shapes; write the tune cache",
      R"(usage: ringmm tune [--semiring LIST] [--type LIST] [--classes LIST] [--reps N] [--out PATH] [--dry-run]

@@ -3,7 +3,7 @@
 # Usage, repository root on the GPU machine:
 #   lab/device/device_run.sh <tag> <steps...>
 # Steps:
-#   build     configure and build build-device (CUDA 90a, tests; MPI and NCCL when found). The
+#   build     configure and build build-device (CUDA 90a, tests, the lab; MPI and NCCL when found). The
 #             machine has no googletest: GTEST_SRC (default .carry/googletest, copied from the
 #             development machine's /usr/src/googletest) is built first. BUILD_TARGETS (a
 #             space-separated list) builds only those targets.
@@ -17,7 +17,7 @@
 #             tree's binary back to back on the targets' shapes; lab/reports/compare_runs.py checks them
 #             against each other and against RECORDED (default: run f of lab/results);
 #             COMPARE_CASES (lines of name:bench arguments) picks other cases
-#   ladder    ringmm microbench and ringmm bench --ladder
+#   ladder    ringmm-lab microbench and ringmm-lab ladder
 #   profile   lab/device/shapes_profile.sh: issue 12's rows under ncu (about 2 minutes); copy
 #             $res/profile/shapes-profile-*.csv into lab/results and run lab/reports/make_docs.sh
 #   tune      ringmm tune on issue 12's shapes; the later steps run with its cache (RINGMM_TUNE_CACHE)
@@ -82,7 +82,7 @@ for step in $steps; do
           > "$res/gtest.log" 2>&1 && cmake --build /tmp/gtest-build -j "$jobs" --target install >> "$res/gtest.log" 2>&1
       fi
       start=$SECONDS
-      configure_and_build "$root" "$build" -DRINGMM_BUILD_TESTS=ON -DCMAKE_PREFIX_PATH=$gtest_prefix
+      configure_and_build "$root" "$build" -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_LAB=ON -DCMAKE_PREFIX_PATH=$gtest_prefix
       note "build rc=$? in $((SECONDS - start)) s: $(grep -o 'ringmm [0-9.]*: .*' "$res/configure-build-device.log")"
       grep -E 'error|warning' "$res/build-build-device.log" | sort -u | head -10 | tee -a "$summary"
       ;;
@@ -171,9 +171,9 @@ for step in $steps; do
       cat "$res/compare.txt" | tee -a "$summary"
       ;;
     ladder)
-      timeout 200 "$build/tools/ringmm" microbench --out "$res/microbench.json" > "$res/ladder.log" 2>&1
+      timeout 200 "$build/lab/kernels/ringmm-lab" microbench --out "$res/microbench.json" > "$res/ladder.log" 2>&1
       note "microbench rc=$?"
-      timeout 300 "$build/tools/ringmm" bench --ladder --shapes 1024,4096 --reps 10 --out "$res/ladder.json" >> "$res/ladder.log" 2>&1
+      timeout 300 "$build/lab/kernels/ringmm-lab" ladder --shapes 1024,4096 --reps 10 --out "$res/ladder.json" >> "$res/ladder.log" 2>&1
       note "ladder rc=$?"
       ;;
     sweep)

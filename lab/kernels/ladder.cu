@@ -1,18 +1,21 @@
-// The ladder kernels behind gpu_measure.hpp: name lookup, launch, the host-buffer entry point the
-// tests use, and the timing `ringmm bench --ladder` uses.
+// The ladder kernels behind lab_kernels.hpp: name lookup, launch, the host-buffer entry point the
+// tests use, and the timing `ringmm-lab ladder` uses.
 #include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
 
+#include "lab_kernels.hpp"
 #include "measure/gpu_measure.hpp"
 #include "measure/gpu_timer.cuh"
-#include "measure/ladder_args.cuh"
-#include "measure/ladder_straightforward.cuh"
-#include "measure/ladder_tiled.cuh"
+#include "ladder_args.cuh"
+#include "ladder_straightforward.cuh"
+#include "ladder_tiled.cuh"
 #include "ringmm/dispatch.hpp"
 
-namespace ringmm::measure {
+namespace ringmm::lab {
+
+using namespace ringmm::measure;
 
 namespace {
 
@@ -137,4 +140,4 @@ Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel_name
 #include "ringmm/builtins.def"
 #undef RINGMM_INSTANTIATE_LADDER
 
-}  // namespace ringmm::measure
+}  // namespace ringmm::lab

@@ -4,7 +4,7 @@
 
 #include "ringmm/matrix.hpp"
 
-namespace ringmm::measure {
+namespace ringmm::lab {
 
 template <class T> struct LadderArgs {
   detail::Strided<const T> a;  // M×K
@@ -14,4 +14,4 @@ template <class T> struct LadderArgs {
   index_t stride_a, stride_b, stride_c;  // batch member z starts at X.p + z·stride_x (grid z)
 };
 
-}  // namespace ringmm::measure
+}  // namespace ringmm::lab

@@ -4,10 +4,10 @@
 // L1/L2 once per update.
 #pragma once
 
-#include "measure/ladder_args.cuh"
+#include "ladder_args.cuh"
 #include "ringmm/semiring.hpp"
 
-namespace ringmm::measure {
+namespace ringmm::lab {
 
 inline constexpr int kStraightforwardBlockX = 32;  // one warp along a row of C
 inline constexpr int kStraightforwardBlockY = 8;
@@ -28,4 +28,4 @@ __global__ void __launch_bounds__(kStraightforwardBlockX* kStraightforwardBlockY
   *out = traits::epilogue(args.alpha, acc, args.beta, out);
 }
 
-}  // namespace ringmm::measure
+}  // namespace ringmm::lab

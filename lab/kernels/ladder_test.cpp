@@ -1,14 +1,16 @@
-// The ladder kernels (seed 001) against cpu::reference_gemm for every built-in semiring:
-// odd and rectangular shapes, both layouts, transposes, padded leading dimensions, α/β, batches.
+// The lab's kernels: the ladder against cpu::reference_gemm for every built-in semiring (odd and
+// rectangular shapes, both layouts, transposes, padded leading dimensions, α/β, batches), its
+// timings, and the published Aᵀ·A kernels against a direct sum.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include "measure/gpu_measure.hpp"
+#include "lab_kernels.hpp"
 #include "ringmm/cpu/reference.hpp"
 #include "ringmm_testing.hpp"
 
@@ -63,7 +65,7 @@ template <class S> class LadderTest : public ::testing::Test {
     cpu::reference_gemm<S>(p_ref);
     const auto c_before = c;
     detail::Strided<const T> before{c_before.view.data, p.c.rows, p.c.cols, p.c.rs, p.c.cs};
-    measure::ladder_gemm<S>(kernel, p);
+    lab::ladder_gemm<S>(kernel, p);
     EXPECT_TRUE(matrices_match<S>(p, p_ref.c, p.c, &before))
         << kernel << " " << s.m << "x" << s.n << "x" << s.k << " op " << to_string(op_a) << to_string(op_b) << " "
         << to_string(layout) << " pad " << pad << (use_beta ? " with beta" : "") << " batch " << batch;
@@ -80,12 +82,12 @@ template <class S> class LadderTest : public ::testing::Test {
 TYPED_TEST_SUITE(LadderTest, BuiltinSemirings, SemiringNames);
 
 TYPED_TEST(LadderTest, OddAndRectangularShapes) {
-  for (const auto& kernel : measure::ladder_kernels())
+  for (const auto& kernel : lab::ladder_kernels())
     for (const Shape& s : kShapes) this->check(kernel, s, Op::N, Op::N, Layout::row_major, 0, false);
 }
 
 TYPED_TEST(LadderTest, TransposesLayoutsAndLeadingDimensions) {
-  for (const auto& kernel : measure::ladder_kernels())
+  for (const auto& kernel : lab::ladder_kernels())
     for (Op op_a : {Op::N, Op::T})
       for (Op op_b : {Op::N, Op::T})
         for (Layout layout : {Layout::row_major, Layout::col_major})
@@ -93,14 +95,14 @@ TYPED_TEST(LadderTest, TransposesLayoutsAndLeadingDimensions) {
 }
 
 TYPED_TEST(LadderTest, AlphaBetaEpilogue) {
-  for (const auto& kernel : measure::ladder_kernels()) {
+  for (const auto& kernel : lab::ladder_kernels()) {
     this->check(kernel, {37, 29, 45}, Op::N, Op::N, Layout::row_major, 2, true);
     this->check(kernel, {7, 7, 0}, Op::N, Op::N, Layout::row_major, 0, true);
   }
 }
 
 TYPED_TEST(LadderTest, Batched) {
-  for (const auto& kernel : measure::ladder_kernels()) {
+  for (const auto& kernel : lab::ladder_kernels()) {
     this->check(kernel, {33, 21, 17}, Op::N, Op::N, Layout::row_major, 1, false, 3);
     this->check(kernel, {19, 40, 9}, Op::T, Op::N, Layout::row_major, 0, true, 2);
   }
@@ -112,7 +114,7 @@ TEST(LadderArguments, UnknownKernelAndSyrkAreRefused) {
                                                   row_major<const float>(a.data(), 2, 2), row_major(c.data(), 2, 2),
                                                   1.0f, 0.0f);
   try {
-    measure::ladder_gemm<PlusTimes<float>>("tiled64", p);
+    lab::ladder_gemm<PlusTimes<float>>("tiled64", p);
     FAIL() << "an unknown kernel name was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::invalid_argument);
@@ -120,7 +122,7 @@ TEST(LadderArguments, UnknownKernelAndSyrkAreRefused) {
   }
   p.symmetric = true;
   try {
-    measure::ladder_gemm<PlusTimes<float>>("tiled16", p);
+    lab::ladder_gemm<PlusTimes<float>>("tiled16", p);
     FAIL() << "a symmetric problem was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::unsupported);
@@ -133,7 +135,7 @@ TEST(LadderArguments, UnknownKernelAndSyrkAreRefused) {
 namespace ringmm::testing {
 namespace {
 
-// Seed 003's Aᵀ·A kernels (naive, and 48×48 tiles with 3×3 per thread, one triangle mirrored)
+// The published Aᵀ·A kernels (naive, and 48×48 tiles with 3×3 per thread, one triangle mirrored)
 // against a direct sum: small integers keep every f64 sum exact, so the match is exact; sizes
 // straddle the 48-wide tiles and the 16-deep k-tiles.
 TEST(Seed003Syrk, BothKernelsMatchTheDirectSum) {
@@ -147,12 +149,28 @@ TEST(Seed003Syrk, BothKernelsMatchTheDirectSum) {
       for (index_t i = 0; i < n; ++i)
         for (index_t j = 0; j < n; ++j)
           for (index_t kk = 0; kk < k; ++kk) want[std::size_t(i * n + j)] += a[std::size_t(kk * n + i)] * a[std::size_t(kk * n + j)];
-      for (const std::string& kernel : measure::seed003_kernels()) {
+      for (const std::string& kernel : lab::seed003_kernels()) {
         std::vector<double> c(want.size(), -1e300);
-        measure::seed003_syrk(kernel, a.data(), n, k, c.data());
+        lab::seed003_syrk(kernel, a.data(), n, k, c.data());
         EXPECT_EQ(c, want) << kernel << " n " << n << " k " << k;
       }
     }
+}
+
+TEST(TimeLadder, EveryKernelGivesAPositiveTime) {
+  std::string why;
+  if (!cuda_device_available(&why)) GTEST_SKIP() << why;
+  for (const auto& kernel : lab::ladder_kernels()) {
+    const auto t = lab::time_ladder(SemiringKind::max_plus, DType::f32, kernel, 257, 129, 65, 3);
+    EXPECT_GT(t.kernel_seconds, 0) << kernel;
+    EXPECT_TRUE(std::isfinite(t.kernel_seconds)) << kernel;
+  }
+  try {
+    lab::time_ladder(SemiringKind::max_plus, DType::f32, "tiled7", 8, 8, 8, 1);
+    ADD_FAILURE() << "an unknown kernel was timed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+  }
 }
 
 }  // namespace

@@ -5,10 +5,10 @@
 // Borders are predicated: elements past M, N or K are staged as 0̄, which leaves every sum as it is.
 #pragma once
 
-#include "measure/ladder_args.cuh"
+#include "ladder_args.cuh"
 #include "ringmm/semiring.hpp"
 
-namespace ringmm::measure {
+namespace ringmm::lab {
 
 template <class S, int Tile>
 __global__ void __launch_bounds__(Tile* Tile) tiled_kernel(LadderArgs<typename S::value_type> args) {
@@ -38,4 +38,4 @@ __global__ void __launch_bounds__(Tile* Tile) tiled_kernel(LadderArgs<typename S
   }
 }
 
-}  // namespace ringmm::measure
+}  // namespace ringmm::lab

@@ -9,11 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "lab_kernels.hpp"
 #include "measure/gpu_measure.hpp"
 #include "measure/gpu_timer.cuh"
 #include "ringmm/cuda/check.hpp"
 
-namespace ringmm::measure {
+namespace ringmm::lab {
+
+using namespace ringmm::measure;
 
 namespace {
 
@@ -122,4 +125,4 @@ Timing time_seed003(const std::string& kernel, index_t n, index_t k, int reps) {
   return t;
 }
 
-}  // namespace ringmm::measure
+}  // namespace ringmm::lab

@@ -38,7 +38,7 @@ std::vector<std::string> split(std::string_view text, char separator) {
   return parts;
 }
 
-// The option tables of multiply, bench and microbench (tools/*.cpp): the parser is what is
+// The option tables of multiply, bench (tools/*.cpp) and microbench (lab/kernels/main.cpp): the parser is what is
 // fuzzed, so these only need the same kinds of entries.
 Options parse_options(const std::string& command, const Args& args) {
   if (command == "bench")

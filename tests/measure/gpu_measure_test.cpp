@@ -48,17 +48,6 @@ TEST(Microbench, RefusesPairsThatAreNotBuiltIn) {
   EXPECT_EQ(error_code([] { measure::microbench(SemiringKind::or_and, DType::f32); }), Errc::unsupported);
 }
 
-TEST(TimeLadder, EveryKernelGivesAPositiveTime) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  for (const auto& kernel : measure::ladder_kernels()) {
-    const auto t = measure::time_ladder(SemiringKind::max_plus, DType::f32, kernel, 257, 129, 65, 3);
-    EXPECT_GT(t.kernel_seconds, 0) << kernel;
-    EXPECT_TRUE(std::isfinite(t.kernel_seconds)) << kernel;
-  }
-  EXPECT_EQ(error_code([] { measure::time_ladder(SemiringKind::max_plus, DType::f32, "tiled7", 8, 8, 8, 1); }),
-            Errc::invalid_argument);
-}
-
 TEST(TimeCublas, PedanticSgemmDgemmBatchedAndSyrk) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   for (DType type : {DType::f32, DType::f64}) {
@@ -83,8 +72,6 @@ TEST(Tools, WithoutADeviceEveryToolSaysSo) {
   EXPECT_TRUE(measure::describe_devices().empty());
   EXPECT_EQ(error_code([] { measure::microbench(SemiringKind::max_plus, DType::i32); }), Errc::backend_unavailable);
   EXPECT_EQ(error_code([] { measure::time_cublas(DType::f32, measure::Product::gemm, 8, 8, 8, 1, 1); }),
-            Errc::backend_unavailable);
-  EXPECT_EQ(error_code([] { measure::time_ladder(SemiringKind::max_plus, DType::f32, "tiled16", 8, 8, 8, 1); }),
             Errc::backend_unavailable);
   EXPECT_EQ(error_code([] {
               measure::time_ringmm(Context{}, SemiringKind::max_plus, DType::f32, measure::Product::gemm, 8, 8, 8, 1, 1);

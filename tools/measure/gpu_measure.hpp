@@ -1,7 +1,6 @@
-// GPU measurements used by `ringmm bench` and `ringmm microbench`: the hardware ceilings
-// (docs/perf/ladder.md), cuBLAS baselines, timings of ringmm's own kernels on device buffers, and
-// the ladder's kernels. Every function but describe_devices and ladder_kernels
-// throws Errc::backend_unavailable when the CUDA backend (no_gpu.cpp) or a device is missing;
+// GPU measurements used by `ringmm bench`, `ringmm tune` and the lab: the hardware ceilings
+// (docs/perf/ladder.md), cuBLAS baselines and timings of ringmm's own kernels on device buffers.
+// Every function but describe_devices throws Errc::backend_unavailable when the CUDA backend (no_gpu.cpp) or a device is missing;
 // arguments are checked first (Errc::invalid_argument / unsupported).
 //
 // Conventions: one *update* is one (i, j, k) triple, acc ← acc ⊕ a ⊗ b; for the packed i16x2 type
@@ -61,24 +60,5 @@ Timing time_cublas_bf16(index_t m, index_t n, index_t k, int reps);
 // A one-line description of each visible device (name, SMs, memory, L2, compute capability);
 // empty when there is none.
 std::vector<std::string> describe_devices();
-
-// ---- the ladder (docs/perf/ladder.md): benchmark and teaching kernels, not the production path ----------
-// Names, simplest first: "straightforward" (one thread per output, global memory), "tiled8",
-// "tiled16", "tiled32" (shared-memory tiles of that side).
-std::vector<std::string> ladder_kernels();
-
-// The published Aᵀ·A kernels (docs/seeds.md) in f64 ("seed003-naive", "seed003-optimised"; lab/kernels/seed003_syrk.cu):
-// C (n×n, row-major, both triangles) = Aᵀ·A for A k×n row-major, on host buffers (the tests), and
-// timed on device buffers (`ringmm bench --product syrk`, plus-times f64).
-std::vector<std::string> seed003_kernels();
-void seed003_syrk(const std::string& kernel, const double* a, index_t n, index_t k, double* c);
-Timing time_seed003(const std::string& kernel, index_t n, index_t k, int reps);
-
-// One ladder kernel on an m×n×k row-major product of random data (kernel_seconds only).
-Timing time_ladder(SemiringKind kind, DType type, const std::string& kernel, index_t m, index_t n, index_t k, int reps);
-
-// Runs one ladder kernel on a problem held in host memory (upload, launch, download): the entry
-// point of the ladder's correctness tests. Batches are supported; symmetric (syrk) problems are not.
-template <class S> void ladder_gemm(const std::string& kernel, const detail::Problem<S>& p);
 
 }  // namespace ringmm::measure

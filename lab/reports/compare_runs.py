@@ -1,27 +1,27 @@
 #!/usr/bin/env python3
 """Compare ringmm's own rows of two or three sets of `ringmm bench` records, case by case.
 
-    python3 lab/reports/compare_runs.py --new NEW.json... --old OLD.json... [--recorded REC.json...]
+    python3 lab/reports/compare_runs.py --new NEW.json... --old OLD.json... [--recorded REC...]
                                   [--tolerance 0.03] [--out table.md [--title TEXT]] [--report-only]
+    python3 lab/reports/compare_runs.py --campaign CAMPAIGN.jsonl --run RUN [--recorded REC...] ...
 
 `new` and `old` come from one device run (the current binary and the previous commit's, measured
-back to back); `recorded` are the figures recorded before the change (lab/results). A case is
+back to back); `recorded` are the figures recorded before the change (a campaign in lab/results).
+A comparison campaign (kinds registry-compare, nan-policy) holds both sides of each run: its
+records carry "run" and "binary" (new or old), and --run picks one run. A case is
 (semiring, type, product, m, n, k, batch); ringmm's row is its `engine` record where plus-times
 went to cuBLAS, else its `ringmm` record (as lab/reports/targets.py reads them). Exit status 1 when a
 new rate falls more than the tolerance below the old binary's or the recorded figure.
 """
 import argparse
-import json
 import pathlib
 import sys
 
+import campaigns
+
 
 def load(paths):
-    records = []
-    for path in paths or []:
-        data = json.loads(pathlib.Path(path).read_text())
-        records += data if isinstance(data, list) else data.get("records", [])
-    return records
+    return campaigns.read_all(paths or [])
 
 
 def ours(records):
@@ -41,15 +41,25 @@ def ours(records):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--new", nargs="+", required=True)
-    parser.add_argument("--old", nargs="+", required=True)
+    parser.add_argument("--new", nargs="+")
+    parser.add_argument("--old", nargs="+")
+    parser.add_argument("--campaign", help="a comparison campaign holding both binaries' records")
+    parser.add_argument("--run", help="the campaign's run to compare (its records' \"run\")")
     parser.add_argument("--recorded", nargs="*")
     parser.add_argument("--tolerance", type=float, default=0.03)
     parser.add_argument("--out")
     parser.add_argument("--title", help="a heading and note written above the table in --out")
     parser.add_argument("--report-only", action="store_true", help="exit 0 even when a case is slower")
     args = parser.parse_args()
-    new, old, recorded = ours(load(args.new)), ours(load(args.old)), ours(load(args.recorded))
+    if args.campaign:
+        run = [r for r in load([args.campaign]) if args.run is None or r.get("run") == args.run]
+        new = ours([r for r in run if r.get("binary") == "new"])
+        old = ours([r for r in run if r.get("binary") == "old"])
+    elif args.new and args.old:
+        new, old = ours(load(args.new)), ours(load(args.old))
+    else:
+        parser.error("give --campaign, or --new and --old")
+    recorded = ours(load(args.recorded))
     if not new:
         sys.exit("compare_runs: no ringmm rows in --new")
 

@@ -2,15 +2,17 @@
 """Markdown tables for docs/perf/ladder.md, generated from the JSON records of `ringmm microbench`
 and `ringmm bench --ladder`.
 
-    lab/reports/ladder_tables.py lab/results/microbench-X.json lab/results/ladder-X.json [more ...]
+    lab/reports/ladder_tables.py [CAMPAIGN.jsonl | microbench-X.json ladder-X.json ...]
 
-Microbench files give the ceiling table (one column per run when several are given); ladder files
+Without arguments it reads the latest campaign of kind "ladder" (lab/reports/campaigns.py), whose
+parts microbench-<run> and ladder-<run> are the runs' files. Microbench files (parts) give the ceiling table (one column per run when several are given); ladder files
 give the ladder table (the last ladder file; earlier ones add a "run A" column for the spread). The
 ladder's "% best ceiling" takes the last microbench file's ceilings, else the ladder file's own
 reg-reg records (`ringmm bench --ladder` measures them in the same run).
 """
-import json
 import sys
+
+import campaigns
 
 DESIGN_REG_REG = {  # DESIGN.md, register-to-register, 10^12 updates/s
     ("plus-times", "f32"): "22.3", ("plus-times", "f64"): "12.1",
@@ -22,8 +24,7 @@ LEVELS = ["reg-reg", "smem-one", "smem-both"]
 
 
 def load(path):
-    with open(path) as f:
-        return json.load(f)
+    return campaigns.read(path)
 
 
 def ceiling_table(runs):
@@ -77,9 +78,23 @@ def ladder_table(runs, ceilings):
     return "\n".join(lines)
 
 
+def runs(paths, kind):
+    """The runs of one kind ("microbench" or "ladder"): a file each, or a campaign's parts in order."""
+    out = []
+    for p in paths:
+        if p.endswith(".jsonl"):
+            records = load(p)
+            names = sorted({r["part"] for r in records if r.get("part", "").startswith(kind + "-")})
+            out += [[r for r in records if r.get("part") == n] for n in names]
+        elif kind in p.rsplit("/", 1)[-1]:
+            out.append(load(p))
+    return out
+
+
 def main(paths):
-    micro = [load(p) for p in paths if "microbench" in p]
-    ladder = [load(p) for p in paths if "ladder" in p]
+    paths = paths or [str(campaigns.latest("ladder"))]
+    micro = runs(paths, "microbench")
+    ladder = runs(paths, "ladder")
     if micro:
         print(ceiling_table(micro))
         print()

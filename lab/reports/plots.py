@@ -6,18 +6,21 @@ one figure per function, in the order of docs/seeds.md.
 
     python3 lab/reports/plots.py [--results lab/results] [--img docs/img] [--page docs/seeds.md]
 
-Every figure and every number of ours comes from the records in lab/results (schema:
-lab/results/README.md), written by `ringmm bench`, `ringmm microbench` and `ringmm summa`; the
-runs that fill the gaps are lab/device/seeds_runs.sh. Where records are missing the page says
-"not measured yet" instead of a figure. The only numbers typed here are the other side of each
-comparison: what each seed claimed on its own hardware (SEED) and the published tropical kernel's
-H100 figures (PUBLISHED), both quoted from ../shared.
+Every figure and every number of ours comes from the latest campaign of each kind it reads (KINDS;
+lab/results/<kind>/<date>-<device>[-<tag>].jsonl, schema: lab/results/README.md), written by
+`ringmm bench`, `ringmm microbench` and `ringmm summa`; the seeds' own runs are
+lab/device/seeds_runs.sh. The headline section is lab/reports/headline.py's figure. Where records
+are missing the page says "not measured yet" instead of a figure. The only numbers typed here are
+the other side of each comparison: what each seed claimed on its own hardware (SEED), quoted from
+../shared.
 """
 import argparse
 import fnmatch
-import json
 import pathlib
 import sys
+
+import campaigns
+import headline
 
 try:
     import matplotlib
@@ -40,30 +43,25 @@ SEED = {
     # Seed 004 counts two operations (max and +) per update: GOP/s = 2 × updates/s.
     "004": {"gops": (3065, 3631), "gops_ninst20": (2175, 3090), "gpus": "GTX 980, GTX Titan X (Maxwell), GTX 1080 Ti (Pascal)"},
 }
-# The published tropical kernel (CuTropicalGEMM.jl's), measured on the same H100, 10¹² updates/s,
-# quoted from ../shared/DESIGN.md.
-PUBLISHED = {("max-plus", "f32"): {4096: 10.30, 8192: 10.78, 4097: 10.02, 1000: 7.75},
-             ("max-plus", "f64"): {4096: 2.68, 8192: 2.72}}
-
-# The runs this page reads: the reference runs of each experiment. Back-to-back comparisons of two
-# binaries (registry-*, nan-policy-*) and other experiments' runs (argmax-*) stay out.
-CURATED = ["bench-h100-*.json", "seeds-h100-*.json", "ladder-h100-*.json", "microbench-h100-*.json",
-           "config-sweep-h100-*.json", "cuda-engine-run*.json", "summa-*.json"]
+# The campaigns this page reads, the latest of each kind: the reference runs of each experiment.
+# Back-to-back comparisons of two binaries (registry-compare, nan-policy) stay out. A record's
+# '_key' is "<kind>/<part>", which the selections below match.
+KINDS = ["targets", "seeds", "ladder", "config-sweep", "cuda-engine", "summa"]
 RUN_HINT = "lab/device/device_run.sh <tag> build seeds measures it (lab/device/seeds_runs.sh)"
 
 
 # ---- records ---------------------------------------------------------------------------------------
 
 class Records(list):
-    """Benchmark records (dicts) with the file each came from in '_file'."""
+    """Benchmark records (dicts) with their campaign in '_campaign' and "<kind>/<part>" in '_key'."""
 
     def where(self, files=None, **match):
-        """Records from files matching the glob(s) `files` whose keys equal `match` (a value may be
-        a predicate)."""
+        """Records whose "<kind>/<part>" matches the glob(s) `files` and whose keys equal `match` (a
+        value may be a predicate)."""
         globs = [files] if isinstance(files, str) else files
         out = Records()
         for r in self:
-            if globs and not any(fnmatch.fnmatch(r["_file"], g) for g in globs):
+            if globs and not any(fnmatch.fnmatch(r["_key"], g) for g in globs):
                 continue
             if all(v(r.get(k)) if callable(v) else r.get(k) == v for k, v in match.items()):
                 out.append(r)
@@ -72,20 +70,24 @@ class Records(list):
     def latest(self, key):
         """One record per key(r): the most recent run wins (records that repeat a measurement)."""
         best = {}
-        for r in sorted(self, key=lambda r: (str(r.get("date", "")), r["_file"])):
+        for r in sorted(self, key=lambda r: (str(r.get("date", "")), r["_key"])):
             best[key(r)] = r
         return best
 
     def files(self):
-        return sorted({r["_file"] for r in self})
+        """The campaigns these records come from, each with its parts: [(campaign, [part, ...])]."""
+        parts = {}
+        for r in self:
+            parts.setdefault(r["_campaign"], set()).add(r.get("part", ""))
+        return [(c, sorted(p for p in ps if p)) for c, ps in sorted(parts.items())]
 
 
-def load(results):
+def load(results, kinds=KINDS):
     records = Records()
-    for path in sorted(results.glob("*.json")):
-        data = json.loads(path.read_text())
-        for r in data if isinstance(data, list) else data.get("records", []):
-            records.append(dict(r, _file=path.name))
+    for kind in kinds:
+        path = campaigns.latest(kind, results)
+        for r in campaigns.read(path) if path else []:
+            records.append(dict(r, _key=f"{kind}/{r.get('part', '')}"))
     return records
 
 
@@ -125,7 +127,10 @@ def fmt(x, digits=2):
 
 
 def sources(records):
-    return ", ".join(f"`{f}`" for f in records.files()) or "none"
+    def parts(names):
+        return f" (part{'s' if len(names) > 1 else ''} {', '.join(names)})" if names else ""
+
+    return "; ".join(f"`{c}`{parts(names)}" for c, names in records.files()) or "none"
 
 
 def missing(what):
@@ -172,13 +177,13 @@ def border_policy(kernel):
 
 
 def seed000(records, img):
-    recs = records.where(["seeds-*-border-*.json"], backend="cuda", product="gemm").where(device=lambda d: H100 in str(d))
+    recs = records.where(["seeds/border-*"], backend="cuda", product="gemm").where(device=lambda d: H100 in str(d))
     note = ("`ringmm bench --border pad|predicate|auto` (the heuristic's configuration in each), "
             f"records {sources(recs)}")
     if not recs:
         # Before the seeds runs: the configuration sweep timed max-plus f32 with both policies per
         # configuration; show the heuristic's large tile, b128x128.
-        recs = records.where("config-sweep-h100-*.json", backend="cuda", product="gemm")
+        recs = records.where("config-sweep/*", backend="cuda", product="gemm")
         recs = Records(r for r in recs if border_policy(r["kernel"]) and
                        border_policy(r["kernel"])[0] in ("auto", "b128x128_k8_t8x8_bcyc"))
         note = ("the configuration sweep (max-plus f32 only, configuration b128x128_k8_t8x8_bcyc forced for "
@@ -254,7 +259,7 @@ def ladder_name(r):
 
 
 def seed001(records, img):
-    recs = records.where(["ladder-h100-*.json", "seeds-*-ladder*.json"], suite="ladder", type="f32", product="gemm")
+    recs = records.where(["ladder/ladder-*", "seeds/ladder*"], suite="ladder", type="f32", product="gemm")
     if not recs:
         return [missing("the ladder")]
     best = recs.latest(lambda r: (r["semiring"], ladder_name(r), r["m"]))
@@ -374,7 +379,7 @@ def seed002(records, img):
     lines += ["", "**Overlapped staging: not measured** — ringmm stages host operands with synchronous copies; "
               "there is no overlapped (copy/compute pipelined) staging to time yet.", ""]
 
-    summa = records.where("summa-*.json", suite="summa")
+    summa = records.where("summa/*", suite="summa")
     rows, verdict_summa = [], None
     pts = {}
     for r in summa:
@@ -384,9 +389,9 @@ def seed002(records, img):
             continue
         eff = base[0]["seconds"] / (r["ranks"] * r["seconds"])
         grid = f"{r['grid_rows']}x{r['grid_cols']}"
-        local = "cuBLAS" if r["_file"].endswith("-cublas.json") else "ringmm"
+        local = "cuBLAS" if r["_file"].endswith("cublas") else "ringmm"
         pts.setdefault((r["semiring"], local, r["variant"], grid), []).append((r["m"], eff))
-        rows.append([r["_file"].removesuffix(".json"), r["device"], r["semiring"], local, r["m"], grid, r["variant"], f"{eff:.3f}"])
+        rows.append([r["_file"], r["device"], r["semiring"], local, r["m"], grid, r["variant"], f"{eff:.3f}"])
     if pts:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for (s, local, variant, grid), p in sorted(pts.items()):
@@ -405,7 +410,7 @@ def seed002(records, img):
         name = save(fig, img, "seed002-summa.png")
         lines += [image(name, "SUMMA efficiency against n"), "", f"Records: {sources(summa)} (the two-GPU runs are "
                   "on H200s; no two-H100 run is recorded).", "",
-                  table(["record file", "device", "semiring", "local multiply", "n", "grid", "variant", "efficiency"], rows)]
+                  table(["run", "device", "semiring", "local multiply", "n", "grid", "variant", "efficiency"], rows)]
         ring_ge = [(k, dict(v)) for k, v in pts.items() if k[2] == "ring"]
         wins = total = 0
         for (s, local, _, grid), ring in ring_ge:
@@ -519,7 +524,7 @@ def area(tile):
 def seed004(records, img):
     lines, verdicts, shorts = [], [], []
     # Ceilings: the newest microbenchmark run.
-    micro = records.where(["microbench-h100-*.json", "seeds-*-microbench.json"], backend="ceiling")
+    micro = records.where(["ladder/microbench-*", "seeds/microbench"], backend="ceiling")
     best = micro.latest(lambda r: (r["semiring"], r["type"], r["product"]))
     pairs = sorted({(s, t) for s, t, _ in best})
     if pairs:
@@ -542,9 +547,9 @@ def seed004(records, img):
         lines.append(missing("the ceilings"))
 
     # Configurations: heatmap, patterns, placements (max-plus f32).
-    sweep = records.where(["config-sweep-h100-*.json", "seeds-*-sweep*.json"], backend="cuda", product="gemm")
+    sweep = records.where(["config-sweep/*", "seeds/sweep*"], backend="cuda", product="gemm")
     sweep = Records(r for r in sweep if len(r["kernel"].split()) == 3 and r["kernel"].split()[2] == "pad")
-    engine = records.where("cuda-engine-run*.json", product="gemm", m=4097)
+    engine = records.where("cuda-engine/*", product="gemm", m=4097)
     engine = Records(dict(r, kernel="ringmm " + r["kernel"].replace("/", " ")) for r in engine
                      if r["kernel"].endswith("/pad") and not r["kernel"].startswith("auto"))
     confs = Records(sweep + engine).where(semiring="max-plus", type="f32")
@@ -726,47 +731,6 @@ def seed004_transpose(records, img, verdicts, shorts):
             table(["type", "shape", "op N 10¹²/s", "op T 10¹²/s", "T / N"], rows), ""]
 
 
-# ---- the README's headline -----------------------------------------------------------------------------
-
-def headline(records, img):
-    # One run holds every pair with its ceilings and cuBLAS: the newest such run.
-    run = records.where(["bench-h100-*-all-4096-4097.json", "seeds-h100-*-all-4096.json"], m=4096, n=4096, k=4096)
-    dates = {}
-    for r in run:
-        dates[r["_file"]] = max(dates.get(r["_file"], ""), str(r.get("date", "")))
-    latest_file = max(dates, key=dates.get, default=None)
-    if not latest_file:
-        return None, "headline: not measured yet"
-    run = run.where(latest_file)
-    ceil = records.where(latest_file, backend="ceiling", product="reg-reg")
-    pairs = []
-    for r in run.where(backend="cuda", kernel="ringmm"):
-        pairs.append((r["semiring"], r["type"]))
-    pairs = sorted(set(pairs))
-    fig, ax = plt.subplots(figsize=(12, 4.8))
-    x = range(len(pairs))
-    w = 0.2
-    own = [ours(run, s, t, "gemm", 4096, 4096, 4096) for s, t in pairs]
-    # log-plus runs the shift trick over a plus-times GEMM: its streaming ceiling does not apply.
-    cl = [None if s == "log-plus" else ceiling(ceil, s, t) for s, t in pairs]
-    cub = [run.where(backend="cublas", semiring=s, type=t).latest(lambda r: 0).get(0) for s, t in pairs]
-    ax.bar([i - 1.5 * w for i in x], [rate(r) if r else 0 for r in cl], w, color="lightgray", label="reg-reg ceiling")
-    ax.bar([i - 0.5 * w for i in x], [rate(r) if r else 0 for r in own], w, color="tab:blue", label="ringmm (own kernel)")
-    ax.bar([i + 0.5 * w for i in x], [rate(r) if r else 0 for r in cub], w, color="tab:green", label="cuBLAS (pedantic)")
-    ax.bar([i + 1.5 * w for i in x], [PUBLISHED.get(p, {}).get(4096, 0) for p in pairs], w, color="tab:orange",
-           label="published tropical kernel (quoted)")
-    for i, (r, c) in enumerate(zip(own, cl)):
-        if r and c:
-            ax.text(i - 0.5 * w, rate(r), f"{100 * rate(r) / rate(c):.0f}%", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(list(x), [f"{s}\n{t}" + ("\n(shift trick)" if s == "log-plus" else "") for s, t in pairs], fontsize=8)
-    ax.set_ylabel("10¹² updates/s at 4096³")
-    ax.set_title("ringmm on the H100 at 4096³ against each semiring's ceiling (label: % of ceiling)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, axis="y")
-    name = save(fig, img, "headline.png")
-    return name, f"`{latest_file}`"
-
-
 # ---- the page ------------------------------------------------------------------------------------------
 
 CLAIMS = {
@@ -832,12 +796,12 @@ def main():
     ap.add_argument("--img", default="docs/img", type=pathlib.Path)
     ap.add_argument("--page", default="docs/seeds.md", type=pathlib.Path)
     args = ap.parse_args()
-    records = load(args.results).where(CURATED)
+    records = load(args.results)
     args.img.mkdir(parents=True, exist_ok=True)
 
     page = ["# The seeds' experiments on the H100", "",
-            "Generated by `lab/reports/plots.py` (run by `lab/reports/make_docs.sh`) from the records in `lab/results/`; do not "
-            "edit by hand. Each section quotes the seed's claim (its hardware, its figures), shows ours and gives a "
+            "Generated by `lab/reports/plots.py` (run by `lab/reports/make_docs.sh`) from the latest campaign of each kind "
+            f"it reads: {', '.join(f'`{c}`' for c, _ in records.files()) or 'none'}; do not edit by hand. Each section quotes the seed's claim (its hardware, its figures), shows ours and gives a "
             "verdict. Rates are 10¹² semiring updates per second (one per i, j, k); the seeds' GFLOP/s and GOP/s are "
             "converted where compared. Sections without records say \"not measured yet\"; "
             "`lab/device/device_run.sh <tag> build seeds` (lab/device/seeds_runs.sh) measures them.", ""]
@@ -849,11 +813,10 @@ def main():
         page += [f"## Seed {seed}: {title}", "", f"**The seed's claim.** {claim}", "", "**Our figure.**", ""] + lines
         page += ["", f"**Verdict.** {verdict}.", "", f"**Why.** {WHY[seed]}", ""]
         summary.append([seed, title, short])
-    name, src = headline(records, args.img)
+    name, caption = headline.draw(args.results, args.img) if records else (None, "")
     page[4:4] = [table(["seed", "experiment", "verdict (details below)"], summary), ""]
     if name:
-        page += ["## Headline", "", image(name, "ringmm per semiring at 4096³"), "",
-                 f"From {src}; the published kernel's figures are quoted from ../shared/DESIGN.md.", ""]
+        page += ["## Headline", "", image(name, "ringmm per semiring and type at 4096³"), "", caption, ""]
     args.page.write_text("\n".join(page).rstrip() + "\n")
     print(f"wrote {args.page} and {len(list(args.img.glob('*.png')))} figures in {args.img}")
 

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the Python benchmarks need torch")
 import ringmm  # noqa: E402
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "bench" / "python"
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "lab" / "python"
 SCRIPTS = ("call_overhead.py", "large_product.py", "training_step.py")
 
 

@@ -21,7 +21,7 @@ def targets(tmp_path, routes, odd_runs):
         path.write_text(json.dumps(records))
         return str(path)
 
-    args = [sys.executable, str(ROOT / "bench" / "boolean_table.py"), "--routes", write("routes.json", routes),
+    args = [sys.executable, str(ROOT / "lab" / "reports" / "boolean_table.py"), "--routes", write("routes.json", routes),
             "--out", str(tmp_path / "boolean.md")]
     if odd_runs:
         args += ["--odd"] + [write(f"odd{i}.json", run) for i, run in enumerate(odd_runs)]

@@ -16,13 +16,13 @@ SEEDS = ("000", "001", "002", "003", "004")
 
 def plot(results, out):
     page = out / "seeds.md"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "plots.py"), "--results", str(results),
+    subprocess.run([sys.executable, str(ROOT / "lab" / "reports" / "plots.py"), "--results", str(results),
                     "--img", str(out / "img"), "--page", str(page)], check=True, capture_output=True)
     return page.read_text()
 
 
 def test_recorded_results_give_every_seed_a_verdict_and_every_linked_figure(tmp_path):
-    text = plot(ROOT / "bench" / "results", tmp_path)
+    text = plot(ROOT / "lab" / "results", tmp_path)
     for seed in SEEDS:
         assert f"## Seed {seed}:" in text
     assert text.count("**Verdict.**") == len(SEEDS)

@@ -1,6 +1,7 @@
-"""lab/reports/shapes_profile.py: the ncu CSVs of lab/device/shapes_profile.sh become one table row per
-profiled shape (the timed call's kernels, the longest one's figures); absent rows say so, and no
-files at all is a clear message."""
+"""lab/reports/shapes_profile.py: the ncu CSVs of lab/device/shapes_profile.sh, packed into a campaign of
+kind shapes-profile, become one table row per profiled shape (the timed call's kernels, the longest
+one's figures); only the latest campaign is read, absent rows say so, and no campaign at all is a
+clear message."""
 
 import csv
 import io
@@ -33,7 +34,7 @@ def write_csv(path, launches):
 
 
 def run(*args):
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "shapes_profile.py"), *args],
+    return subprocess.run([sys.executable, str(ROOT / "lab" / "reports" / "shapes_profile.py"), *args],
                           capture_output=True, text=True)
 
 
@@ -45,15 +46,20 @@ def test_rows_from_the_timed_call(tmp_path):
               ("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "", "0.78")]
     # Warm-up then timed call, a scan and the product each; then a host-to-host call's kernels.
     scan = "void ringmm::cuda_detail::scan_kernel<ringmm::MaxPlus<int>>"
-    write_csv(tmp_path / "shapes-profile-h100-2026-11-25-a-batch64i32.csv",
-              [launch(0, scan, 50_000), launch(1, small, 130_000, stalls), launch(2, scan, 45_500),
-               launch(3, small, 121_200, stalls), launch(4, small, 900_000), launch(5, small, 900_000)])
-    write_csv(tmp_path / "shapes-profile-h100-2026-11-24-batch64i32.csv", [launch(0, small, 1)])  # older session
+    new = tmp_path / "shapes-profile-h100-2026-11-25-a-batch64i32.csv"
+    write_csv(new, [launch(0, scan, 50_000), launch(1, small, 130_000, stalls), launch(2, scan, 45_500),
+                    launch(3, small, 121_200, stalls), launch(4, small, 900_000), launch(5, small, 900_000)])
+    old = tmp_path / "shapes-profile-h100-2026-11-24-batch64i32.csv"
+    write_csv(old, [launch(0, small, 1)])  # an older session
+    results = tmp_path / "results"
+    for name, path in (("2026-11-25-h100-a", new), ("2026-11-24-h100", old)):
+        packed = run("--pack", name, "--results", str(results), str(path))
+        assert packed.returncode == 0, packed.stderr
     out = tmp_path / "profile.md"
-    done = run("--results", str(tmp_path), "--out", str(out))
+    done = run("--results", str(results), "--out", str(out))
     assert done.returncode == 0, done.stderr
     text = out.read_text()
-    assert "2026-11-24" not in text
+    assert "shapes-profile/2026-11-25-h100-a.jsonl" in text and "2026-11-24" not in text
     line = next(l for l in text.splitlines() if l.startswith("| batch 4096 × 64³ max-plus i32 |"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1] == "scan_kernel 45.5, small_kernel T64 121.2"
@@ -65,4 +71,4 @@ def test_rows_from_the_timed_call(tmp_path):
 def test_no_files_is_a_message(tmp_path):
     done = run("--results", str(tmp_path))
     assert done.returncode == 1
-    assert "no shapes-profile-*.csv" in done.stderr and "Traceback" not in done.stderr
+    assert "no campaign shapes-profile/*.jsonl" in done.stderr and "Traceback" not in done.stderr

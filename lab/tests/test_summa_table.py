@@ -26,7 +26,7 @@ def table(tmp_path, records):
         path = tmp_path / f"run{i}.json"
         path.write_text(json.dumps(r))
         paths.append(str(path))
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "summa_table.py"), "--one-run", "--markdown", *paths],
+    done = subprocess.run([sys.executable, str(ROOT / "lab" / "reports" / "summa_table.py"), "--one-run", "--markdown", *paths],
                           capture_output=True, text=True, check=True)
     return [line.split(" | ") for line in done.stdout.splitlines()[2:]]
 

@@ -43,7 +43,6 @@ template <class T> struct ApspResult {
   std::vector<std::int32_t> next;  // n×n row-major
   Backend backend = Backend::cpu;  // where it ran
   index_t block = 0;               // the block size used
-  double solve_seconds = 0;        // Floyd–Warshall with successors, without host↔device copies
 };
 
 // A negative cycle (positive with longest): vertices() lists those whose diagonal entry went
@@ -63,9 +62,8 @@ template <class T> ApspResult<T> apsp(const Context& ctx, MatrixView<const T> we
 // In place: `dist` holds the weights on entry and the distances on return; `next` receives the
 // successors. Both square, row-major, n×n; on Backend::cuda both may be device pointers (then
 // nothing crosses to the host but the diagonal). After an error their contents are unspecified.
-// Returns the seconds spent solving (as ApspResult::solve_seconds).
 template <class T>
-double apsp_in_place(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options = {});
+void apsp_in_place(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options = {});
 
 // The vertices of the path i → … → j read from a successor matrix (host memory): {i} when i = j,
 // empty when j is unreachable. Throws invalid_argument for i or j out of range and format_error when

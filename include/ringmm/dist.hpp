@@ -174,11 +174,11 @@ struct Options {
   Context context;
 };
 
+// What one collective call did on this rank. It holds no timings: the caller times the call (as
+// `ringmm summa` does, slowest rank after a barrier).
 struct Stats {
-  double seconds = 0;          // the SUMMA loop: first panel sent to last local multiply done
-  double staging_seconds = 0;  // host ↔ device copies of the local A, B, C (device path of host
-                               // matrices; 0 for device-resident ones, ringmm/dist_device.hpp)
-  double transpose_seconds = 0;
+  std::uint64_t staged_bytes = 0;    // this rank: host ↔ device copies of its local A, B, C (the
+                                     // device path of host matrices; 0 for device-resident ones)
   std::uint64_t bytes_sent = 0;      // this rank: panel bytes it sent (see docs: broadcast attribution)
   std::uint64_t bytes_received = 0;  // this rank: panel bytes it received (exact for both variants)
   index_t steps = 0;                 // panel steps (k blocks)

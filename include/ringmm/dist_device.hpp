@@ -65,7 +65,7 @@ template <class T> void scatter(const Grid& grid, MatrixView<const T> global, De
 template <class T> void gather(const Grid& grid, const DeviceDistMatrix<T>& in, MatrixView<T> global, int root = 0);
 
 // Collective SUMMA on device-resident matrices: dist::gemm's semantics, checks and Stats, with
-// no host staging (Stats::staging_seconds = 0): transposed operands are redistributed on the
+// no host staging (Stats::staged_bytes = 0): transposed operands are redistributed on the
 // devices (NCCL), panels move by NCCL, local multiplies run on each rank's device; C stays there.
 // C must be neither A nor B. options.context.backend must be automatic or cuda. Instantiated for
 // every built-in semiring. (dist::gemm_argmax has no device-resident form: its panels travel

@@ -15,7 +15,7 @@
 #             16384 vertices)
 #   compare   builds OLD_SRC (a `git archive` .tar.gz of an earlier commit) and times it and this
 #             tree's binary back to back on the targets' shapes; lab/reports/compare_runs.py checks them
-#             against each other and against RECORDED (default: run f of lab/results);
+#             against each other and against RECORDED (default: the latest targets campaign in lab/results);
 #             COMPARE_CASES (lines of name:bench arguments) picks other cases
 #   ladder    ringmm-lab microbench and ringmm-lab ladder
 #   profile   lab/device/shapes_profile.sh: issue 12's rows under ncu (about 2 minutes); copy
@@ -163,7 +163,7 @@ for step in $steps; do
             note "compare: $which $name failed"
         done
       done
-      recorded=${RECORDED:-$(ls "$root"/lab/results/bench-h100-2026-11-23-f-*.json | grep -v published)}
+      recorded=${RECORDED:-$root/$(python3 "$root"/lab/reports/campaigns.py latest targets)}
       # shellcheck disable=SC2086
       python3 "$root/lab/reports/compare_runs.py" --new "$res"/compare/new-*.json --old "$res"/compare/old-*.json \
         --recorded $recorded --out "$res/compare/table.md" > "$res/compare.txt" 2>&1

@@ -76,8 +76,6 @@ template <class S> class HostSumma {
 
   void run(Stats& stats) {
     const index_t steps = plan_.steps();
-    MPI_Barrier(grid_.comm());
-    const double start = MPI_Wtime();
     post(0, stats);
     for (index_t s = 0; s < steps; ++s) {
       const int slot = int(s % 2), next = 1 - slot;
@@ -96,7 +94,6 @@ template <class S> class HostSumma {
       b_move_[slot].finish_outgoing();
     }
     if (apart_) finish_epilogue();
-    stats.seconds = MPI_Wtime() - start;
     stats.steps = steps;
   }
 
@@ -307,11 +304,9 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
 #endif
 
   // 3. Transposed operands are redistributed once (blocks move to their transposed owners).
-  const double transpose_start = MPI_Wtime();
   std::optional<DistMatrix<T>> a_t, b_t;
   if (op_a == Op::T) a_t = transpose(grid, a, &stats.bytes_sent);
   if (op_b == Op::T) b_t = transpose(grid, b, &stats.bytes_sent);
-  stats.transpose_seconds = MPI_Wtime() - transpose_start;
   const DistMatrix<T>& a_n = a_t ? *a_t : a;
   const DistMatrix<T>& b_n = b_t ? *b_t : b;
 

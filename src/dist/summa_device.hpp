@@ -7,7 +7,7 @@
 namespace ringmm::dist::detail {
 
 // The checked call (summa.cpp checked agreement, shapes and values; K > 0): A, B and C to the
-// devices (Stats::staging_seconds), the device-resident SUMMA, C back (staging too).
+// devices, the device-resident SUMMA, C back (all counted in Stats::staged_bytes).
 template <class S>
 void summa_via_devices(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
                        const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,

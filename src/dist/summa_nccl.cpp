@@ -171,7 +171,7 @@ DeviceDistMatrix<T> transpose_on_devices(const Grid& grid, Grid::DeviceState& de
 }
 
 // The SUMMA loop over device views: `a` is M×K and `b` K×N in the plan's layout (transposes
-// already applied), `c` M×N. Fills the timing and traffic fields of `stats`.
+// already applied), `c` M×N. Fills the traffic fields of `stats`.
 template <class S>
 void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, MatrixView<const typename S::value_type> a,
                 MatrixView<const typename S::value_type> b, MatrixView<typename S::value_type> c,
@@ -227,9 +227,6 @@ void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, Matr
   };
 
   const index_t steps = plan.steps();
-  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  MPI_Barrier(grid.comm());
-  const double start = MPI_Wtime();
   post(0);
   for (index_t s = 0; s < steps; ++s) {
     if (s + 1 < steps) post(s + 1);
@@ -253,7 +250,6 @@ void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, Matr
   if constexpr (accumulate_apart) device_epilogue<S>(c.data, acc->as<T>(), m * n, alpha, beta, dev.compute_stream);
   check_cuda(cudaStreamSynchronize(dev.compute_stream), "SUMMA loop");
   check_cuda(cudaStreamSynchronize(dev.comm_stream), "SUMMA communication");
-  stats.seconds = MPI_Wtime() - start;
   stats.steps = steps;
 }
 
@@ -272,11 +268,9 @@ void resident_product(const Grid& grid, Op op_a, const DeviceDistMatrix<typename
     return;
   }
   // Transposed operands are redistributed once (blocks move to their transposed owners).
-  const double transpose_start = MPI_Wtime();
   std::optional<DeviceDistMatrix<T>> a_t, b_t;
   if (op_a == Op::T) a_t = transpose_on_devices(grid, dev, a, stats.bytes_sent);
   if (op_b == Op::T) b_t = transpose_on_devices(grid, dev, b, stats.bytes_sent);
-  stats.transpose_seconds = MPI_Wtime() - transpose_start;
   const MatrixView<const T> a_n = a_t ? a_t->local() : a.local(), b_n = b_t ? b_t->local() : b.local();
   summa_loop<S>(grid, dev, make_plan(grid, c, k, options.variant), a_n, b_n, c.local(), alpha, beta, options, stats);
 }
@@ -288,15 +282,16 @@ void summa_via_devices(const Grid& grid, Op op_a, const DistMatrix<typename S::v
                        const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
                        typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats) {
   using T = typename S::value_type;
-  double start = MPI_Wtime();
   const DeviceDistMatrix<T> a_dev = to_device(grid, a), b_dev = to_device(grid, b);
   DeviceDistMatrix<T> c_dev = to_device(grid, c);
-  stats.staging_seconds = MPI_Wtime() - start;
   resident_product<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, op_a == Op::N ? a.cols() : a.rows(), alpha, beta, options,
                       stats);
-  start = MPI_Wtime();
   to_host(grid, c_dev, c);
-  stats.staging_seconds += MPI_Wtime() - start;
+  // C crosses twice (up and back), A and B once.
+  const auto local_bytes = [](const DistMatrix<T>& x) {
+    return std::uint64_t(x.local_rows()) * std::uint64_t(x.local_cols()) * sizeof(T);
+  };
+  stats.staged_bytes = local_bytes(a) + local_bytes(b) + 2 * local_bytes(c);
 }
 
 }  // namespace detail

@@ -38,7 +38,6 @@
 #include "ringmm/apsp.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -182,10 +181,6 @@ template <class T> void check_cycles(const std::vector<T>& diagonal, bool longes
   if (!bad.empty()) throw CycleError(longest, std::move(bad));
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 template <class T> void validate_square(const MatrixView<T>& m, const char* name) {
   if (m.rows != m.cols)
     throw Error(Errc::dimension_mismatch, name, "must be square, got " + std::to_string(m.rows) + "x" + std::to_string(m.cols));
@@ -197,10 +192,9 @@ template <class T> void validate_square(const MatrixView<T>& m, const char* name
     throw Error(Errc::invalid_leading_dim, name, "leading dimension " + std::to_string(m.ld) + " < " + std::to_string(m.cols));
 }
 
-template <class S> double solve_on_host(const Context& ctx, FwBuffers<element_t<S>> b) {
+template <class S> void solve_on_host(const Context& ctx, FwBuffers<element_t<S>> b) {
   using T = element_t<S>;
   host_prepare(b);
-  const auto start = std::chrono::steady_clock::now();
   const auto panel = std::size_t(b.n) * std::size_t(b.block);
   std::vector<T> col(panel), row(panel);
   std::vector<std::int32_t> next_col(panel), k_col(panel, -1), k_all(std::size_t(b.n) * std::size_t(b.n), -1);
@@ -211,11 +205,9 @@ template <class S> double solve_on_host(const Context& ctx, FwBuffers<element_t<
   Context gemm_ctx = ctx;
   gemm_ctx.backend = Backend::cpu;
   blocked_floyd_warshall<S>(gemm_ctx, b, HostSteps{threads_of(ctx)});
-  const double seconds = seconds_since(start);
   std::vector<T> diagonal(std::size_t(b.n));
   for (index_t v = 0; v < b.n; ++v) diagonal[v] = b.dist[v * b.ld_dist + v];
   check_cycles(diagonal, b.longest);
-  return seconds;
 }
 
 #if defined(RINGMM_APSP_CUDA)
@@ -231,7 +223,7 @@ template <class T> struct DeviceArray {
 };
 
 // dist and next on the device (the caller's pointers, or copies of host ones).
-template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_t<S>> b) {
+template <class S> void solve_on_device(const Context& ctx, FwBuffers<element_t<S>> b) {
   using T = element_t<S>;
   using cuda_detail::cuda_check;
   const bool on_device = cuda_detail::is_device_pointer(b.dist) && cuda_detail::is_device_pointer(b.next);
@@ -273,13 +265,11 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
     throw graph::refused_weight_error(i, j, w);
   }
 
-  const auto start = std::chrono::steady_clock::now();
   Context gemm_ctx = ctx;
   gemm_ctx.backend = Backend::cuda;
   gemm_ctx.cuda_stream = stream;
   blocked_floyd_warshall<S>(gemm_ctx, b, CudaSteps{stream});
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (apsp)");
-  const double seconds = seconds_since(start);
 
   std::vector<T> diagonal(n);
   cuda_check(cudaMemcpy2DAsync(diagonal.data(), sizeof(T), b.dist, (b.ld_dist + 1) * sizeof(T), sizeof(T), n,
@@ -296,12 +286,11 @@ template <class S> double solve_on_device(const Context& ctx, FwBuffers<element_
                "cudaMemcpy2DAsync (apsp successors)");
     cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (apsp download)");
   }
-  return seconds;
 }
 #endif
 
 template <class T>
-double solve(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options) {
+void solve(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "apsp takes float or double weights");
   validate_square(dist, "dist");
   validate_square(next, "next");
@@ -315,19 +304,20 @@ double solve(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> ne
   b.block = std::max<index_t>(1, std::min(options.block > 0 ? options.block : apsp_default_block(backend), b.n));
   b.longest = options.longest;
   b.dist = dist.data, b.ld_dist = dist.ld, b.next = next.data, b.ld_next = next.ld;
-  if (b.n == 0) return 0;
-  auto run = [&](auto semiring) -> double {
+  if (b.n == 0) return;
+  auto run = [&](auto semiring) {
     using S = decltype(semiring);
     if (backend == Backend::cuda) {
 #if defined(RINGMM_APSP_CUDA)
-      return solve_on_device<S>(ctx, b);
+      solve_on_device<S>(ctx, b);
+      return;
 #else
       throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
 #endif
     }
-    return solve_on_host<S>(ctx, b);
+    solve_on_host<S>(ctx, b);
   };
-  return options.longest ? run(MaxPlus<T>{}) : run(MinPlus<T>{});
+  options.longest ? run(MaxPlus<T>{}) : run(MinPlus<T>{});
 }
 
 std::string cycle_message(bool longest, const std::vector<index_t>& vertices) {
@@ -400,8 +390,8 @@ CycleError::CycleError(bool longest, std::vector<index_t> vertices)
 index_t apsp_default_block(Backend backend) { return backend == Backend::cuda ? 1024 : 128; }
 
 template <class T>
-double apsp_in_place(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options) {
-  return solve(ctx, dist, next, options);
+void apsp_in_place(const Context& ctx, MatrixView<T> dist, MatrixView<std::int32_t> next, const ApspOptions& options) {
+  solve(ctx, dist, next, options);
 }
 
 template <class T> ApspResult<T> apsp(const Context& ctx, MatrixView<const T> weights, const ApspOptions& options) {
@@ -419,8 +409,8 @@ template <class T> ApspResult<T> apsp(const Context& ctx, MatrixView<const T> we
     for (index_t j = 0; j < r.vertices; ++j) r.dist[std::size_t(i * r.vertices + j)] = weights(i, j);
   r.backend = ctx.resolved_backend();
   r.block = std::max<index_t>(1, std::min(options.block > 0 ? options.block : apsp_default_block(r.backend), r.vertices));
-  r.solve_seconds = apsp_in_place<T>(ctx, row_major(r.dist.data(), r.vertices, r.vertices),
-                                     row_major(r.next.data(), r.vertices, r.vertices), options);
+  apsp_in_place<T>(ctx, row_major(r.dist.data(), r.vertices, r.vertices), row_major(r.next.data(), r.vertices, r.vertices),
+                   options);
   return r;
 }
 
@@ -449,7 +439,7 @@ std::vector<index_t> route(MatrixView<const std::int32_t> next, index_t i, index
 
 template ApspResult<float> apsp<float>(const Context&, MatrixView<const float>, const ApspOptions&);
 template ApspResult<double> apsp<double>(const Context&, MatrixView<const double>, const ApspOptions&);
-template double apsp_in_place<float>(const Context&, MatrixView<float>, MatrixView<std::int32_t>, const ApspOptions&);
-template double apsp_in_place<double>(const Context&, MatrixView<double>, MatrixView<std::int32_t>, const ApspOptions&);
+template void apsp_in_place<float>(const Context&, MatrixView<float>, MatrixView<std::int32_t>, const ApspOptions&);
+template void apsp_in_place<double>(const Context&, MatrixView<double>, MatrixView<std::int32_t>, const ApspOptions&);
 
 }  // namespace ringmm

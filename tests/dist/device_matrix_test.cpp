@@ -117,7 +117,7 @@ void check_case(const dist::Grid& grid, const Case& cs, bool general_scalars, st
   dist::DeviceDistMatrix<T> dc = on_devices(grid, c, cs.nb);
   const dist::Stats stats = dist::gemm<S>(grid, cs.op_a, da, cs.op_b, db, dc, alpha, beta, device_options(variant));
   EXPECT_EQ(stats.backend, Backend::cuda);
-  EXPECT_EQ(stats.staging_seconds, 0.0) << "the resident product stages nothing through the host";
+  EXPECT_EQ(stats.staged_bytes, 0u) << "the resident product stages nothing through the host";
   HostMatrix<T> result = gathered(grid, dc);
   if (grid.rank() != 0) return;
   expect_reference_product<S>(cs.op_a, a, cs.op_b, b, c, alpha, beta, result);

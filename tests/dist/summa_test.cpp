@@ -51,6 +51,13 @@ void check_case(const dist::Grid& grid, const Case& cs, bool general_scalars, st
   dist::scatter<T>(grid, c.cview(), dc, 0);
   const dist::Stats stats = dist::gemm<S>(grid, cs.op_a, da, cs.op_b, db, dc, alpha, beta, options);
   EXPECT_EQ(stats.backend, options.context.backend);
+  // The device path of host matrices copies A and B up once and C up and back; the CPU path and a
+  // product without panels (K = 0) copy nothing.
+  const auto local_bytes = [](const auto& x) {
+    return std::uint64_t(x.local_rows()) * std::uint64_t(x.local_cols()) * sizeof(T);
+  };
+  const bool staged = stats.backend == Backend::cuda && cs.k > 0;
+  EXPECT_EQ(stats.staged_bytes, staged ? local_bytes(da) + local_bytes(db) + 2 * local_bytes(dc) : 0u);
 
   HostMatrix<T> result(cs.m, cs.n, Layout::row_major);
   for (auto& x : result.storage) x = poison<T>();

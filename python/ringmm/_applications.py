@@ -1,16 +1,15 @@
 """What the product is for: ringmm.syrk, all-pairs shortest paths (ringmm.apsp, ringmm.route) and
 hidden Markov models (ringmm.hmm_viterbi, ringmm.hmm_forward), on arrays of any framework that
-ringmm.matmul takes. Each function checks its arguments in _core before it writes anything, runs
-with the GIL released and on the framework's current stream, and returns arrays of the caller's
-framework on the caller's device."""
+ringmm.matmul takes. Each function is one _core call that checks its arguments before it writes
+anything, allocates and copies in the caller's framework, runs with the GIL released and on the
+framework's current stream, and returns arrays of the caller's framework on the caller's device."""
 
-import operator
 import sys
 
 import numpy as np
 
 from . import _core
-from ._frameworks import as_array, check_backend, check_names, framework_of, is_array
+from . import _frameworks  # noqa: F401  (registers the frameworks with _core)
 
 
 def syrk(a, semiring="plus_times", *, trans=False, out=None, backend="auto"):
@@ -28,35 +27,7 @@ def syrk(a, semiring="plus_times", *, trans=False, out=None, backend="auto"):
     since every built-in ⊗ is commutative. Returns an array of a's framework and device. A bad
     argument raises ValueError or TypeError naming it, before anything is written to out.
     """
-    # numpy arrays and torch tensors read in place: checked, allocated and computed in one C++ call,
-    # which hands every other call (and every refusal) to the general path below.
-    result = _core.one_call_syrk(a, semiring, trans, out, backend)
-    if result is not NotImplemented:
-        return result
-    check_names(semiring, backend)
-    a = as_array(a, "a")
-    if out is not None and not is_array(out):
-        raise TypeError(f"out must be an array, not {type(out).__name__}")
-    fw = framework_of([("a", a), ("out", out)])
-    a = fw.prepare(a)
-    out_view = None if out is None else fw.prepare(out)
-    # A read-only CudaArray reaches _core as an unversioned DLPack capsule, which cannot say so.
-    if getattr(out_view, "readonly", False):
-        raise ValueError("out is not a writable array")
-    # op(a)ᵀ ⊗ op(a) is the product of op(a)ᵀ and op(a): matmul's plan checks and describes it.
-    shape, dtype, copies = _core.plan(a, a, None, out_view, semiring, not trans, trans)
-    if "a" in copies:
-        a = fw.contiguous(a)
-    # A batch is one syrk per member, each checking its own values: a refusal could come after
-    # earlier members were written, so a batch goes to a new array first and into out at the end.
-    direct = out_view is not None and "out" not in copies and len(shape) == 2
-    target = out_view if direct else fw.empty(shape, dtype)
-    _core.syrk(a, target, semiring, trans, backend, fw.stream())
-    if out is None:
-        return fw.result(target)
-    if not direct:
-        fw.assign(out_view, target)
-    return out
+    return _core.syrk(a, semiring, trans, out, backend)
 
 
 def apsp(weights, *, longest=False, block=None, return_next=True, backend="auto"):
@@ -83,19 +54,10 @@ def apsp(weights, *, longest=False, block=None, return_next=True, backend="auto"
     is unreachable, next[i, i] = i. ringmm.route(next, i, j) follows it. A negative cycle (a
     positive one with longest) raises ValueError listing vertices on one.
     """
-    check_backend(backend)
-    block = 0 if block is None else _integer(block, "block")
     sparse = sys.modules.get("scipy.sparse")  # imported already when weights is one of its matrices
     if sparse is not None and sparse.issparse(weights):
         weights = _dense_weights(weights, longest)
-    weights = as_array(weights, "weights")
-    fw = framework_of([("weights", weights)])
-    weights = fw.prepare(weights)
-    n, dtype = _core.apsp_plan(weights)
-    dist, successors = fw.empty((n, n), dtype), fw.empty((n, n), "int32")
-    fw.assign(dist, weights)
-    _core.apsp(dist, successors, bool(longest), block, backend, fw.stream())
-    return (fw.result(dist), fw.result(successors)) if return_next else fw.result(dist)
+    return _core.apsp(weights, longest, block, return_next, backend)
 
 
 def route(next, i, j):
@@ -103,9 +65,7 @@ def route(next, i, j):
     i = j, [] when j is unreachable from i. next may be on a GPU; only its column j is read.
     A vertex outside 0..n-1 raises ValueError, and so does a matrix that does not lead from i
     to j (not a successor matrix)."""
-    next = as_array(next, "next")
-    fw = framework_of([("next", next)])
-    return _core.route(fw.prepare(next), _integer(i, "i"), _integer(j, "j"), fw.stream())
+    return _core.route(next, i, j)
 
 
 def hmm_viterbi(init, trans, emission=None, observations=None, *, scores=None, backend="auto"):
@@ -129,7 +89,7 @@ def hmm_viterbi(init, trans, emission=None, observations=None, *, scores=None, b
     the smallest state); score is its log-score, a scalar or (B,). A sequence with no path of
     finite score gets score -inf and path -1 at every step.
     """
-    return _hmm(True, init, trans, emission, observations, scores, backend)
+    return _core.hmm(True, init, trans, emission, observations, scores, backend)
 
 
 def hmm_forward(init, trans, emission=None, observations=None, *, scores=None, backend="auto"):
@@ -139,35 +99,7 @@ def hmm_forward(init, trans, emission=None, observations=None, *, scores=None, b
     Returns log P(observations), a scalar for one sequence or (B,) for a batch; -inf for a
     sequence the model cannot produce.
     """
-    return _hmm(False, init, trans, emission, observations, scores, backend)
-
-
-def _hmm(viterbi, init, trans, emission, observations, scores, backend):
-    check_backend(backend)
-    named = {"init": init, "trans": trans, "emission": emission, "observations": observations, "scores": scores}
-    named = {name: None if x is None else as_array(x, name) for name, x in named.items()}
-    fw = framework_of(list(named.items()))
-    arrays = {name: None if x is None else fw.prepare(x) for name, x in named.items()}
-    single, batch, steps, states, dtype = _core.hmm_plan(**arrays)
-    # The model as the library reads it: dense init and trans, and the step-major T × B × S scores.
-    arrays["init"], arrays["trans"] = fw.contiguous(arrays["init"]), fw.contiguous(arrays["trans"])
-    emit = fw.empty((steps, batch, states), dtype)
-    path = fw.empty((batch, steps), "int32") if viterbi else None
-    values = fw.empty((batch,), dtype)
-    _core.hmm(viterbi, **arrays, emit=emit, path=path, values=values, backend=backend, stream=fw.stream())
-    if single:
-        path, values = (None if path is None else path[0]), values[0]
-    return (fw.result(path), fw.result(values)) if viterbi else fw.result(values)
-
-
-def _integer(x, name):
-    try:
-        value = operator.index(x)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, not {type(x).__name__}") from None
-    if not -2**63 <= value < 2**63:
-        raise ValueError(f"{name} = {value} is out of range (a 64-bit integer)")
-    return value
+    return _core.hmm(False, init, trans, emission, observations, scores, backend)
 
 
 def _dense_weights(matrix, longest):

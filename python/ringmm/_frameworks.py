@@ -1,7 +1,12 @@
-"""The caller's array framework: it allocates results, copies the operands that ringmm cannot read
-in place, and names the stream the product runs on. ringmm reads every framework's arrays through
-DLPack; only these steps need the framework itself. Arrays that only expose
-__cuda_array_interface__ have no framework behind them: ringmm does those steps itself (CudaArray)."""
+"""The caller's array framework, as ringmm._core's entries use it. Every public call is one _core
+call, which reads numpy arrays and torch tensors itself; any other argument reaches `adapt`, which
+converts lists and scalars, names the framework (one per call) and prepares its arrays for DLPack.
+The framework object it returns is the small set of callables the entry calls where the framework
+itself must act: empty, full, assign (copies, broadcasting), stream and result. What to allocate or
+copy, and when, is decided in C++. Arrays that only expose __cuda_array_interface__ have no framework
+behind them: ringmm allocates and copies those itself (CudaArray)."""
+
+import numbers
 
 import numpy as np
 
@@ -45,19 +50,6 @@ def as_array(x, name):
     return array
 
 
-def check_backend(backend):
-    """Refuses a backend that is not a name (_core checks the name itself)."""
-    if not isinstance(backend, str):
-        raise TypeError(f"backend must be 'auto', 'cpu' or 'cuda', not {type(backend).__name__}")
-
-
-def check_names(semiring, backend):
-    """Refuses a semiring or backend that is not a name (_core checks the names themselves)."""
-    if not isinstance(semiring, str):
-        raise TypeError(f"semiring must be a name such as 'max_plus', not {type(semiring).__name__}")
-    check_backend(backend)
-
-
 class NumPy:
     """Host arrays: numpy's, and those of frameworks whose host arrays numpy reads (jax)."""
 
@@ -67,9 +59,6 @@ class NumPy:
     def prepare(self, x):
         return x
 
-    def exported(self, x):
-        """What _core reads x through: x itself (DLPack or __cuda_array_interface__)."""
-        return x
 
     def empty(self, shape, dtype):
         return np.empty(shape, dtype)
@@ -77,11 +66,7 @@ class NumPy:
     def full(self, shape, dtype, value):
         return np.full(shape, value, dtype)
 
-    def broadcast_copy(self, x, shape):
-        return np.ascontiguousarray(np.broadcast_to(x, shape))
 
-    def contiguous(self, x):
-        return np.ascontiguousarray(x)
 
     def assign(self, dst, src):
         np.copyto(dst, src)
@@ -113,16 +98,20 @@ class Jax(NumPy):
 class Torch:
     """torch tensors on the CPU or a CUDA device; the product runs on torch's current stream."""
 
-    _torch = _to_dlpack = _current_stream = None  # set by the first Torch made (_setup)
+    _torch = _current_stream = None  # set by the first Torch made (_setup)
 
     def __init__(self, like):
-        if Torch._torch is None:
-            Torch._setup()
+        Torch.register()
         self._device = like.device
 
     @staticmethod
+    def register():
+        if Torch._torch is None:
+            Torch._setup()
+
+    @staticmethod
     def _setup():
-        """Imports torch once, and registers its tensors with the one-call path of ringmm.matmul."""
+        """Imports torch once, and registers its tensors with _core, which then reads and allocates them itself."""
         import torch
 
         from torch.utils.dlpack import to_dlpack
@@ -132,20 +121,15 @@ class Torch:
         if current_stream is None:
             def current_stream(device):
                 return torch.cuda.current_stream(device).cuda_stream
-        Torch._to_dlpack = staticmethod(to_dlpack)
         Torch._current_stream = staticmethod(current_stream)
         Torch._torch = torch
-        _core.use_torch(torch.Tensor, to_dlpack, torch.int32, current_stream)
+        _core.use_torch(torch.Tensor, torch, to_dlpack, current_stream)
 
     def prepare(self, x):
         # DLPack refuses tensors that require grad; ringmm.matmul itself is not differentiable
         # (ringmm.torch.matmul is).
         return x.detach()
 
-    def exported(self, x):
-        # A DLPack capsule made directly: tensor.__dlpack__ costs ~4 µs a call in stream bookkeeping
-        # that ringmm, which runs on torch's current stream, does not need (lab/python/call_overhead.py).
-        return None if x is None else self._to_dlpack(x)
 
     def empty(self, shape, dtype):
         return self._torch.empty(shape, dtype=getattr(self._torch, dtype), device=self._device)
@@ -153,11 +137,7 @@ class Torch:
     def full(self, shape, dtype, value):
         return self._torch.full(shape, value, dtype=getattr(self._torch, dtype), device=self._device)
 
-    def broadcast_copy(self, x, shape):
-        return x.expand(shape).contiguous()
 
-    def contiguous(self, x):
-        return x.contiguous()
 
     def assign(self, dst, src):
         dst.copy_(src)
@@ -180,8 +160,6 @@ class CuPy:
         self._cupy = cupy
         self._device = like.device
 
-    def exported(self, x):
-        return x
 
     def prepare(self, x):
         return x
@@ -194,13 +172,7 @@ class CuPy:
         with self._device:
             return self._cupy.full(shape, value, dtype)
 
-    def broadcast_copy(self, x, shape):
-        with self._device:
-            return self._cupy.ascontiguousarray(self._cupy.broadcast_to(x, shape))
 
-    def contiguous(self, x):
-        with self._device:
-            return self._cupy.ascontiguousarray(x)
 
     def assign(self, dst, src):
         with self._device:
@@ -233,8 +205,6 @@ class CudaArrayInterface:
     def _view(x):
         return x if isinstance(x, CudaArray) else CudaArray.from_interface(x)
 
-    def exported(self, x):
-        return x
 
     def prepare(self, x):
         view = self._view(x)
@@ -250,13 +220,7 @@ class CudaArrayInterface:
         raise TypeError("return_argmax with c is not supported for __cuda_array_interface__ arrays yet: "
                         "pass torch or cupy arrays, or leave out c")
 
-    def broadcast_copy(self, x, shape):
-        copy = self.empty(shape, x.dtype)
-        self.assign(copy, x)
-        return copy
 
-    def contiguous(self, x):
-        return x if x.is_c_contiguous() else self.broadcast_copy(x, x.shape)
 
     def assign(self, dst, src):
         _core.device_copy(dst, src.broadcast_to(dst.shape), self._stream)
@@ -284,3 +248,24 @@ def framework_of(arrays):
         raise TypeError(f"arrays of {kind} are not supported (supported: {', '.join(_FRAMEWORKS)}; "
                         "numpy.asarray() converts host arrays)")
     return _FRAMEWORKS[kind](first)
+
+
+def adapt(names, values):
+    """(framework, prepared values) for one call's array arguments, named as the caller knows them:
+    inputs are read as as_array reads them, outputs ("out") must be arrays already; all belong to one
+    framework, whose prepare gives what _core reads through DLPack. _core calls it for every call
+    whose arrays are not all numpy arrays or all torch tensors, and for copies in those frameworks."""
+    arrays = []
+    for name, x in zip(names, values):
+        if name == "out":
+            if not is_array(x):
+                raise TypeError(f"out must be an array, not {type(x).__name__}")
+            arrays.append(x)
+        else:
+            arrays.append(as_array(x, name))
+    fw = framework_of(list(zip(names, arrays)))
+    return fw, tuple(fw.prepare(x) for x in arrays)
+
+
+_core.use_numpy(np.ndarray, np.empty, np.dtype)
+_core.use_adapter(adapt, numbers.Real)

@@ -22,6 +22,8 @@ from . import _core, semirings
 from ._frameworks import Torch
 from ._matmul import matmul as _matmul
 
+Torch.register()  # _core reads and allocates torch tensors itself from now on
+
 __all__ = ["matmul", "SEMIRINGS"]
 
 _SELECTING = ("max_plus", "min_plus", "max_min", "max_times", "min_max")
@@ -134,20 +136,12 @@ def _gradient_buffers(a, b, grad_c):
     return a.new_empty(batch + a.shape[-2:]), b.new_empty(batch + b.shape[-2:])
 
 
-def _readable(x):
-    """x as the backward products read it: detached (DLPack refuses tensors that require grad), and
-    copied where no leading dimension describes its matrices (autograd's grad_c may be expanded)."""
-    x = x.detach()
-    return x if _core.matrices_in_place(x) else x.contiguous()
-
-
 @torch.library.custom_op("ringmm::selecting_matmul_backward", mutates_args=())
 def _selecting_matmul_backward(a: torch.Tensor, b: torch.Tensor, k_star: torch.Tensor, grad_c: torch.Tensor,
                                semiring: str) -> tuple[torch.Tensor, torch.Tensor]:
-    grad_a, grad_b = _gradient_buffers(a, b, grad_c)
-    _core.argmax_backward(_readable(a), _readable(b), _readable(k_star), _readable(grad_c), grad_a, grad_b, semiring,
-                          Torch(a).stream())
-    return grad_a, grad_b
+    # One C++ call: checks, copies what it cannot read in place (an expanded grad_c), allocates the
+    # gradients beside a and runs on torch's current stream.
+    return _core.argmax_backward(a, b, k_star, grad_c, semiring)
 
 
 @_selecting_matmul_backward.register_fake
@@ -158,10 +152,7 @@ def _(a, b, k_star, grad_c, semiring):
 @torch.library.custom_op("ringmm::log_plus_matmul_backward", mutates_args=())
 def _log_plus_matmul_backward(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
                               grad_c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    grad_a, grad_b = _gradient_buffers(a, b, grad_c)
-    _core.log_plus_backward(_readable(a), _readable(b), _readable(c), _readable(grad_c), grad_a, grad_b,
-                            Torch(a).stream())
-    return grad_a, grad_b
+    return _core.log_plus_backward(a, b, c, grad_c)
 
 
 @_log_plus_matmul_backward.register_fake

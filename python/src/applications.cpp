@@ -1,7 +1,8 @@
-// ringmm._core's applications of the product: syrk (op(a)ᵀ·op(a)), all-pairs shortest paths with
-// their routes, and HMM decoding (Viterbi, forward). python/ringmm/_applications.py allocates the
-// outputs and makes copies in the caller's framework; these functions check the arrays, run the
-// library with the GIL released, and name the Python arguments in errors.
+// ringmm._core's applications of the product: all-pairs shortest paths with their routes, and HMM
+// decoding (Viterbi, forward). Each is one entry (apsp, route, hmm) that reads the caller's arrays
+// (entry.hpp), checks them, allocates its outputs and copies what the library cannot read as it is,
+// in the caller's framework, runs the library with the GIL released, and names the Python arguments
+// in errors.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -17,6 +18,7 @@
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "entry.hpp"
 #include "ringmm/apsp.hpp"
 #include "ringmm/hmm.hpp"
 #if RINGMM_PY_HAVE_CUDA
@@ -24,21 +26,6 @@
 #endif
 
 namespace ringmm_py {
-
-void run_syrk(const Plan& p, SemiringKind kind, bool trans, const Context& ctx, const Place& place) {
-  try {
-    const DeviceGuard device(place);
-    visit_semiring(kind, p.type, [&](auto tag) {
-      using S = typename decltype(tag)::type;
-      using T = element_t<S>;
-      const nb::gil_scoped_release release;
-      for (index_t member = 0; member < p.members; ++member)
-        ringmm::syrk<S>(ctx, trans ? Op::T : Op::N, p.a.member_view<const T>(member), p.out.member_view<T>(member));
-    });
-  } catch (const Error& e) {
-    throw renamed(e, false);
-  }
-}
 
 namespace {
 
@@ -52,70 +39,50 @@ template <class F> void visit_real(const ArrayInfo& x, const std::string& why, F
   type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + ": " + why);
 }
 
-// Arrays that ringmm/_applications.py allocates: a mismatch here is a bug of that layer.
-void check_internal(const ArrayInfo& x, const Shape& shape, nb::dlpack::dtype dtype, const ArrayInfo& like) {
-  if (x.shape != shape || x.dtype != dtype || !c_contiguous(x))
-    value_error(std::string(x.name) + " must be a contiguous " + dtype_name(dtype) + " array of shape " +
-                shape_text(shape) + ", got " + dtype_name(x.dtype) + " " + shape_text(x.shape));
-  check_same_place(x, like);
-}
-
-// ---- syrk ------------------------------------------------------------------------------------
-
-void syrk(Array a_array, nb::handle out_object, const std::string& semiring, bool trans, const std::string& backend,
-          std::uintptr_t stream) {
-  const ArrayInfo a("a", a_array), out("out", writable_array(out_object, "out"));
-  const SemiringKind kind = parse_semiring_name(semiring);
-  // op(a)ᵀ·op(a) is the product of op(a)ᵀ and op(a): that product's plan describes a and out.
-  const Plan p = make_plan(a, a, nullptr, &out, kind, !trans, trans);
-  require_in_place(p.a, "a");
-  require_in_place(p.out, "out");
-  const Context ctx = call_context(a.place, backend, stream);
-  run_syrk(p, kind, trans, ctx, a.place);
-}
-
 // ---- all-pairs shortest paths ------------------------------------------------------------------
 
 const std::string apsp_types = "apsp takes float32 or float64 weights (+inf for no edge)";
 
-// The vertex count and dtype of an adjacency matrix, checked before ringmm.apsp copies it into the
-// distance matrix that the solver overwrites.
-nb::tuple apsp_plan(Array weights_array) {
-  const ArrayInfo w("weights", weights_array);
+// The distances (a copy of the weights, which the solver overwrites) and, with return_next, the
+// successor matrix, in the weights' framework.
+nb::object apsp(nb::handle weights_object, nb::handle longest, nb::handle block_object, nb::handle return_next,
+                nb::handle backend_object) {
+  check_backend_type(backend_object);
+  const index_t block = block_object.is_none() ? 0 : integer_of(block_object, "block");
+  Call call({{"weights", weights_object}});
+  const ArrayInfo w = call.info(0);
   if (w.shape.size() != 2)
     value_error("weights has " + std::to_string(w.shape.size()) + " dimensions: an adjacency matrix is n x n");
   if (w.rows() != w.cols()) value_error("weights has shape " + shape_text(w.shape) + ": an adjacency matrix is square");
   visit_real(w, apsp_types, [](auto) {});
-  return nb::make_tuple(w.rows(), dtype_name(w.dtype));
-}
-
-// dist holds a copy of the weights on entry and the distances on return; next receives the successors.
-void apsp(nb::ndarray<> dist_array, nb::ndarray<> next_array, bool longest, index_t block, const std::string& backend,
-          std::uintptr_t stream) {
-  const ArrayInfo dist("dist", dist_array), next("next", next_array);
-  if (dist.shape.size() != 2 || dist.rows() != dist.cols())
-    value_error("dist must be a square matrix, got shape " + shape_text(dist.shape));
-  check_internal(dist, dist.shape, dist.dtype, dist);
-  check_internal(next, dist.shape, nb::dtype<std::int32_t>(), dist);
   if (block < 0) value_error("block must be a positive number of vertices, got " + std::to_string(block));
-  const Context ctx = call_context(dist.place, backend, stream);
-  const index_t n = dist.rows();
+  const Context ctx = call_context(w.place, backend_of(backend_object), call.stream(w.place));
+  const index_t n = w.rows();
+  std::optional<ArrayInfo> dist, next;
+  const nb::object dist_object = call.empty({n, n}, w.dtype, w.place, "dist", dist);
+  const nb::object next_object = call.empty({n, n}, nb::dtype<std::int32_t>(), w.place, "next", next);
+  call.assign(dist_object, call[0].object);
   try {
-    const DeviceGuard device(dist.place);
-    visit_real(dist, apsp_types, [&](auto zero) {
+    const DeviceGuard device(w.place);
+    visit_real(w, apsp_types, [&](auto zero) {
       using T = decltype(zero);
       const nb::gil_scoped_release release;
-      apsp_in_place<T>(ctx, row_major(static_cast<T*>(dist.data), n, n),
-                       row_major(static_cast<std::int32_t*>(next.data), n, n), ApspOptions{longest, block});
+      apsp_in_place<T>(ctx, row_major(static_cast<T*>(dist->data), n, n),
+                       row_major(static_cast<std::int32_t*>(next->data), n, n),
+                       ApspOptions{flag_of(longest), block});
     });
   } catch (const Error& e) {
     throw with_subject(e, e.subject() == "dist" ? "weights" : e.subject());
   }
+  if (!flag_of(return_next)) return call.result(dist_object);
+  return nb::make_tuple(call.result(dist_object), call.result(next_object));
 }
 
 // The vertices of a shortest from → to path read from a successor matrix on the host or a GPU.
-nb::list route(Array next_array, index_t from, index_t to, std::uintptr_t stream) {
-  const ArrayInfo next("next", next_array);
+nb::list route(nb::handle next_object, nb::handle i, nb::handle j) {
+  Call call({{"next", next_object}});
+  const index_t from = integer_of(i, "i"), to = integer_of(j, "j");
+  const ArrayInfo next = call.info(0);
   if (next.shape.size() != 2 || next.rows() != next.cols())
     value_error("next has shape " + shape_text(next.shape) + ": a successor matrix is n x n");
   if (next.dtype != nb::dtype<std::int32_t>())
@@ -130,6 +97,7 @@ nb::list route(Array next_array, index_t from, index_t to, std::uintptr_t stream
   const index_t rows_apart = next.strides[0];
   const std::int32_t* first = static_cast<const std::int32_t*>(next.data) + to * next.strides[1];
   if (next.place.gpu && rows_apart < 1 && n > 1) value_error("next has a row stride below 1: pass a contiguous copy");
+  const std::uintptr_t stream = call.stream(next.place);
   std::vector<index_t> path;
   try {
     const nb::gil_scoped_release release;
@@ -328,60 +296,56 @@ template <class T> void fill_emissions_on_device(const EmissionSource& src, T* e
 }
 #endif
 
-std::optional<ArrayInfo> info_of(const char* name, const OptionalArray& x) {
-  return x ? std::optional<ArrayInfo>(std::in_place, name, *x) : std::nullopt;
-}
 const ArrayInfo* pointer(const std::optional<ArrayInfo>& x) { return x ? &*x : nullptr; }
 
-// (single, B, T, S, dtype): what ringmm.hmm_* allocates before the call.
-nb::tuple hmm_plan(Array init_array, Array trans_array, OptionalArray emission_array, OptionalArray observations_array,
-                   OptionalArray scores_array) {
-  const ArrayInfo init("init", init_array), trans("trans", trans_array);
-  const auto emission = info_of("emission", emission_array), observations = info_of("observations", observations_array),
-             scores = info_of("scores", scores_array);
-  const HmmShape h = hmm_shape(init, trans, pointer(emission), pointer(observations), pointer(scores));
-  return nb::make_tuple(h.single, h.batch, h.steps, h.states, dtype_name(init.dtype));
-}
-
-// Viterbi (path and score) or forward (log-likelihood in `values`). init and trans are contiguous
-// copies where the caller's were not; emit (T, B, S), path (B, T) and values (B,) are fresh.
-void hmm(bool viterbi, Array init_array, Array trans_array, OptionalArray emission_array, OptionalArray observations_array,
-         OptionalArray scores_array, nb::ndarray<> emit_array, std::optional<nb::ndarray<>> path_array,
-         nb::ndarray<> values_array, const std::string& backend, std::uintptr_t stream) {
-  const ArrayInfo init("init", init_array), trans("trans", trans_array);
-  const auto emission = info_of("emission", emission_array), observations = info_of("observations", observations_array),
-             scores = info_of("scores", scores_array);
-  const HmmShape h = hmm_shape(init, trans, pointer(emission), pointer(observations), pointer(scores));
-  const ArrayInfo emit("emit", emit_array), values("values", values_array);
-  check_internal(init, init.shape, init.dtype, init);
-  check_internal(trans, trans.shape, init.dtype, init);
-  check_internal(emit, {h.steps, h.batch, h.states}, init.dtype, init);
-  check_internal(values, {h.batch}, init.dtype, init);
-  std::optional<ArrayInfo> path;
-  if (viterbi) {
-    if (!path_array) value_error("viterbi needs path");
-    path.emplace("path", *path_array);
-    check_internal(*path, {h.batch, h.steps}, nb::dtype<std::int32_t>(), init);
-  }
-  const Context ctx = call_context(init.place, backend, stream);
-  if (!init.place.gpu && ctx.backend == Backend::cuda)
+// Viterbi (path and score) or forward (the log-likelihood). The library reads init and trans
+// contiguous (copies where the caller's are not), the emission scores gathered into the step-major
+// emit (T, B, S), and writes path (B, T) and values (B,); one sequence gets path[0] and values[0].
+nb::object hmm(nb::handle viterbi_object, nb::handle init_object, nb::handle trans_object, nb::handle emission_object,
+               nb::handle observations_object, nb::handle scores_object, nb::handle backend_object) {
+  check_backend_type(backend_object);
+  const bool viterbi = flag_of(viterbi_object);
+  enum { INIT, TRANS, EMISSION, OBSERVATIONS, SCORES };
+  Call call({{"init", init_object},
+             {"trans", trans_object},
+             {"emission", emission_object, false},
+             {"observations", observations_object, false},
+             {"scores", scores_object, false}});
+  std::optional<ArrayInfo> init = call.info(INIT), trans = call.info(TRANS), emission, observations, scores;
+  if (call[EMISSION].present()) emission = call.info(EMISSION);
+  if (call[OBSERVATIONS].present()) observations = call.info(OBSERVATIONS);
+  if (call[SCORES].present()) scores = call.info(SCORES);
+  const HmmShape h = hmm_shape(*init, *trans, pointer(emission), pointer(observations), pointer(scores));
+  const Context ctx = call_context(init->place, backend_of(backend_object), call.stream(init->place));
+  const std::uintptr_t stream = reinterpret_cast<std::uintptr_t>(ctx.cuda_stream);
+  if (!init->place.gpu && ctx.backend == Backend::cuda)
     value_error("backend 'cuda' runs HMMs on arrays in GPU memory: pass GPU arrays (torch, cupy), or use backend 'cpu'");
+  const Place place = init->place;
+  for (auto& [i, x] : {std::pair{INIT, &init}, std::pair{TRANS, &trans}})
+    if (!c_contiguous(**x)) call.contiguous_copy(i, *x);
+  std::optional<ArrayInfo> emit, path, values;
+  const nb::object emit_object = call.empty({h.steps, h.batch, h.states}, init->dtype, place, "emit", emit);
+  nb::object path_object =
+      viterbi ? call.empty({h.batch, h.steps}, nb::dtype<std::int32_t>(), place, "path", path) : nb::object();
+  nb::object values_object = call.empty({h.batch}, init->dtype, place, "values", values);
   const EmissionSource source{h, pointer(scores), pointer(emission), pointer(observations)};
   try {
-    const DeviceGuard device(init.place);
-    visit_real(init, hmm_types, [&](auto zero) {
+    const DeviceGuard device(place);
+    visit_real(*init, hmm_types, [&](auto zero) {
       using T = decltype(zero);
       const nb::gil_scoped_release release;
-      if (init.place.gpu) {
+      if (place.gpu) {
 #if RINGMM_PY_HAVE_CUDA
-        fill_emissions_on_device(source, static_cast<T*>(emit.data), reinterpret_cast<cudaStream_t>(stream));
+        fill_emissions_on_device(source, static_cast<T*>(emit->data), reinterpret_cast<cudaStream_t>(stream));
+#else
+        (void)stream;
 #endif
       } else {
-        fill_emissions_on_host(source, static_cast<T*>(emit.data));
+        fill_emissions_on_host(source, static_cast<T*>(emit->data));
       }
-      const HmmModel<T> model{h.batch, h.states, h.steps, static_cast<const T*>(init.data),
-                              static_cast<const T*>(trans.data), static_cast<const T*>(emit.data)};
-      T* out = static_cast<T*>(values.data);
+      const HmmModel<T> model{h.batch, h.states, h.steps, static_cast<const T*>(init->data),
+                              static_cast<const T*>(trans->data), static_cast<const T*>(emit->data)};
+      T* out = static_cast<T*>(values->data);
       if (!viterbi) return hmm_forward<T>(ctx, model, out);
       auto* states = static_cast<std::int32_t*>(path->data);
       try {
@@ -395,22 +359,28 @@ void hmm(bool viterbi, Array init_array, Array trans_array, OptionalArray emissi
   } catch (const Error& e) {
     throw with_subject(e, e.subject() == "emit" ? (scores ? "scores" : "emission") : e.subject());
   }
+  if (h.single) {
+    const nb::object zero = nb::int_(0);
+    values_object = nb::steal(PyObject_GetItem(values_object.ptr(), zero.ptr()));
+    if (!values_object.is_valid()) throw nb::python_error();
+    if (viterbi) {
+      path_object = nb::steal(PyObject_GetItem(path_object.ptr(), zero.ptr()));
+      if (!path_object.is_valid()) throw nb::python_error();
+    }
+  }
+  if (!viterbi) return call.result(values_object);
+  return nb::make_tuple(call.result(path_object), call.result(values_object));
 }
 
 }  // namespace
 
 void bind_applications(nb::module_& m) {
-  m.def("syrk", &syrk, nb::arg("a"), nb::arg("out"), nb::arg("semiring"), nb::arg("trans"), nb::arg("backend"),
-        nb::arg("stream"));
-  m.def("apsp_plan", &apsp_plan, nb::arg("weights"));
-  m.def("apsp", &apsp, nb::arg("dist"), nb::arg("next"), nb::arg("longest"), nb::arg("block"), nb::arg("backend"),
-        nb::arg("stream"));
-  m.def("route", &route, nb::arg("next"), nb::arg("i"), nb::arg("j"), nb::arg("stream"));
-  m.def("hmm_plan", &hmm_plan, nb::arg("init"), nb::arg("trans"), nb::arg("emission").none(),
-        nb::arg("observations").none(), nb::arg("scores").none());
-  m.def("hmm", &hmm, nb::arg("viterbi"), nb::arg("init"), nb::arg("trans"), nb::arg("emission").none(),
-        nb::arg("observations").none(), nb::arg("scores").none(), nb::arg("emit"), nb::arg("path").none(),
-        nb::arg("values"), nb::arg("backend"), nb::arg("stream"));
+  m.def("apsp", &apsp, nb::arg("weights").none(), nb::arg("longest").none(), nb::arg("block").none(),
+        nb::arg("return_next").none(), nb::arg("backend").none(), "ringmm.apsp's one entry");
+  m.def("route", &route, nb::arg("next").none(), nb::arg("i").none(), nb::arg("j").none(), "ringmm.route's one entry");
+  m.def("hmm", &hmm, nb::arg("viterbi").none(), nb::arg("init").none(), nb::arg("trans").none(),
+        nb::arg("emission").none(), nb::arg("observations").none(), nb::arg("scores").none(), nb::arg("backend").none(),
+        "ringmm.hmm_viterbi's and ringmm.hmm_forward's one entry");
 }
 
 }  // namespace ringmm_py

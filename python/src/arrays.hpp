@@ -283,7 +283,7 @@ inline index_t member_offset(const ArrayInfo& x, const Shape& batch, index_t ind
   return offset;
 }
 
-// An operand that no view describes must have been copied by the Python layer before the call.
+// An operand that no view describes must have been copied before the call (the entries copy them).
 inline void require_in_place(const Operand& x, const char* name) {
   if (!x.in_place)
     value_error(std::string(name) + " has strides that no leading dimension describes: pass a contiguous copy");

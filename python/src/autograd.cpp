@@ -1,5 +1,7 @@
 // The backward products of ringmm._core (ringmm/backward.hpp) on arrays of any framework: the
-// gradients grad_a, grad_b of c = a ⊗ b given grad_c, for ringmm.torch's autograd. a and b
+// gradients grad_a, grad_b of c = a ⊗ b given grad_c, for ringmm.torch's autograd. Each is one entry
+// (entry.hpp) that checks the arrays, copies those whose matrices no leading dimension describes (an
+// expanded grad_c), allocates grad_a and grad_b in the caller's framework and returns them. a and b
 // broadcast over the batch of grad_c as in the forward product; grad_a and grad_b get the full
 // batch shape (the caller sums them over the dimensions a and b were broadcast along). The members
 // are run one after another in C++, with the GIL released; arrays on a GPU run on the caller's stream.
@@ -13,31 +15,12 @@
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "entry.hpp"
 
 using namespace ringmm;
 using namespace ringmm_py;
 
 namespace {
-
-// Row-major without gaps (dimensions of size 1 take any stride): members written one after another
-// never overlap.
-bool contiguous(const ArrayInfo& x) {
-  index_t expected = 1;
-  for (std::size_t d = x.shape.size(); d-- > 0;) {
-    if (x.shape[d] == 0) return true;
-    if (x.shape[d] != 1 && x.strides[d] != expected) return false;
-    expected *= x.shape[d];
-  }
-  return true;
-}
-
-ArrayInfo writable(nb::handle object, nb::ndarray<>& array, const char* name) {
-  if (!nb::try_cast(object, array)) value_error(std::string(name) + " is not a writable array");
-  ArrayInfo info(name, array);
-  if (!contiguous(info))
-    value_error(std::string(name) + " must be a contiguous array (gradients are written member after member)");
-  return info;
-}
 
 // The arrays of one backward product, checked before any work: shapes, dtypes, devices, layouts.
 // `forward` is c (log-plus) or, where ⊕ selects one term, the index matrix k_star.
@@ -48,14 +31,15 @@ struct Backward {
   DType type;
   Operand a_op, b_op, forward_op, grad_c_op, grad_a_op, grad_b_op;
 
+  // Checks the inputs; grad_a and grad_b (a and b until then) are made afterwards (set_arrays).
   Backward(const ArrayInfo& a_, const ArrayInfo& b_, const ArrayInfo& forward_, const ArrayInfo& grad_c_,
-           const ArrayInfo& grad_a_, const ArrayInfo& grad_b_, SemiringKind kind, bool forward_is_index)
-      : a(a_), b(b_), forward(forward_), grad_c(grad_c_), grad_a(grad_a_), grad_b(grad_b_) {
+           SemiringKind kind, bool forward_is_index)
+      : a(a_), b(b_), forward(forward_), grad_c(grad_c_), grad_a(a_), grad_b(b_) {
     for (const ArrayInfo* x : {&a, &b, &grad_c})
       if (x->shape.size() < 2)
         value_error(std::string(x->name) + " has " + std::to_string(x->shape.size()) +
                     " dimensions where at least 2 are needed");
-    for (const ArrayInfo* x : {&b, &grad_c, &grad_a, &grad_b}) {
+    for (const ArrayInfo* x : {&b, &grad_c}) {
       check_same_dtype(*x, a);
       check_same_place(*x, a);
     }
@@ -69,12 +53,6 @@ struct Backward {
                   std::to_string(b.rows()) + "x" + std::to_string(n));
     batch.assign(grad_c.shape.begin(), grad_c.shape.end() - 2);
     for (index_t d : batch) members *= d;  // grad_c exists, so the count fits
-    auto full = [&](index_t rows, index_t cols) {
-      Shape shape = batch;
-      shape.push_back(rows);
-      shape.push_back(cols);
-      return shape;
-    };
     if (grad_c.shape != full(m, n))
       value_error("grad_c has shape " + shape_text(grad_c.shape) + " but a ⊗ b has matrices of " + std::to_string(m) +
                   "x" + std::to_string(n));
@@ -91,10 +69,24 @@ struct Backward {
         value_error(std::string(forward.name) + " has shape " + shape_text(forward.shape) + " but grad_c has " +
                     shape_text(grad_c.shape));
     }
-    for (const auto& [x, shape] : {std::pair{&grad_a, full(m, k)}, std::pair{&grad_b, full(k, n)}})
-      if (x->shape != shape)
-        value_error(std::string(x->name) + " has shape " + shape_text(x->shape) + " but needs " + shape_text(shape));
+  }
 
+  // The shape of a gradient: grad_c's batch, and rows x cols.
+  Shape full(index_t rows, index_t cols) const {
+    Shape shape = batch;
+    shape.push_back(rows);
+    shape.push_back(cols);
+    return shape;
+  }
+
+  // The inputs as they are read (copies where the caller's could not be) and the new gradients.
+  void set_arrays(const ArrayInfo* inputs[4], const ArrayInfo& grad_a_, const ArrayInfo& grad_b_) {
+    a = *inputs[0];
+    b = *inputs[1];
+    forward = *inputs[2];
+    grad_c = *inputs[3];
+    grad_a = grad_a_;
+    grad_b = grad_b_;
     a_op = in_place(a);
     b_op = in_place(b);
     forward_op = in_place(forward);
@@ -124,66 +116,65 @@ struct Backward {
   }
 };
 
-// grad_a, grad_b of c = a ⊗ b over log-plus: the softmax over k of every term, weighted by grad_c.
-void log_plus_backward_arrays(nb::ndarray<nb::ro> a, nb::ndarray<nb::ro> b, nb::ndarray<nb::ro> c,
-                              nb::ndarray<nb::ro> grad_c, nb::handle grad_a_object, nb::handle grad_b_object,
-                              std::uintptr_t stream) {
-  nb::ndarray<> grad_a, grad_b;
-  const Backward w(ArrayInfo("a", a), ArrayInfo("b", b), ArrayInfo("c", c), ArrayInfo("grad_c", grad_c),
-                   writable(grad_a_object, grad_a, "grad_a"), writable(grad_b_object, grad_b, "grad_b"),
-                   SemiringKind::log_plus, false);
+// The entry of both backward products: (grad_a, grad_b) of c = a ⊗ b given grad_c, over log-plus
+// (forward is c) or over a selecting semiring (forward is k_star: every grad_c[i, j] goes to the term
+// k_star[i, j] that won, none where it is -1).
+nb::object backward(bool log_plus, nb::handle a_object, nb::handle b_object, nb::handle forward_object,
+                    nb::handle grad_c_object, nb::handle semiring) {
+  const SemiringKind kind = log_plus ? SemiringKind::log_plus : semiring_of(semiring);
+  enum { A, B, FORWARD, GRAD_C };
+  Call call({{"a", a_object}, {"b", b_object}, {log_plus ? "c" : "k_star", forward_object}, {"grad_c", grad_c_object}});
+  std::optional<ArrayInfo> inputs[4] = {call.info(A), call.info(B), call.info(FORWARD), call.info(GRAD_C)};
+  Backward w(*inputs[A], *inputs[B], *inputs[FORWARD], *inputs[GRAD_C], kind, !log_plus);
+  if (!log_plus) require_selecting(kind, w.type, "argmax_backward");
+  const Context ctx = call_context(w.a.place, "auto", call.stream(w.a.place));
+  for (std::size_t i = A; i <= GRAD_C; ++i)
+    if (!describe_matrices(*inputs[i]).in_place) call.contiguous_copy(i, inputs[i]);
+  std::optional<ArrayInfo> grad_a, grad_b;
+  const nb::object grad_a_object =
+      call.empty(w.full(w.a.rows(), w.a.cols()), w.a.dtype, w.a.place, "grad_a", grad_a);
+  const nb::object grad_b_object =
+      call.empty(w.full(w.b.rows(), w.b.cols()), w.a.dtype, w.a.place, "grad_b", grad_b);
+  const ArrayInfo* read[4] = {&*inputs[A], &*inputs[B], &*inputs[FORWARD], &*inputs[GRAD_C]};
+  w.set_arrays(read, *grad_a, *grad_b);
   try {
-    const Context ctx = call_context(w.a.place, "auto", stream);
-    auto run = [&](auto element) {  // log-plus holds f32 or f64 (element_type checked it)
-      using T = decltype(element);
-      w.for_each_member<T, T>(ctx, [](auto&&... views) { log_plus_backward<T>(views...); });
-    };
-    if (w.type == DType::f32) run(float{});
-    else run(double{});
+    if (log_plus) {
+      auto run = [&](auto element) {  // log-plus holds f32 or f64 (element_type checked it)
+        using T = decltype(element);
+        w.for_each_member<T, T>(ctx, [](auto&&... views) { log_plus_backward<T>(views...); });
+      };
+      if (w.type == DType::f32) run(float{});
+      else run(double{});
+    } else {
+      visit_semiring(kind, w.type, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        using T = element_t<S>;
+        if constexpr (semiring_traits<S>::selects && std::is_floating_point_v<T>)
+          w.for_each_member<T, std::int32_t>(ctx, [](auto&&... views) { argmax_backward<S>(views...); });
+      });
+    }
   } catch (const Error& e) {
     throw renamed(e, true);
   }
-}
-
-// grad_a, grad_b of c = a ⊗ b over a selecting semiring: every grad_c[i, j] goes to the term
-// k_star[i, j] that won (none where k_star is -1).
-void argmax_backward_arrays(nb::ndarray<nb::ro> a, nb::ndarray<nb::ro> b, nb::ndarray<nb::ro> k_star,
-                            nb::ndarray<nb::ro> grad_c, nb::handle grad_a_object, nb::handle grad_b_object,
-                            const std::string& semiring, std::uintptr_t stream) {
-  const SemiringKind kind = parse_semiring_name(semiring);
-  nb::ndarray<> grad_a, grad_b;
-  const Backward w(ArrayInfo("a", a), ArrayInfo("b", b), ArrayInfo("k_star", k_star), ArrayInfo("grad_c", grad_c),
-                   writable(grad_a_object, grad_a, "grad_a"), writable(grad_b_object, grad_b, "grad_b"), kind, true);
-  require_selecting(kind, w.type, "argmax_backward");
-  try {
-    const Context ctx = call_context(w.a.place, "auto", stream);
-    visit_semiring(kind, w.type, [&](auto tag) {
-      using S = typename decltype(tag)::type;
-      using T = element_t<S>;
-      if constexpr (semiring_traits<S>::selects && std::is_floating_point_v<T>)
-        w.for_each_member<T, std::int32_t>(ctx, [](auto&&... views) { argmax_backward<S>(views...); });
-    });
-  } catch (const Error& e) {
-    throw renamed(e, true);
-  }
+  return nb::make_tuple(call.result(grad_a_object), call.result(grad_b_object));
 }
 
 }  // namespace
 
 void ringmm_py::bind_autograd(nb::module_& m) {
-  m.def("log_plus_backward", &log_plus_backward_arrays, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("grad_c"),
-        nb::arg("grad_a"), nb::arg("grad_b"), nb::arg("stream"),
-        "Writes the gradients of c = a ⊗ b over log-plus into grad_a and grad_b (full batch shape, contiguous); "
-        "on error they hold nothing meaningful");
-  m.def("argmax_backward", &argmax_backward_arrays, nb::arg("a"), nb::arg("b"), nb::arg("k_star"), nb::arg("grad_c"),
-        nb::arg("grad_a"), nb::arg("grad_b"), nb::arg("semiring"), nb::arg("stream"),
-        "Writes the gradients of c = a ⊗ b over a selecting semiring, routed through k_star, into grad_a and grad_b "
-        "(full batch shape, contiguous); on error they hold nothing meaningful");
   m.def(
-      "matrices_in_place",
-      [](nb::ndarray<nb::ro> x) {
-        const ArrayInfo info("x", x);
-        return info.shape.size() >= 2 && describe_matrices(info).in_place;
+      "log_plus_backward",
+      [](nb::handle a, nb::handle b, nb::handle c, nb::handle grad_c) {
+        return backward(true, a, b, c, grad_c, nb::none());
       },
-      nb::arg("x"), "Whether a leading dimension describes x's matrices: the backward products read it as it is");
+      nb::arg("a").none(), nb::arg("b").none(), nb::arg("c").none(), nb::arg("grad_c").none(),
+      "(grad_a, grad_b) of c = a ⊗ b over log-plus, of the full batch shape");
+  m.def(
+      "argmax_backward",
+      [](nb::handle a, nb::handle b, nb::handle k_star, nb::handle grad_c, nb::handle semiring) {
+        return backward(false, a, b, k_star, grad_c, semiring);
+      },
+      nb::arg("a").none(), nb::arg("b").none(), nb::arg("k_star").none(), nb::arg("grad_c").none(),
+      nb::arg("semiring").none(),
+      "(grad_a, grad_b) of c = a ⊗ b over a selecting semiring, routed through k_star, of the full batch shape");
 }

@@ -263,29 +263,35 @@ def test_cuda_and_cpu_operands_are_refused():
         ringmm.torch.matmul(torch.rand(2, 2, device="cuda"), torch.rand(2, 2), "log_plus")
 
 
-def test_backward_bindings_check_their_arrays(rng):
+def test_backward_entries_check_their_arrays_and_allocate_the_gradients(rng):
     from ringmm import _core
 
     a, b = np.zeros((2, 3, 4)), np.zeros((4, 5))
     c, grad_c = np.zeros((2, 3, 5)), np.zeros((2, 3, 5))
-    grad_a, grad_b = np.empty((2, 3, 4)), np.empty((2, 4, 5))
-    _core.log_plus_backward(a, b, c, grad_c, grad_a, grad_b, 0)
+    grad_a, grad_b = _core.log_plus_backward(a, b, c, grad_c)
+    assert isinstance(grad_a, np.ndarray) and grad_a.shape == (2, 3, 4) and grad_b.shape == (2, 4, 5)
     assert (grad_b == 0).all()  # c = log 4, so every weight is 1/4, and grad_c = 0
-    with pytest.raises(ValueError, match="grad_b has shape \\(4, 5\\) but needs \\(2, 4, 5\\)"):
-        _core.log_plus_backward(a, b, c, grad_c, grad_a, np.empty((4, 5)), 0)
-    with pytest.raises(ValueError, match="grad_a must be a contiguous array"):
-        _core.log_plus_backward(a, b, c, grad_c, np.empty((3, 2, 4)).transpose(1, 0, 2), grad_b, 0)
+    # A grad_c that no leading dimension describes (strided both ways) is copied first.
+    wide = np.ones((2, 6, 10))
+    grad_a2, grad_b2 = _core.log_plus_backward(a, b, c, wide[:, ::2, ::2])
+    want_a, want_b = _core.log_plus_backward(a, b, c, np.ones((2, 3, 5)))
+    np.testing.assert_array_equal(grad_a2, want_a)
+    np.testing.assert_array_equal(grad_b2, want_b)
+    with pytest.raises(ValueError, match="grad_c has shape \\(2, 3, 4\\) but a ⊗ b has matrices of 3x5"):
+        _core.log_plus_backward(a, b, c, np.zeros((2, 3, 4)))
     with pytest.raises(TypeError, match="k_star has dtype float64 where the winning k's are int32"):
-        _core.argmax_backward(a, b, c, grad_c, grad_a, grad_b, "max_plus", 0)
+        _core.argmax_backward(a, b, c, grad_c, "max_plus")
     with pytest.raises(TypeError, match="argmax_backward needs a semiring whose ⊕ selects one term"):
-        _core.argmax_backward(a, b, c.astype(np.int32), grad_c, grad_a, grad_b, "plus_times", 0)
+        _core.argmax_backward(a, b, c.astype(np.int32), grad_c, "plus_times")
     with pytest.raises(TypeError, match="gradients need float32 or float64 arrays, not int32"):
-        ints = [x.astype(np.int32) for x in (a, b, c, grad_c, grad_a, grad_b)]
-        _core.argmax_backward(*ints, "max_plus", 0)
+        ints = [x.astype(np.int32) for x in (a, b, c, grad_c)]
+        _core.argmax_backward(*ints, "max_plus")
     with pytest.raises(ValueError, match="k_star: element \\(1, 2\\) is 4, not an index in \\[-1, 4\\)"):
         k_star = np.zeros((2, 3, 5), np.int32)
         k_star[1, 1, 2] = 4
-        _core.argmax_backward(a, b, k_star, grad_c, grad_a, grad_b, "max_plus", 0)
+        _core.argmax_backward(a, b, k_star, grad_c, "max_plus")
+    with pytest.raises(TypeError, match="b is a torch array but a is a numpy array|a is a numpy array but b is a torch"):
+        _core.log_plus_backward(a, torch.zeros(4, 5, dtype=torch.float64), c, grad_c)
 
 
 def test_import_ringmm_does_not_import_torch():

@@ -15,6 +15,7 @@
 #include "ringmm/context.hpp"
 #include "ringmm/cpu/argmax.hpp"
 #include "ringmm/cpu/blocked.hpp"
+#include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/detail/input_check.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/detail/validate.hpp"
@@ -39,7 +40,9 @@ template <class S> void run(const Context& ctx, const Problem<S>& p) {
     cuda_run<S>(ctx, p);  // built-in pairs: the library's instances; any other S: instantiated here
     return;
 #else
-    if constexpr (is_builtin_v<S>) {
+    if constexpr (!config::cuda) {
+      detail::no_cuda_backend();  // not reached: resolved_backend refuses cuda in such a build
+    } else if constexpr (is_builtin_v<S>) {
       cuda_run<S>(ctx, p);
       return;
     } else {
@@ -131,7 +134,9 @@ template <class S> void run_argmax(const Context& ctx, const Problem<S>& p) {
     cuda_run_argmax<S>(ctx, p);
     return;
 #else
-    if constexpr (is_builtin_v<S>) {
+    if constexpr (!config::cuda) {
+      detail::no_cuda_backend();  // not reached: resolved_backend refuses cuda in such a build
+    } else if constexpr (is_builtin_v<S>) {
       cuda_run_argmax<S>(ctx, p);
       return;
     } else {

@@ -24,6 +24,7 @@
 
 #include "ringmm/bits.hpp"
 #include "ringmm/detail/bits.hpp"
+#include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/detail/validate.hpp"
 #include "ringmm/error.hpp"
 
@@ -475,7 +476,11 @@ void gemm_b1(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<
   detail::validate_view(c, "C");
   check_shapes(a, bt, c.rows, c.cols);
   check_no_overlap(c.data, bytes_of(c), a, bt);
-  if (detail::gemm_b1_cuda(ctx, a, bt, &c, nullptr, alpha, beta)) return;
+  if constexpr (config::cuda) {
+    if (detail::gemm_b1_cuda(ctx, a, bt, &c, nullptr, alpha, beta)) return;
+  } else {
+    detail::refuse_cuda_request(ctx);
+  }
   auto p = product(a, bt, alpha, beta);
   p.output = detail::b1::Output::u8;
   p.c_u8 = c;
@@ -489,7 +494,11 @@ void gemm_b1(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<
   detail::validate_bits(c, "C");
   check_shapes(a, bt, c.rows, c.cols);
   check_no_overlap(c.data, bytes_of(c), a, bt);
-  if (detail::gemm_b1_cuda(ctx, a, bt, nullptr, &c, alpha, beta)) return;
+  if constexpr (config::cuda) {
+    if (detail::gemm_b1_cuda(ctx, a, bt, nullptr, &c, alpha, beta)) return;
+  } else {
+    detail::refuse_cuda_request(ctx);
+  }
   auto p = product(a, bt, alpha, beta);
   p.output = detail::b1::Output::bits;
   p.c_bits = c;

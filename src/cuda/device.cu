@@ -14,13 +14,12 @@
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/configs.hpp"
 #include "ringmm/cuda/device.hpp"
+#include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/error.hpp"
 
 namespace ringmm {
 
-bool cuda_compiled() { return true; }
-
-bool cuda_device_available(std::string* why) {
+bool cuda_detail::device_available(std::string* why) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {

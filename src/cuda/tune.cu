@@ -12,6 +12,7 @@
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
 #include "ringmm/cuda/gemm.cuh"
+#include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/dispatch.hpp"
 #include "ringmm/tune.hpp"
 
@@ -90,7 +91,7 @@ const TunedKernels* tuned_kernels(SemiringKind kind, DType type, index_t m, inde
 
 }  // namespace cuda_detail
 
-tune::CacheKey current_tune_key() {
+tune::CacheKey cuda_detail::tune_key() {
   std::string why;
   if (!cuda_device_available(&why)) throw Error(Errc::backend_unavailable, "cuda", why);
   int device = 0;
@@ -98,13 +99,13 @@ tune::CacheKey current_tune_key() {
   return cuda_detail::key_of(device);
 }
 
-void reload_tune_cache() {
+void cuda_detail::reload_tune_cache() {
   const std::lock_guard<std::mutex> lock(cuda_detail::load_mutex);
   for (auto& slot : cuda_detail::caches) slot.store(nullptr, std::memory_order_release);
 }
 
-CudaChoice describe_cuda_choice(const Context& ctx, SemiringKind kind, DType type, index_t m, index_t n, index_t k,
-                                index_t batch, bool symmetric) {
+CudaChoice cuda_detail::describe_choice(const Context& ctx, SemiringKind kind, DType type, index_t m, index_t n,
+                                        index_t k, index_t batch, bool symmetric) {
   std::string why;
   if (!cuda_device_available(&why)) throw Error(Errc::backend_unavailable, "cuda", why);
   if (m < 0 || n < 0 || k < 0 || batch < 1)

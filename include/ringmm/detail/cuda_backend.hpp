@@ -1,0 +1,39 @@
+// The CUDA backend as the rest of ringmm calls it.
+//
+// The backend's entry points are declared beside the API they serve (cuda_run in
+// detail/problem.hpp, gemm_b1_cuda in detail/bits.hpp, the HMM and backward ones in hmm.hpp and
+// backward.hpp, the device and tuning queries below) and defined in src/cuda. A build without
+// CUDA defines none of them: every call site is guarded by `if constexpr (config::cuda)`, so
+// nothing refers to them there, and the public queries (cuda_device_available, describe_cuda_choice,
+// ...) are defined once, in src/core/backends.cpp, on top of the queries below.
+#pragma once
+
+#include <string>
+
+#include "ringmm/config.hpp"
+#include "ringmm/context.hpp"
+#include "ringmm/tune.hpp"
+
+namespace ringmm {
+
+namespace cuda_detail {
+// src/cuda/device.cu and tune.cu: what the public functions of the same meaning answer.
+bool device_available(std::string* why);
+tune::CacheKey tune_key();
+void reload_tune_cache();
+CudaChoice describe_choice(const Context& ctx, SemiringKind kind, DType type, index_t m, index_t n, index_t k,
+                           index_t batch, bool symmetric);
+}  // namespace cuda_detail
+
+namespace detail {
+// Errc::backend_unavailable: "this build of ringmm has no CUDA backend".
+[[noreturn]] void no_cuda_backend();
+
+// In a build without CUDA, a call that asked for the CUDA backend by name is refused; automatic
+// falls back to the CPU.
+inline void refuse_cuda_request(const Context& ctx) {
+  if (ctx.backend == Backend::cuda) no_cuda_backend();
+}
+}  // namespace detail
+
+}  // namespace ringmm

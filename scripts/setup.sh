@@ -39,9 +39,9 @@ command -v ninja >/dev/null && GENERATOR=(-G Ninja)
 if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   log "configuring in $BUILD_DIR"
   cmake -S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DRINGMM_BUILD_TESTS="$WITH_TESTS" \
-    ${RINGMM_CMAKE_ARGS:-}
+    -DRINGMM_BUILD_LAB="$WITH_TESTS" ${RINGMM_CMAKE_ARGS:-}
 else
-  cmake "$BUILD_DIR" -DRINGMM_BUILD_TESTS="$WITH_TESTS" >/dev/null
+  cmake "$BUILD_DIR" -DRINGMM_BUILD_TESTS="$WITH_TESTS" -DRINGMM_BUILD_LAB="$WITH_TESTS" >/dev/null
 fi
 JOBS="${RINGMM_JOBS:-$(nproc)}"
 log "building with $JOBS jobs"

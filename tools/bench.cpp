@@ -1,9 +1,8 @@
 // ringmm bench: times ringmm's products on random data and prints each beside its baselines —
 // OpenBLAS and ringmm's blocked kernel on the CPU; cuBLAS and the microbenchmark ceiling on CUDA.
-// One other mode: --tune (the CPU kernel's tuning sweep). The measurements themselves live in
-// ringmm_measure (tools/measure).
-// Over 500 lines: one command whose CPU, CUDA and tuning modes share the case list, the table
-// printer and the record writer.
+// The measurements themselves live in ringmm_measure (tools/measure).
+// Over 500 lines: one command whose CPU and CUDA modes share the case list, the table printer and
+// the record writer.
 #include <omp.h>
 
 #include <algorithm>
@@ -546,27 +545,6 @@ class Bench {
   std::map<std::pair<std::string, int>, double> u8_or_and_rates_;  // by shape and threads, for the b1 rows
 };
 
-// --tune: the CPU kernel's tuning sweep (cpu_measure.hpp), printed as one table.
-std::vector<Record> run_tune(const std::vector<Shape>& shapes, const Settings& st) {
-  const std::vector<Column> columns = {{"semiring", 11}, {"type", 7}, {"shape", 18}, {"kernel", 42}, {"ms", 10},
-                                       {"Tupd/s", 9}};
-  print_header(columns);
-  std::vector<Record> records;
-  auto keep = [&](std::vector<Record> measured) {
-    for (Record& r : measured) {
-      r.suite = st.suite;
-      r.device = st.device;
-      r.date = st.date;
-      print_row(columns, {r.semiring, r.type, shape_text({*r.m, *r.n, *r.k}), r.kernel, ms(*r.seconds),
-                          rate(*r.updates_per_s)});
-      records.push_back(std::move(r));
-    }
-  };
-  keep(measure::cpu_ceilings(st.reps));
-  for (const Shape& s : shapes) keep(measure::tune_blocked(s.m, s.n, s.k, st.reps));
-  return records;
-}
-
 // "1,2,all": thread counts, all = every thread OpenMP offers.
 std::vector<int> parse_threads(const std::string& text) {
   std::vector<int> threads;
@@ -580,20 +558,13 @@ std::vector<int> parse_threads(const std::string& text) {
 int bench_command(const Args& args) {
   const Options opt(args, {{"backend", true}, {"semiring", true}, {"type", true}, {"shapes", true}, {"product", true},
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
-                           {"border", true}, {"threads", true}, {"tune", false},
+                           {"border", true}, {"threads", true},
                            {"tf32", false}, {"host-memory", true}, {"transpose-a", false},
                            {"boolean-mma", true}});
-  const bool tune = opt.flag("tune");
-  // Options that mean nothing in the tuning sweep are usage mistakes rather than silently ignored.
-  if (tune)
-    for (const char* name : {"product", "batch", "threads", "config", "border", "tf32", "host-memory", "transpose-a",
-                             "boolean-mma", "semiring", "type", "ceilings"})
-      if (opt.has(name)) throw UsageError(std::string("--") + name, "does not apply to --tune");
 
   Settings st;
   st.suite = "bench";
-  st.ctx.backend = parse_backend(opt.get_or("backend", tune ? "cpu" : "auto"), "--backend");
-  if (tune && st.ctx.backend != Backend::cpu) throw UsageError("--backend", "--tune sweeps the CPU kernel");
+  st.ctx.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
   st.ctx.border = parse_border(opt.get_or("border", "auto"), "--border");
   st.ctx.cuda_config = opt.get_or("config", "");
   st.ctx.allow_tf32 = opt.flag("tf32");
@@ -658,7 +629,7 @@ int bench_command(const Args& args) {
   if (b1 && gpu)
     throw Error(Errc::unsupported, "--type",
                 "b1 products run on the CPU only (the CUDA backend has no b1 kernel yet); add --backend cpu");
-  const char* default_shapes = tune ? "1024" : gpu ? "4096,8192,4097" : "256,512";
+  const char* default_shapes = gpu ? "4096,8192,4097" : "256,512";
   const auto shapes = parse_shapes(shapes_text.value_or(default_shapes), st.product);
   st.device = gpu ? gpu_name() : cpu_model();
   st.date = utc_timestamp();
@@ -667,11 +638,7 @@ int bench_command(const Args& args) {
   std::vector<Record> records;
   int failures = 0;
   std::size_t cases_run = 0;
-  if (tune) {
-    std::cout << "CPU tuning sweep on " << st.device << ", 1 thread; median of " << st.reps
-              << " after a warm-up\nTupd/s = 10^12 semiring updates per second\n";
-    records = run_tune(shapes, st);
-  } else {
+  {
     std::vector<Case> cases;
     for (const auto& [kind, type] : pairs)
       for (const Shape& s : shapes)

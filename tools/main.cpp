@@ -125,7 +125,6 @@ solve time (distances and successors, without host<->device copies).
 )"},
     {"bench", bench_command, "time products and compare with baselines and ceilings",
      R"(usage: ringmm bench [options]
-       ringmm bench --tune [--shapes LIST] [--reps N] [--out FILE]
 
 Times ringmm on random data (warm-up, then the median of --reps runs) and prints one row per
 case as it finishes, beside its baselines: on the CPU, OpenBLAS sgemm/dgemm of the same shape
@@ -163,12 +162,6 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     pinned runs name every kernel "<name> pinned-host"; CUDA only
   --transpose-a     ringmm reads A as the transpose of a KxM matrix (op(A) = T; kernel names end
                     in " transA"; cuBLAS beside it still reads A as MxK); CUDA only, not syrk
-
-  --tune            the CPU kernel's tuning sweep instead, on 1 thread: the micro-kernel's
-                    L1-resident ceiling (max-plus f32/i32, plus-times f32), then max-plus and
-                    plus-times f32 on each shape with the shipped kernel, its builds for narrower
-                    instruction sets and, on AVX-512 CPUs, micro-tile and cache-budget variants
-                    (default --shapes 1024; docs/perf/cpu.md)
 
 Rates count one update per (i, j, k) and per i16x2 lane; syrk counts the n(n+1)/2 outputs of the
 triangle it computes.

@@ -1,7 +1,9 @@
 // The lab's own GPU kernels, measured by `ringmm-lab` and never part of ringmm:
 //   the ladder (docs/perf/ladder.md): teaching kernels from one thread per output to shared-memory
 //   tiles, the steps between a naive kernel and the engine;
-//   the published Aᵀ·A kernels (docs/seeds.md) in f64, beside ringmm's syrk.
+//   the published Aᵀ·A kernels (docs/seeds.md) in f64, beside ringmm's syrk;
+//   the sweep behind the constants of the blocked CPU kernel (cpu_tuning.cpp, docs/perf/cpu.md).
+// The GPU ones exist only where the lab is built with CUDA (RINGMM_LAB_CUDA).
 // Every function checks its arguments (Errc::invalid_argument / unsupported) and throws
 // Errc::backend_unavailable without a device. Timings follow measure/timer.hpp.
 #pragma once
@@ -10,10 +12,25 @@
 #include <vector>
 
 #include "measure/gpu_measure.hpp"
+#include "measure/records.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/types.hpp"
 
 namespace ringmm::lab {
+
+// ---- the CPU kernel's tuning sweep, on 1 thread ----------------------------------------------------
+// Records carry backend, kernel, semiring, type, product, shape, seconds and rates; kernel names end
+// in " t1".
+//
+// The ceiling of one core: the micro-kernel alone over panels that stay in L1 (max-plus f32 and
+// i32, plus-times f32; backend "ceiling", product "micro-kernel", m×n the micro-tile).
+std::vector<measure::Record> cpu_ceilings(int reps);
+// Max-plus and plus-times f32 on an m×n×k product: the shipped kernel, its builds for narrower
+// instruction sets than this CPU's widest and, on AVX-512 CPUs, variants of the micro-tile and of
+// the cache budgets KC and MC.
+std::vector<measure::Record> tune_blocked(index_t m, index_t n, index_t k, int reps);
+
+// ---- GPU kernels ------------------------------------------------------------------------------------
 
 // Names, simplest first: "straightforward" (one thread per output, global memory), "tiled8",
 // "tiled16", "tiled32" (shared-memory tiles of that side).

@@ -1,5 +1,6 @@
 // ringmm-lab: the measurements that study ringmm rather than use it, built from lab/ and never
-// shipped. Three commands:
+// shipped. Four commands (the last three where the lab is built with CUDA):
+//   tune-cpu    the sweep behind the blocked CPU kernel's constants (docs/perf/cpu.md)
 //   ladder      the kernel ladder (docs/perf/ladder.md) beside cuBLAS, the register-register
 //               ceiling and ringmm's own engine; --serial adds the naive loop on one CPU thread
 //   seed003     the published Aᵀ·A kernels (docs/seeds.md) beside ringmm's syrk and cuBLAS dsyrk
@@ -30,6 +31,11 @@ using tools::UsageError;
 constexpr const char* kUsage = R"(usage: ringmm-lab <command> [options]
 
 commands:
+  tune-cpu    [--shapes LIST] [--reps N] [--out FILE]
+              the CPU kernel's tuning sweep on 1 thread: the micro-kernel's L1-resident ceiling
+              (max-plus f32/i32, plus-times f32), then max-plus and plus-times f32 on each shape
+              with the shipped kernel, its builds for narrower instruction sets and, on AVX-512
+              CPUs, micro-tile and cache-budget variants (default --shapes 1024)
   ladder      [--semiring LIST] [--type LIST] [--shapes LIST] [--reps N] [--serial] [--out FILE]
               the ladder kernels, cuBLAS (plus-times f32/f64), the reg-reg ceiling and ringmm's
               engine per shape (default max-plus,plus-times f32 at 1024,4096); --serial adds the
@@ -121,16 +127,47 @@ class Table {
   std::vector<measure::Record> records_;
 };
 
-void require_gpu(const char* command) {
-  std::string why;
-  if (!cuda_device_available(&why))
-    throw Error(Errc::backend_unavailable, "cuda", std::string(command) + " needs a GPU: " + why);
-}
-
 std::optional<std::string> results_path(const Options& opt) {
   const auto out = opt.get("out");
   if (out) tools::check_results_path(*out, "--out");
   return out;
+}
+
+int tune_cpu_command(const tools::Args& args) {
+  const Options opt(args, {{"shapes", true}, {"reps", true}, {"out", true}});
+  const auto shapes = parse_shapes(opt.get_or("shapes", "1024"), false);
+  const int reps = int(opt.integer_or("reps", 10, 1, 1000));
+  const auto out = results_path(opt);
+  const std::string device = tools::cpu_model(), date = tools::utc_timestamp();
+  std::cout << "CPU tuning sweep on " << device << ", 1 thread; median of " << reps
+            << " after a warm-up\nTupd/s = 10^12 semiring updates per second\n";
+  std::vector<measure::Record> records;
+  auto keep = [&](std::vector<measure::Record> measured) {
+    for (measure::Record& r : measured) {
+      r.suite = "bench";
+      r.device = device;
+      r.date = date;
+      std::cout << r.semiring << std::string(r.semiring.size() < 11 ? 11 - r.semiring.size() : 1, ' ') << r.type
+                << std::string(r.type.size() < 6 ? 6 - r.type.size() : 1, ' ') << shape_text({*r.m, *r.n, *r.k}) << "  "
+                << r.kernel << "  " << tools::fixed(*r.seconds * 1e3, 3) << " ms  "
+                << tools::fixed(*r.updates_per_s * 1e-12, 4) << " Tupd/s" << std::endl;
+      records.push_back(std::move(r));
+    }
+  };
+  keep(cpu_ceilings(reps));
+  for (const Shape& s : shapes) keep(tune_blocked(s.m, s.n, s.k, reps));
+  if (out) {
+    measure::write_records(*out, records);
+    std::cout << "wrote " << *out << " (" << records.size() << " records)\n";
+  }
+  return 0;
+}
+
+#if RINGMM_LAB_CUDA
+void require_gpu(const char* command) {
+  std::string why;
+  if (!cuda_device_available(&why))
+    throw Error(Errc::backend_unavailable, "cuda", std::string(command) + " needs a GPU: " + why);
 }
 
 // The register-register ceiling of a pair (the microbenchmark's first level).
@@ -275,6 +312,8 @@ int microbench_command(const tools::Args& args) {
   return 0;
 }
 
+#endif  // RINGMM_LAB_CUDA
+
 int dispatch(const tools::Args& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
@@ -282,9 +321,17 @@ int dispatch(const tools::Args& args) {
   }
   const std::string command = args[0];
   const tools::Args rest(args.begin() + 1, args.end());
+  if (command == "tune-cpu") return tools::run_guarded("tune-cpu", [&] { return tune_cpu_command(rest); });
+#if RINGMM_LAB_CUDA
   if (command == "ladder") return tools::run_guarded("ladder", [&] { return ladder_command(rest); });
   if (command == "seed003") return tools::run_guarded("seed003", [&] { return seed003_command(rest); });
   if (command == "microbench") return tools::run_guarded("microbench", [&] { return microbench_command(rest); });
+#else
+  if (command == "ladder" || command == "seed003" || command == "microbench") {
+    std::cerr << "ringmm-lab: error: " << command << ": this lab was built without CUDA" << std::endl;
+    return 1;
+  }
+#endif
   std::cerr << "ringmm-lab: error: " << command << ": unknown command (see 'ringmm-lab --help')" << std::endl;
   return 2;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Markdown tables for docs/perf/ladder.md, generated from the JSON records of `ringmm microbench`
-and `ringmm bench --ladder`.
+"""Markdown tables for docs/perf/ladder.md, generated from the JSON records of `ringmm-lab microbench`
+and `ringmm-lab ladder`.
 
     lab/reports/ladder_tables.py [CAMPAIGN.jsonl | microbench-X.json ladder-X.json ...]
 
@@ -8,7 +8,7 @@ Without arguments it reads the latest campaign of kind "ladder" (lab/reports/cam
 parts microbench-<run> and ladder-<run> are the runs' files. Microbench files (parts) give the ceiling table (one column per run when several are given); ladder files
 give the ladder table (the last ladder file; earlier ones add a "run A" column for the spread). The
 ladder's "% best ceiling" takes the last microbench file's ceilings, else the ladder file's own
-reg-reg records (`ringmm bench --ladder` measures them in the same run).
+reg-reg records (`ringmm-lab ladder` measures them in the same run).
 """
 import sys
 

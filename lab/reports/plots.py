@@ -8,7 +8,7 @@ one figure per function, in the order of docs/seeds.md.
 
 Every figure and every number of ours comes from the latest campaign of each kind it reads (KINDS;
 lab/results/<kind>/<date>-<device>[-<tag>].jsonl, schema: lab/results/README.md), written by
-`ringmm bench`, `ringmm microbench` and `ringmm summa`; the seeds' own runs are
+`ringmm bench`, `ringmm-lab` (microbench, ladder) and `ringmm summa`; the seeds' own runs are
 lab/device/seeds_runs.sh. The headline section is lab/reports/headline.py's figure. Where records
 are missing the page says "not measured yet" instead of a figure. The only numbers typed here are
 the other side of each comparison: what each seed claimed on its own hardware (SEED), quoted from
@@ -308,7 +308,7 @@ def seed001(records, img):
              table(["semiring", "n", "tiled32 / straightforward", "fastest tile", "ringmm 10¹²/s", "cuBLAS 10¹²/s"],
                    tiled_rows), ""]
     if rows:
-        lines += ["Speed-up over the serial loop (one CPU thread, `ringmm bench --ladder --serial`; CPU: "
+        lines += ["Speed-up over the serial loop (one CPU thread, `ringmm-lab ladder --serial`; CPU: "
                   f"{next(iter(r['device'] for r in recs if r['kernel'] == 'serial'))}):", "",
                   table(["semiring", "n"] + LADDER[1:], rows)]
     else:
@@ -534,7 +534,7 @@ def seed004(records, img):
             rows.append([s, t] + [fmt(rate(best[(s, t, lv)])) if (s, t, lv) in best else "–"
                                   for lv in ("reg-reg", "smem-one", "smem-both")]
                         + [f"{100 * rate(best[(s, t, 'smem-one')]) / rate(rr):.0f} %" if rr and (s, t, "smem-one") in best else "–"])
-        lines += ["**Ceilings** (`ringmm microbench`, 10¹² updates/s; records "
+        lines += ["**Ceilings** (`ringmm-lab microbench`, 10¹² updates/s; records "
                   f"{sources(Records(best.values()))}):", "",
                   table(["semiring", "type", "reg-reg", "smem-one", "smem-both", "smem-one / reg-reg"], rows), ""]
         mp = [best.get(("max-plus", "i32", lv)) for lv in ("reg-reg", "smem-one", "smem-both")]

@@ -1,4 +1,4 @@
-#include "cublas_loader.hpp"
+#include "ringmm/cuda/cublas.hpp"
 
 #include <string>
 

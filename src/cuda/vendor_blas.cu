@@ -11,8 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "cublas_check.hpp"
-#include "cublas_loader.hpp"
+#include "ringmm/cuda/cublas.hpp"
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/vendor_blas.hpp"
 

@@ -385,23 +385,13 @@ TEST_F(CliTest, BenchThreadsNameEveryKernel) {
   expect_error("bench --threads 0", 2, "--threads: '0' is out of range", "bench");
 }
 
-TEST_F(CliTest, BenchTuneSweepsTheCpuKernel) {
-  const Outcome r = ringmm("bench --tune --shapes 24 --reps 1 --out " + path("t.json"));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::string json = slurp(path("t.json"));
-  EXPECT_NE(json.find("\"backend\": \"ceiling\", \"kernel\": \"micro-kernel"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"kernel\": \"blocked "), std::string::npos) << json;
-  expect_error("bench --tune --semiring max-plus", 2, "--semiring: does not apply to --tune", "bench");
-  expect_error("bench --tune --backend cuda", 2, "--tune sweeps the CPU kernel", "bench");
-}
-
 TEST_F(CliTest, BenchChecksItsCudaOptions) {
   // The ladder and the ceilings' own command live in the lab's executable (ringmm-lab).
   expect_error("bench --ladder", 2, "--ladder: unknown option", "bench");
   const Outcome microbench = ringmm("microbench");
   EXPECT_EQ(microbench.status, 2);
   EXPECT_NE(microbench.err.find("microbench: unknown command"), std::string::npos) << microbench.err;
-  expect_error("bench --tune --host-memory pinned", 2, "--host-memory: does not apply to --tune", "bench");
+  expect_error("bench --tune", 2, "--tune: unknown option", "bench");  // the sweep is ringmm-lab tune-cpu
   expect_error("bench --host-memory mapped", 2, "--host-memory: unknown value 'mapped'", "bench");
   expect_error("bench --backend cpu --host-memory pinned", 1, "times CUDA transfers", "bench");
   expect_error("bench --product syrk --transpose-a", 2, "--transpose-a: syrk computes", "bench");

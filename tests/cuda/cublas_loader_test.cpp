@@ -1,11 +1,11 @@
-// The cuBLAS loader (src/cuda/cublas_loader.hpp) finds every function it names in the installed
+// The cuBLAS loader (ringmm/cuda/cublas.hpp) finds every function it names in the installed
 // cuBLAS. Opening the library needs no device, so this runs wherever the CUDA backend builds,
 // while the tests that call cuBLAS skip without a GPU.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "cublas_loader.hpp"
+#include "ringmm/cuda/cublas.hpp"
 
 namespace ringmm {
 namespace {

@@ -1,7 +1,7 @@
 // The GPU side of the timer (timer.hpp): CUDA events around a region of a stream, a wall clock that
 // drains the device first and last (for calls on host buffers), and input sets that successive
 // repetitions rotate through when one set fits in L2, filled on the device with random_data.hpp's
-// values. Errors go through the library's cuda_check (check.hpp).
+// values. Errors go through the library's cuda_check (ringmm/cuda/check.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,8 +20,8 @@
 
 namespace ringmm::measure {
 
-using cuda_detail::cuda_check;
-using cuda_detail::DeviceBuffer;
+using cuda::cuda_check;
+using cuda::DeviceBuffer;
 
 // Every GPU measurement needs a device; say so with the error they all document.
 inline void require_device() {
@@ -97,7 +97,7 @@ void fill_random(typename S::value_type* p, std::size_t count, std::uint64_t see
   if (count == 0) return;
   const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
   fill_random_kernel<S><<<blocks, 256, 0, s>>>(p, count, seed, k);
-  cuda_detail::check_launch("fill_random_kernel");
+  cuda::check_launch("fill_random_kernel");
 }
 
 // `sets` input sets A, B of random data for a product of inner dimension k, and the one C that

@@ -63,3 +63,12 @@ template <class T> class DeviceBuffer {
 };
 
 }  // namespace ringmm::cuda_detail
+
+// The engine's error checks and device buffers, as API for code beside it (ringmm's tools, a
+// user's kernels next to ringmm calls).
+namespace ringmm::cuda {
+using cuda_detail::check_launch;
+using cuda_detail::cuda_check;
+using cuda_detail::DeviceBuffer;
+}  // namespace ringmm::cuda
+

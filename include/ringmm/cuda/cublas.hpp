@@ -1,8 +1,14 @@
-// cuBLAS, opened on first use (src/core/shared_library.hpp says why): the functions that the
-// cuBLAS route (vendor_blas.cu) and the benchmarks' cuBLAS baseline (tools/measure/timing.cu) call.
+// cuBLAS, opened on first use (src/core/shared_library.hpp says why), and its status codes as
+// ringmm errors: what the cuBLAS route (src/cuda/vendor_blas.cu) calls, and, as API under
+// ringmm::cuda, what code beside the engine uses (the benchmarks' cuBLAS baselines in
+// tools/measure/timing.cu).
 #pragma once
 
 #include <cublas_v2.h>
+
+#include <string>
+
+#include "ringmm/error.hpp"
 
 namespace ringmm::cuda_detail {
 
@@ -30,4 +36,17 @@ struct CublasApi {
 // library when it cannot be loaded, and tries again on the next call.
 const CublasApi& cublas();
 
+
+inline void cublas_check(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  const Errc code = status == CUBLAS_STATUS_ALLOC_FAILED ? Errc::out_of_memory : Errc::device_error;
+  throw Error(code, "cublas", std::string(what) + " failed: " + cublas().status_string(status));
+}
+
 }  // namespace ringmm::cuda_detail
+
+namespace ringmm::cuda {
+using cuda_detail::cublas;
+using cuda_detail::cublas_check;
+using cuda_detail::CublasApi;
+}  // namespace ringmm::cuda

@@ -1,16 +1,19 @@
-// cpu_ceilings and tune_blocked (cpu_measure.hpp): the measurements behind the constants of the
-// blocked CPU kernel (include/ringmm/cpu/blocked.hpp; results in docs/perf/cpu.md).
+// cpu_ceilings and tune_blocked (lab_kernels.hpp): the measurements behind the constants of the
+// blocked CPU kernel (include/ringmm/cpu/blocked.hpp; results in docs/perf/cpu.md). It builds the
+// kernel's internal variants (cpu::blocked_detail), which is why it lives in the lab.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "measure/cpu_measure.hpp"
+#include "lab_kernels.hpp"
 #include "measure/random_data.hpp"
 #include "measure/timer.hpp"
 #include "ringmm/cpu/blocked.hpp"
 #include "ringmm/semiring.hpp"
 
-namespace ringmm::measure {
+namespace ringmm::lab {
+
+using namespace ringmm::measure;
 
 namespace {
 
@@ -194,4 +197,4 @@ std::vector<Record> tune_blocked(index_t m, index_t n, index_t k, int reps) {
   return out;
 }
 
-}  // namespace ringmm::measure
+}  // namespace ringmm::lab

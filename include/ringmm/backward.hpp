@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "ringmm/context.hpp"
+#include "ringmm/cpu/log_plus_shift.hpp"
+#include "ringmm/detail/log_plus_shift.hpp"
 #include "ringmm/detail/validate.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
@@ -150,78 +152,56 @@ template <class... S> auto instantiate_argmax_backward_cuda(type_list<S...>) {
 // has no terms and passes no gradient, whatever G_ij; an a_ik = −∞ gets gradient 0. Never NaN.
 // C must be the forward result (as gemm<LogPlus<T>> returns it; a C computed otherwise only
 // changes the weights P). A and B: finite or −∞; C: finite or −∞; G: finite.
+//
+// r, s, E_A and E_B are the forward shift trick's maxima and factors (cpu/log_plus_shift.hpp's
+// shift_rows; the classification of entries and the direct weights: detail/log_plus_shift.hpp):
+// backward_detail::log_plus_backward_shifted takes them precomputed.
+namespace backward_detail {
+
+// The CPU's log-plus backward after the checks, from the shift trick's factors: fa those of A's
+// rows (r and E_A, M×K row-major), fb those of B's columns (s and E_Bᵀ, N×K row-major), as
+// cpu::shift_lines computes them (one member each).
 template <class T>
-void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c,
-                       MatrixView<const T> grad_c, MatrixView<T> grad_a, MatrixView<T> grad_b) {
-  static_assert(std::is_floating_point_v<T>, "log_plus_backward takes f32 or f64");
-  using namespace backward_detail;
-  using Sum = double;
-  check_views(a, b, c, "C", grad_c, grad_a, grad_b);
+void log_plus_backward_shifted(const Context& ctx, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c,
+                               MatrixView<const T> grad_c, MatrixView<T> grad_a, MatrixView<T> grad_b,
+                               const cpu::ShiftedLines<T>& fa, const cpu::ShiftedLines<T>& fb) {
+  using Sum = cpu::log_plus_detail::Sum;
   const index_t m = a.rows, k = a.cols, n = b.cols;
-  if (wants_cuda(ctx) && detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda))
-    return;
-  const T inf = std::numeric_limits<T>::infinity();
-  auto not_log = [inf](T x) { return !(x < inf); };  // NaN or +∞
-  refuse_values<T>(a, "A", "finite values or −∞", not_log);
-  refuse_values<T>(b, "B", "finite values or −∞", not_log);
-  refuse_values<T>(c, "C", "finite values or −∞ (the forward product)", not_log);
-  refuse_values<T>(grad_c, "dC", "finite values", [](T x) { return !std::isfinite(x); });
-  if (m == 0 || k == 0 || n == 0) {  // no terms: every gradient is 0
-    for (index_t i = 0; i < m; ++i)
-      for (index_t kk = 0; kk < k; ++kk) grad_a(i, kk) = T(0);
-    for (index_t kk = 0; kk < k; ++kk)
-      for (index_t j = 0; j < n; ++j) grad_b(kk, j) = T(0);
-    return;
-  }
-
-  // Factors below exp(−flush) are 0, so that products of two stay normal (as in cpu/log_plus.hpp).
-  const Sum flush = std::floor(-std::log(std::numeric_limits<Sum>::min()) / 2);
-  const Sum max_log_f = 20 * std::log(2.0);
-  const T minus_inf = -inf;
-
-  std::vector<Sum> ea(std::size_t(m * k)), eb(std::size_t(k * n)), w(std::size_t(m * n));
-  std::vector<T> row_max(std::size_t(m), minus_inf), col_max(std::size_t(n), minus_inf);
-  auto factor = [flush](Sum d) { return d >= -flush ? std::exp(d) : Sum(0); };  // NaN (−∞ − −∞) → 0
-#pragma omp parallel for num_threads(team(ctx, double(m * k))) schedule(static)
-  for (index_t i = 0; i < m; ++i) {
-    for (index_t kk = 0; kk < k; ++kk) row_max[i] = std::max(row_max[i], a(i, kk));
-    for (index_t kk = 0; kk < k; ++kk) ea[std::size_t(i * k + kk)] = factor(Sum(a(i, kk)) - Sum(row_max[i]));
-  }
-  for (index_t kk = 0; kk < k; ++kk)
-    for (index_t j = 0; j < n; ++j) col_max[j] = std::max(col_max[j], b(kk, j));
-#pragma omp parallel for num_threads(team(ctx, double(k * n))) schedule(static)
-  for (index_t kk = 0; kk < k; ++kk)
-    for (index_t j = 0; j < n; ++j) eb[std::size_t(kk * n + j)] = factor(Sum(b(kk, j)) - Sum(col_max[j]));
+  const T* row_max = fa.max;
+  const T* col_max = fb.max;
+  const Sum* ea = fa.factors;   // E_A, M×K
+  const Sum* ebt = fb.factors;  // E_Bᵀ, N×K
 
   // W, and the entries computed directly (F too large), row by row.
+  std::vector<Sum> w(std::size_t(m * n));
   std::vector<std::vector<index_t>> direct_in_row(static_cast<std::size_t>(m));
 #pragma omp parallel for num_threads(team(ctx, double(m * n))) schedule(static)
   for (index_t i = 0; i < m; ++i)
     for (index_t j = 0; j < n; ++j) {
       Sum& w_ij = w[std::size_t(i * n + j)];
       w_ij = 0;
-      if (c(i, j) == minus_inf || row_max[i] == minus_inf || col_max[j] == minus_inf) continue;  // no terms
-      const Sum log_f = Sum(row_max[i]) + Sum(col_max[j]) - Sum(c(i, j));
-      if (log_f > max_log_f) direct_in_row[i].push_back(j);
-      else w_ij = Sum(grad_c(i, j)) * std::exp(log_f);
+      Sum log_f = 0;
+      switch (detail::classify_weight(c(i, j), row_max[i], col_max[j], log_f)) {
+        case detail::WeightEntry::none: break;
+        case detail::WeightEntry::direct: direct_in_row[i].push_back(j); break;
+        case detail::WeightEntry::weighted: w_ij = Sum(grad_c(i, j)) * std::exp(log_f); break;
+      }
     }
 
   // dA = E_A ⊙ (W·E_Bᵀ), dB = E_B ⊙ (E_Aᵀ·W), both M×K / K×N row-major in f64.
   Context cpu = ctx;
   cpu.backend = Backend::cpu;
   std::vector<Sum> da(std::size_t(m * k)), db(std::size_t(k * n));
-  gemm<PlusTimes<Sum>>(cpu, Op::N, row_major<const Sum>(w.data(), m, n), Op::T, row_major<const Sum>(eb.data(), k, n),
+  gemm<PlusTimes<Sum>>(cpu, Op::N, row_major<const Sum>(w.data(), m, n), Op::N, row_major<const Sum>(ebt, n, k),
                        row_major(da.data(), m, k));
-  gemm<PlusTimes<Sum>>(cpu, Op::T, row_major<const Sum>(ea.data(), m, k), Op::N, row_major<const Sum>(w.data(), m, n),
+  gemm<PlusTimes<Sum>>(cpu, Op::T, row_major<const Sum>(ea, m, k), Op::N, row_major<const Sum>(w.data(), m, n),
                        row_major(db.data(), k, n));
   for (std::size_t x = 0; x < da.size(); ++x) da[x] *= ea[x];
-  for (std::size_t x = 0; x < db.size(); ++x) db[x] *= eb[x];
+  for (index_t kk = 0; kk < k; ++kk)
+    for (index_t j = 0; j < n; ++j) db[std::size_t(kk * n + j)] *= ebt[std::size_t(j * k + kk)];
 
   // The direct entries: dA by rows, dB by columns, each in a fixed order (deterministic).
-  auto weight = [&](index_t i, index_t kk, index_t j) {
-    const Sum d = Sum(a(i, kk)) + Sum(b(kk, j)) - Sum(c(i, j));
-    return d > -std::numeric_limits<Sum>::infinity() ? std::exp(d) : Sum(0);
-  };
+  auto weight = [&](index_t i, index_t kk, index_t j) { return detail::direct_weight<T, Sum>(a(i, kk), b(kk, j), c(i, j)); };
   index_t direct = 0;
   for (const auto& row : direct_in_row) direct += index_t(row.size());
   if (direct > 0) {
@@ -241,6 +221,40 @@ void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<con
     for (index_t kk = 0; kk < k; ++kk) grad_a(i, kk) = T(da[std::size_t(i * k + kk)]);
   for (index_t kk = 0; kk < k; ++kk)
     for (index_t j = 0; j < n; ++j) grad_b(kk, j) = T(db[std::size_t(kk * n + j)]);
+}
+
+}  // namespace backward_detail
+
+template <class T>
+void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c,
+                       MatrixView<const T> grad_c, MatrixView<T> grad_a, MatrixView<T> grad_b) {
+  static_assert(std::is_floating_point_v<T>, "log_plus_backward takes f32 or f64");
+  using namespace backward_detail;
+  using Sum = cpu::log_plus_detail::Sum;
+  check_views(a, b, c, "C", grad_c, grad_a, grad_b);
+  const index_t m = a.rows, k = a.cols, n = b.cols;
+  if (wants_cuda(ctx) && detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda))
+    return;
+  const T inf = std::numeric_limits<T>::infinity();
+  auto not_log = [inf](T x) { return !(x < inf); };  // NaN or +∞
+  refuse_values<T>(a, "A", "finite values or −∞", not_log);
+  refuse_values<T>(b, "B", "finite values or −∞", not_log);
+  refuse_values<T>(c, "C", "finite values or −∞ (the forward product)", not_log);
+  refuse_values<T>(grad_c, "dC", "finite values", [](T x) { return !std::isfinite(x); });
+  if (m == 0 || k == 0 || n == 0) {  // no terms: every gradient is 0
+    for (index_t i = 0; i < m; ++i)
+      for (index_t kk = 0; kk < k; ++kk) grad_a(i, kk) = T(0);
+    for (index_t kk = 0; kk < k; ++kk)
+      for (index_t j = 0; j < n; ++j) grad_b(kk, j) = T(0);
+    return;
+  }
+  const int threads = ctx.cpu_threads > 0 ? ctx.cpu_threads : omp_get_max_threads();
+  std::vector<Sum> ea(std::size_t(m * k)), ebt(std::size_t(k * n));
+  std::vector<T> row_max(static_cast<std::size_t>(m)), col_max(static_cast<std::size_t>(n));
+  const detail::Strided<const T> sa = detail::apply_op(Op::N, a), sb = detail::apply_op(Op::T, b);
+  const auto fa = cpu::shift_lines<T>(sa, ea.data(), row_max.data(), threads);
+  const auto fb = cpu::shift_lines<T>(sb, ebt.data(), col_max.data(), threads);
+  log_plus_backward_shifted<T>(ctx, a, b, c, grad_c, grad_a, grad_b, fa, fb);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // hmm_viterbi and hmm_forward: argument checks, the backend choice, and the CPU implementation
-// (one gemm_argmax or log-plus gemm per step on host memory; ringmm/hmm.hpp).
+// (one gemm_argmax or log-plus product per step on host memory; ringmm/hmm.hpp).
 #include "ringmm/hmm.hpp"
 
 #include <omp.h>
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ringmm/cpu/log_plus.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/matrix.hpp"
@@ -109,12 +110,27 @@ void viterbi_cpu(const Context& ctx, const HmmModel<T>& m, std::int32_t* path, T
   }
 }
 
+// Each step is the log-plus product α ⊗ A, by the shift trick (cpu/log_plus.hpp) where it pays
+// (the shape is the same every step, so is the choice) and by streaming otherwise, as gemm would
+// run it; the trick's factors of A, exp(A − column maxima), are computed once for every step.
 template <class T> void forward_cpu(const Context& ctx, const HmmModel<T>& m, T* loglik) {
   using traits = semiring_traits<LogPlus<T>>;
   const Context cpu = on_cpu(ctx);
-  const MatrixView<const T> trans = row_major<const T>(m.trans, m.states, m.states);
+  const index_t s = m.states;
+  const MatrixView<const T> trans = row_major<const T>(m.trans, s, s);
+  const detail::Problem<LogPlus<T>> shape{{nullptr, m.batch, s, s, 1}, {m.trans, s, s, s, 1}, {nullptr, m.batch, s, s, 1},
+                                          LogPlus<T>::one(), LogPlus<T>::zero()};
+  const bool shift = m.steps > 1 && cpu::log_plus_shift_pays(shape);
+  std::vector<cpu::log_plus_detail::Sum> trans_factors(shift ? std::size_t(s * s) : 0);
+  std::vector<T> col_max(shift ? std::size_t(s) : 0);
+  cpu::ShiftedLines<T> factors;
+  if (shift)  // the columns of A are the rows of Aᵀ
+    factors = cpu::shift_lines<T>({m.trans, s, s, 1, s}, trans_factors.data(), col_max.data(),
+                                  ctx.cpu_threads > 0 ? ctx.cpu_threads : omp_get_max_threads());
   const std::vector<T> last = run_steps<T>(ctx, m, [&](index_t, MatrixView<const T> alpha, MatrixView<T> next) {
-    gemm<LogPlus<T>>(cpu, Op::N, alpha, Op::N, trans, next);
+    if (!shift) return gemm<LogPlus<T>>(cpu, Op::N, alpha, Op::N, trans, next);
+    const auto p = detail::make_problem<LogPlus<T>>(Op::N, alpha, Op::N, trans, next, LogPlus<T>::one(), LogPlus<T>::zero());
+    cpu::log_plus_shift_gemm<T>(cpu, p, &factors);
   });
   for (index_t r = 0; r < m.batch; ++r) {
     auto acc = traits::initial();

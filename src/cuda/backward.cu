@@ -1,7 +1,9 @@
 // log_plus_backward and argmax_backward on the CUDA backend (ringmm/backward.hpp), on device
-// memory: the CPU's arithmetic, with the two plus-times GEMMs of log-plus on cuBLAS (f64), and
-// small kernels for the shifts, the weights and the sums. No atomics: each gradient element is
-// summed by one thread in a fixed order, so results do not vary from run to run.
+// memory: the CPU's arithmetic. log-plus takes the shift trick's maxima and factors (in f64) and
+// its plus-times GEMM (cuBLAS where the context allows) from the log-plus product
+// (ringmm/cuda/log_plus.cuh), the weights' scalar math from ringmm/detail/log_plus_shift.hpp, and
+// has its own small kernels for the weights and the sums. No atomics in the sums: each gradient
+// element is summed by one thread in a fixed order, so results do not vary from run to run.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -12,6 +14,8 @@
 #include "ringmm/backward.hpp"
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
+#include "ringmm/cuda/log_plus.cuh"
+#include "ringmm/detail/log_plus_shift.hpp"
 
 namespace ringmm::detail {
 
@@ -23,8 +27,6 @@ using cuda_detail::DeviceBuffer;
 using Sum = double;
 
 constexpr int block_threads = 256;
-constexpr Sum flush = 354;                   // factors below exp(−354) are 0 (as on the CPU)
-constexpr Sum max_log_f = 13.862943611198906;  // 20·ln 2: larger F_ij are summed directly
 
 unsigned blocks_for(index_t n) {
   return unsigned(std::min<index_t>((n + block_threads - 1) / block_threads, 16 * index_t(cuda_detail::multiprocessor_count())));
@@ -118,37 +120,6 @@ bool on_device(std::initializer_list<std::pair<const void*, const char*>> operan
 
 // ---- log-plus -------------------------------------------------------------------------------
 
-__device__ Sum factor(Sum d) { return d >= -flush ? exp(d) : Sum(0); }  // NaN (−∞ − −∞) → 0
-
-// One block per row i of A: row_max[i], ea[i·K + k] = exp(a_ik − row_max[i]).
-template <class T> __global__ void __launch_bounds__(block_threads) shift_rows(Strided<const T> a, T* row_max, Sum* ea) {
-  __shared__ T top[block_threads];
-  for (index_t i = blockIdx.x; i < a.rows; i += gridDim.x) {
-    T v = T(-INFINITY);
-    for (index_t k = threadIdx.x; k < a.cols; k += blockDim.x) v = fmax(v, a(i, k));
-    top[threadIdx.x] = v;
-    __syncthreads();
-    for (int half = block_threads / 2; half > 0; half /= 2) {
-      if (int(threadIdx.x) < half) top[threadIdx.x] = fmax(top[threadIdx.x], top[threadIdx.x + half]);
-      __syncthreads();
-    }
-    const T r = top[0];
-    if (threadIdx.x == 0) row_max[i] = r;
-    for (index_t k = threadIdx.x; k < a.cols; k += blockDim.x) ea[i * a.cols + k] = factor(Sum(a(i, k)) - Sum(r));
-    __syncthreads();
-  }
-}
-
-// One thread per column j of B: col_max[j], eb[k·N + j] = exp(b_kj − col_max[j]).
-template <class T> __global__ void shift_columns(Strided<const T> b, T* col_max, Sum* eb) {
-  for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < b.cols; j += index_t(gridDim.x) * blockDim.x) {
-    T top = T(-INFINITY);
-    for (index_t k = 0; k < b.rows; ++k) top = fmax(top, b(k, j));
-    col_max[j] = top;
-    for (index_t k = 0; k < b.rows; ++k) eb[k * b.cols + j] = factor(Sum(b(k, j)) - Sum(top));
-  }
-}
-
 // W = G ⊙ F, 0 where there are no terms; direct[i·N + j] = 1 where F is too large for W, and then
 // row_direct[i] = col_direct[j] = 1 (so that the finishing kernels skip the lines without any).
 template <class T>
@@ -157,17 +128,16 @@ __global__ void weights(Strided<const T> c, Strided<const T> g, const T* row_max
   const index_t n = c.rows * c.cols;
   for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += index_t(gridDim.x) * blockDim.x) {
     const index_t i = e / c.cols, j = e % c.cols;
-    Sum w_ij = 0;
+    Sum w_ij = 0, log_f = 0;
     unsigned char d = 0;
-    if (c(i, j) != T(-INFINITY) && row_max[i] != T(-INFINITY) && col_max[j] != T(-INFINITY)) {
-      const Sum log_f = Sum(row_max[i]) + Sum(col_max[j]) - Sum(c(i, j));
-      if (log_f > max_log_f) {
+    switch (classify_weight(c(i, j), row_max[i], col_max[j], log_f)) {
+      case WeightEntry::none: break;
+      case WeightEntry::direct:
         d = 1;
         atomicOr(row_direct + i, 1);  // an or: the same result in any order
         atomicOr(col_direct + j, 1);
-      } else {
-        w_ij = Sum(g(i, j)) * exp(log_f);
-      }
+        break;
+      case WeightEntry::weighted: w_ij = Sum(g(i, j)) * exp(log_f); break;
     }
     w[e] = w_ij;
     direct[e] = d;
@@ -175,19 +145,18 @@ __global__ void weights(Strided<const T> c, Strided<const T> g, const T* row_max
 }
 
 template <class T> __device__ Sum weight(Strided<const T> a, Strided<const T> b, Strided<const T> c, index_t i, index_t k, index_t j) {
-  const Sum d = Sum(a(i, k)) + Sum(b(k, j)) - Sum(c(i, j));
-  return d > -INFINITY ? exp(d) : Sum(0);
+  return direct_weight<T, Sum>(a(i, k), b(k, j), c(i, j));
 }
 
 // One block per row i: dA_ik = ea_ik·(W·E_Bᵀ)_ik + Σ over direct j (in order) of G_ij·P_ikj.
 template <class T>
 __global__ void __launch_bounds__(block_threads)
-    finish_rows(Strided<const T> a, Strided<const T> b, Strided<const T> c, Strided<const T> g, const Sum* ea, const Sum* da,
+    finish_rows(Strided<const T> a, Strided<const T> b, Strided<const T> c, Strided<const T> g, Strided<const Sum> ea, const Sum* da,
                 const unsigned char* direct, const int* row_direct, Strided<T> grad_a) {
   const index_t m = a.rows, k = a.cols, n = b.cols;
   for (index_t i = blockIdx.x; i < m; i += gridDim.x)
     for (index_t kk = threadIdx.x; kk < k; kk += blockDim.x) {
-      Sum acc = ea[i * k + kk] * da[i * k + kk];
+      Sum acc = ea(i, kk) * da[i * k + kk];
       if (row_direct[i])
         for (index_t j = 0; j < n; ++j)
         if (direct[i * n + j]) acc += Sum(g(i, j)) * weight(a, b, c, i, kk, j);
@@ -198,12 +167,12 @@ __global__ void __launch_bounds__(block_threads)
 // One block per column j: dB_kj = eb_kj·(E_Aᵀ·W)_kj + Σ over direct i (in order) of G_ij·P_ikj.
 template <class T>
 __global__ void __launch_bounds__(block_threads)
-    finish_columns(Strided<const T> a, Strided<const T> b, Strided<const T> c, Strided<const T> g, const Sum* eb,
+    finish_columns(Strided<const T> a, Strided<const T> b, Strided<const T> c, Strided<const T> g, Strided<const Sum> eb,
                    const Sum* db, const unsigned char* direct, const int* col_direct, Strided<T> grad_b) {
   const index_t m = a.rows, k = a.cols, n = b.cols;
   for (index_t j = blockIdx.x; j < n; j += gridDim.x)
     for (index_t kk = threadIdx.x; kk < k; kk += blockDim.x) {
-      Sum acc = eb[kk * n + j] * db[kk * n + j];
+      Sum acc = eb(kk, j) * db[kk * n + j];
       if (col_direct[j])
         for (index_t i = 0; i < m; ++i)
         if (direct[i * n + j]) acc += Sum(g(i, j)) * weight(a, b, c, i, kk, j);
@@ -292,23 +261,23 @@ bool log_plus_backward_cuda(const Context& ctx, MatrixView<const T> a, MatrixVie
   DeviceBuffer<int> row_direct(static_cast<std::size_t>(m), stream), col_direct(static_cast<std::size_t>(n), stream);
   cuda_check(cudaMemsetAsync(row_direct.get(), 0, std::size_t(m) * sizeof(int), stream), "cudaMemsetAsync");
   cuda_check(cudaMemsetAsync(col_direct.get(), 0, std::size_t(n) * sizeof(int), stream), "cudaMemsetAsync");
-  shift_rows<T><<<lines_for(m), block_threads, 0, stream>>>(strided(a), row_max.get(), ea.get());
-  check_launch("shift_rows");
-  shift_columns<T><<<blocks_for(n), block_threads, 0, stream>>>(strided(b), col_max.get(), eb.get());
-  check_launch("shift_columns");
+  // The forward product's maxima and factors, in f64 and laid out like their operands: E_A (M×K)
+  // from A's rows, E_B (K×N) from B's columns, the rows of Bᵀ.
+  namespace lp = cuda_detail::log_plus_gpu;
+  const Strided<const Sum> fa = lp::shift_rows<T, Sum, Sum>(strided(a), 0, 1, row_max.get(), ea.get(), stream);
+  const Strided<const Sum> fb = lp::transposed(lp::shift_rows<T, Sum, Sum>(lp::transposed(strided(b)), 0, 1, col_max.get(), eb.get(), stream));
   weights<T><<<blocks_for(m * n), block_threads, 0, stream>>>(strided(c), strided(grad_c), row_max.get(), col_max.get(),
                                                                w.get(), direct.get(), row_direct.get(), col_direct.get());
   check_launch("weights");
   Context cuda = ctx;
   cuda.backend = Backend::cuda;
-  gemm<PlusTimes<Sum>>(cuda, Op::N, row_major<const Sum>(w.get(), m, n), Op::T, row_major<const Sum>(eb.get(), k, n),
-                       row_major(da.get(), m, k));
-  gemm<PlusTimes<Sum>>(cuda, Op::T, row_major<const Sum>(ea.get(), m, k), Op::N, row_major<const Sum>(w.get(), m, n),
-                       row_major(db.get(), k, n));
-  finish_rows<T><<<lines_for(m), block_threads, 0, stream>>>(strided(a), strided(b), strided(c), strided(grad_c), ea.get(),
+  const Strided<const Sum> wv{w.get(), m, n, n, 1};
+  lp::factor_gemm<Sum>(cuda, Problem<PlusTimes<Sum>>{wv, lp::transposed(fb), {da.get(), m, k, k, 1}, Sum(1), Sum(0)}, stream);
+  lp::factor_gemm<Sum>(cuda, Problem<PlusTimes<Sum>>{lp::transposed(fa), wv, {db.get(), k, n, n, 1}, Sum(1), Sum(0)}, stream);
+  finish_rows<T><<<lines_for(m), block_threads, 0, stream>>>(strided(a), strided(b), strided(c), strided(grad_c), fa,
                                                              da.get(), direct.get(), row_direct.get(), strided(grad_a));
   check_launch("finish_rows");
-  finish_columns<T><<<lines_for(n), block_threads, 0, stream>>>(strided(a), strided(b), strided(c), strided(grad_c), eb.get(),
+  finish_columns<T><<<lines_for(n), block_threads, 0, stream>>>(strided(a), strided(b), strided(c), strided(grad_c), fb,
                                                                 db.get(), direct.get(), col_direct.get(), strided(grad_b));
   check_launch("finish_columns");
   return true;

@@ -5,11 +5,13 @@
 // are all ≤ 0, the check's by-product, else viterbi_step.cuh), or on request the library's
 // gemm_argmax and a kernel adding E_t; at the end one warp per sequence
 // finds the best final state and follows the backpointers. Forward: per step the shift trick of
-// the CPU's log-plus (ringmm/cpu/log_plus.hpp) on the device: rows of α shifted by their maxima
-// and exponentiated, one f64 plus-times GEMM (cuBLAS) against exp(A − column maxima) computed
-// once, then a kernel that takes logarithms, shifts back, adds E_t, and recomputes by the
-// streaming log-sum-exp the entries whose shifted sum is too small to trust. Every step is
-// queued on ctx's stream; the host waits only once, for the value check before the first step.
+// the log-plus product (ringmm/cuda/log_plus.cuh, whose shift_rows computes exp(A − column
+// maxima) once and whose factor_gemm runs each step's f64 plus-times GEMM, cuBLAS where the
+// context allows): rows of α shifted by their maxima and exponentiated (one fused kernel per
+// step), the GEMM, then a kernel that takes logarithms, shifts back, adds E_t, and recomputes by
+// the streaming log-sum-exp the entries whose shifted sum is too small to trust. The scalar math
+// is ringmm/detail/log_plus_shift.hpp's. Every step is queued on ctx's stream; the host waits
+// only once, for the value check before the first step.
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -21,6 +23,7 @@
 
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
+#include "ringmm/cuda/log_plus.cuh"
 #include "ringmm/detail/log_plus_shift.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
@@ -168,23 +171,10 @@ __global__ void __launch_bounds__(finish_threads)
 
 // ---- forward ----------------------------------------------------------------------------------
 
-// The shift trick's sums in f64; its flush gap and threshold are the products' own
-// (ringmm/detail/log_plus_shift.hpp), passed to the kernels by hmm_forward_cuda.
+// The shift trick's sums in f64, its exponentials and logarithms too; its flush gap and threshold
+// are the products' own (ringmm/detail/log_plus_shift.hpp), passed to the kernels by
+// hmm_forward_cuda.
 using Sum = double;
-
-// A factor exp(d), 0 below exp(−flush) (products of two stay normal) and for NaN (−∞ − −∞).
-__device__ Sum factor(Sum d, Sum flush) { return d >= -flush ? exp(d) : Sum(0); }
-
-// col_max[s'] = max_s A[s, s'], factors[s·S + s'] = exp(A[s, s'] − col_max[s']).
-template <class T>
-__global__ void transition_factors(const T* trans, index_t states, Sum flush, T* col_max, Sum* factors) {
-  for (index_t c = index_t(blockIdx.x) * blockDim.x + threadIdx.x; c < states; c += index_t(gridDim.x) * blockDim.x) {
-    T top = T(-INFINITY);
-    for (index_t s = 0; s < states; ++s) top = fmax(top, trans[s * states + c]);
-    col_max[c] = top;
-    for (index_t s = 0; s < states; ++s) factors[s * states + c] = factor(Sum(trans[s * states + c]) - Sum(top), flush);
-  }
-}
 
 // A block's maximum of v over its threads (every thread gets it).
 template <class T> __device__ T block_max(T v, T* shared) {
@@ -210,7 +200,8 @@ __global__ void __launch_bounds__(block_threads)
     for (index_t s = threadIdx.x; s < states; s += blockDim.x) v = fmax(v, a[s]);
     const T top = block_max(v, shared);
     if (threadIdx.x == 0) row_max[b] = top;
-    for (index_t s = threadIdx.x; s < states; s += blockDim.x) factors[b * states + s] = factor(Sum(a[s]) - Sum(top), flush);
+    for (index_t s = threadIdx.x; s < states; s += blockDim.x)
+      factors[b * states + s] = shift_factor<Sum, Sum>(Sum(a[s]) - Sum(top), flush);
   }
 }
 
@@ -228,7 +219,7 @@ __global__ void forward_finish(const T* alpha, const T* trans, const T* row_max,
     if (how == ShiftedEntry::zero) {
       value = T(-INFINITY);
     } else if (how == ShiftedEntry::shifted) {
-      value = T(Sum(row_max[b]) + Sum(col_max[c]) + log(sums[e]));
+      value = shifted_value<T, Sum>(row_max[b], col_max[c], sums[e]);
     } else {
       auto acc = traits::initial();
       for (index_t s = 0; s < states; ++s) acc = traits::fma(acc, alpha[b * states + s], trans[s * states + c]);
@@ -403,13 +394,15 @@ template <class T> bool hmm_forward_cuda(const Context& ctx, const HmmModel<T>& 
   start_kernel<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.init, m.emit, b, s);
   check_launch("start_kernel");
   const Sum flush = shift_flush_gap<Sum>(), threshold = shift_threshold<Sum>(s);
-  transition_factors<T><<<blocks_for(s), block_threads, 0, stream>>>(m.trans, s, flush, col_max.get(), trans_factors.get());
-  check_launch("transition_factors");
+  // The columns of A are the rows of Aᵀ: their maxima, and their factors laid out like A (S×S
+  // row-major), once for every step.
+  const Strided<const Sum> trans_view = cuda_detail::log_plus_gpu::transposed(
+      cuda_detail::log_plus_gpu::shift_rows<T, Sum, Sum>({m.trans, s, s, 1, s}, 0, 1, col_max.get(), trans_factors.get(), stream));
+  const Problem<PlusTimes<Sum>> product{{alpha_factors.get(), b, s, s, 1}, trans_view, {sums.get(), b, s, s, 1}, Sum(1), Sum(0)};
   for (index_t t = 1; t < m.steps; ++t) {
     shift_alpha<T><<<sequence_blocks(b), block_threads, 0, stream>>>(current, b, s, flush, row_max.get(), alpha_factors.get());
     check_launch("shift_alpha");
-    gemm<PlusTimes<Sum>>(cuda, Op::N, row_major<const Sum>(alpha_factors.get(), b, s), Op::N,
-                         row_major<const Sum>(trans_factors.get(), s, s), row_major(sums.get(), b, s));
+    cuda_detail::log_plus_gpu::factor_gemm<Sum>(cuda, product, stream);
     forward_finish<T><<<blocks_for(block), block_threads, 0, stream>>>(current, m.trans, row_max.get(), col_max.get(),
                                                                       sums.get(), threshold, m.emit + t * block, b, s,
                                                                       following);

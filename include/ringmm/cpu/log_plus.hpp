@@ -22,6 +22,12 @@
 // exponent range, terms underflow and S_ij loses all its digits (or is 0 where the true sum is
 // not). Every entry with S_ij below threshold(K) is recomputed exactly by the streaming
 // accumulator (LogPlus::fma), so the trick's own error stays within ε·(ln K + 14), ε of f64.
+//
+// The steps, each its own function: the maxima and factors (cpu/log_plus_shift.hpp, shared with
+// the backward product), the GEMM (log_plus_detail::factor_gemm) and the finish, which takes the
+// logarithms and adds the maxima back (detail::shifted_value, as on CUDA) or streams the entry.
+// A caller that multiplies by one B many times (the HMM forward: α_t ⊗ A every step) computes
+// B's factors once and passes them to log_plus_shift_gemm.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +40,7 @@
 
 #include "ringmm/context.hpp"
 #include "ringmm/cpu/blocked.hpp"
+#include "ringmm/cpu/log_plus_shift.hpp"
 #include "ringmm/detail/log_plus_shift.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
@@ -42,42 +49,59 @@ namespace ringmm::cpu {
 
 namespace log_plus_detail {
 
-// The type of the factors, the GEMM and S.
-using Sum = double;
-
-inline Sum flush_gap() { return detail::shift_flush_gap<Sum>(); }
-inline Sum threshold(index_t k) { return detail::shift_threshold<Sum>(k); }
-
 // Bytes of workspace a chunk of batch members may take (at least one member is always taken).
 constexpr std::size_t chunk_bytes = std::size_t(256) << 20;
 
-// Threads worth waking for `work` exponentials (or logarithms, or streaming updates): about 2^15
-// each, 100 µs. Waking the team for less cost more than it saved, and on a loaded machine OpenMP's
-// spinning threads then stole the cores from OpenBLAS's (a 64³ product measured 40 ms, not 60 µs).
-inline int team_for(double work, int threads) { return int(std::clamp(work / 32768.0, 1.0, double(threads))); }
-
-// For every member b and row i of x (R×C, members `stride` apart): shift[b·R + i] = the row's
-// maximum, out[(b·R + i)·C + c] = exp(x_ic − shift), 0 below exp(−flush) and for rows of −∞.
-template <class T>
-void shift_rows(const detail::Strided<const T>& x, index_t stride, index_t members, Sum* out, T* shift, int threads) {
-  const Sum flush = flush_gap();
-  const index_t rows = x.rows, cols = x.cols;
-#pragma omp parallel for num_threads(team_for(double(members * rows * cols), threads)) schedule(static)
-  for (index_t line = 0; line < members * rows; ++line) {
-    const T* src = x.p + (line / rows) * stride + (line % rows) * x.rs;
-    Sum* dst = out + line * cols;
-    T m = LogPlus<T>::zero();
-    for (index_t c = 0; c < cols; ++c) m = std::max(m, src[c * x.cs]);
-    shift[line] = m;
-    for (index_t c = 0; c < cols; ++c) {
-      const Sum d = Sum(src[c * x.cs]) - Sum(m);  // NaN for a row of −∞: the comparison writes 0
-      dst[c] = d >= -flush ? std::exp(d) : Sum(0);
-    }
-  }
-}
-
 using Entry = detail::ShiftedEntry;
 template <class T> Entry classify(T r, T c, Sum sum, Sum threshold) { return detail::classify_shifted(r, c, sum, threshold); }
+
+// sum_b = A'_b·B'_b (M×N row-major, members M·N apart) for `members` members, through the CPU
+// backend's plus-times (vendor BLAS per ctx): fa holds the rows of A' (M×K row-major, members
+// stride_fa apart), fb the columns of B' (N×K row-major, stride_fb apart; 0 for one B' for all).
+inline void factor_gemm(const Context& ctx, const Sum* fa, index_t stride_fa, const Sum* fb, index_t stride_fb, Sum* sum,
+                        index_t m, index_t n, index_t k, index_t members, bool symmetric) {
+  detail::Problem<PlusTimes<Sum>> product{{fa, m, k, k, 1}, {fb, k, n, 1, k}, {sum, m, n, n, 1}, Sum(1), Sum(0), members,
+                                          stride_fa, stride_fb, m * n, symmetric};
+  detail::cpu_run<PlusTimes<Sum>>(ctx, product);
+}
+
+// Finishes member `member` of p from its maxima r (M), c (N) and sums s (M×N row-major):
+// C ← α ⊗ (r + c + log S) ⊕ β ⊗ C, 0̄ for a row or column of −∞, and the entries whose S is below
+// tau recomputed by the streaming accumulator. Returns how many were.
+template <class T>
+index_t finish(const detail::Problem<LogPlus<T>>& p, index_t member, const T* r, const T* c, const Sum* s, Sum tau,
+               int threads) {
+  using S = LogPlus<T>;
+  using traits = semiring_traits<S>;
+  const index_t m = p.m(), n = p.n(), k = p.k();
+  T* out = p.c.p + member * p.stride_c;
+  auto cols_of = [&](index_t i) { return p.symmetric ? i + 1 : n; };  // Aᵀ·A: the lower triangle
+  const detail::Strided<const T> am{p.a.p + member * p.stride_a, m, k, p.a.rs, p.a.cs};
+  const detail::Strided<const T> bm{p.b.p + member * p.stride_b, k, n, p.b.rs, p.b.cs};
+  // Counted first (compares only), as the work they add decides the team. Recomputing entry by
+  // entry measured as fast as the blocked streaming kernel on a whole member even with every
+  // entry flagged: both spend their time in exp.
+  index_t recompute = 0;
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < cols_of(i); ++j) recompute += classify(r[i], c[j], s[i * n + j], tau) == Entry::recompute;
+  // Rows handed out a few at a time: the entries recomputed (K updates each) may crowd in some.
+#pragma omp parallel for num_threads(team_for(double(m * n + recompute * k), threads)) schedule(dynamic, 4)
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < cols_of(i); ++j) {
+      accumulator_t<S> acc = traits::initial();
+      switch (classify(r[i], c[j], s[i * n + j], tau)) {
+        case Entry::shifted: acc = LogSumExp<T>(detail::shifted_value<T, T>(r[i], c[j], s[i * n + j])); break;
+        case Entry::zero: break;
+        case Entry::recompute:
+          for (index_t kk = 0; kk < k; ++kk) acc = traits::fma(acc, am(i, kk), bm(kk, j));
+          break;
+      }
+      T* cij = out + i * p.c.rs + j * p.c.cs;
+      *cij = traits::epilogue(p.alpha, acc, p.beta, cij);
+    }
+  if (p.symmetric) blocked_detail::mirror_lower(p.c, out, 0, 1);
+  return recompute;
+}
 
 }  // namespace log_plus_detail
 
@@ -90,80 +114,50 @@ template <class T> bool log_plus_shift_pays(const detail::Problem<LogPlus<T>>& p
 
 // C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for every member by the shift trick (header comment), on
 // ctx.cpu_threads threads, the GEMM through the CPU backend's plus-times (vendor BLAS per ctx).
-// Honours the whole detail::Problem contract.
-template <class T> ShiftStats log_plus_shift_gemm(const Context& ctx, const detail::Problem<LogPlus<T>>& p) {
-  using S = LogPlus<T>;
-  using traits = semiring_traits<S>;
+// Honours the whole detail::Problem contract. b_factors, when given, are op(B)'s column maxima
+// and factors (lines = N, len = K, per member or one set for all), as shift_rows computes them
+// from op(B)ᵀ: they are used instead of computing them again (bit for bit the same result).
+template <class T>
+ShiftStats log_plus_shift_gemm(const Context& ctx, const detail::Problem<LogPlus<T>>& p,
+                               const ShiftedLines<T>* b_factors = nullptr) {
   using namespace log_plus_detail;
   ShiftStats stats;
   const index_t m = p.m(), n = p.n(), k = p.k();
   if (m == 0 || n == 0 || p.batch == 0) return stats;
   const int threads = ctx.cpu_threads > 0 ? ctx.cpu_threads : omp_get_max_threads();
   // Aᵀ·A (B is A transposed, member for member): B's factors are A's, transposed.
-  const bool b_is_a = p.symmetric && p.a.p == p.b.p && p.a.rs == p.b.cs && p.a.cs == p.b.rs && p.stride_a == p.stride_b;
+  const bool b_is_a = !b_factors && p.symmetric && p.a.p == p.b.p && p.a.rs == p.b.cs && p.a.cs == p.b.rs &&
+                      p.stride_a == p.stride_b;
+  const bool own_b = !b_factors && !b_is_a;
   const Sum tau = threshold(k);
 
-  const std::size_t per_member = std::size_t(m * k + (b_is_a ? 0 : k * n) + m * n) * sizeof(Sum);
+  const std::size_t per_member = std::size_t(m * k + (own_b ? k * n : 0) + m * n) * sizeof(Sum);
   const index_t chunk = std::clamp<index_t>(index_t(chunk_bytes / per_member), 1, p.batch);
-  std::vector<Sum> ea(std::size_t(chunk * m * k)), eb(b_is_a ? 0 : std::size_t(chunk * k * n)), sum(std::size_t(chunk * m * n));
-  std::vector<T> row_shift(std::size_t(chunk * m)), col_shift(b_is_a ? 0 : std::size_t(chunk * n));
+  std::vector<Sum> ea(std::size_t(chunk * m * k)), eb(own_b ? std::size_t(chunk * k * n) : 0), sum(std::size_t(chunk * m * n));
+  std::vector<T> row_shift(std::size_t(chunk * m)), col_shift(own_b ? std::size_t(chunk * n) : 0);
 
   for (index_t b0 = 0; b0 < p.batch; b0 += chunk) {
     const index_t members = std::min(chunk, p.batch - b0);
     const detail::Strided<const T> a{p.a.p + b0 * p.stride_a, m, k, p.a.rs, p.a.cs};
-    // Columns of op(B) are the rows of op(B)ᵀ: eb holds them as an N×K row-major matrix per member.
-    const detail::Strided<const T> bt{p.b.p + b0 * p.stride_b, n, k, p.b.cs, p.b.rs};
-    shift_rows(a, p.stride_a, members, ea.data(), row_shift.data(), threads);
-    if (!b_is_a) shift_rows(bt, p.stride_b, members, eb.data(), col_shift.data(), threads);
-    const Sum* b_factors = b_is_a ? ea.data() : eb.data();
-    const T* c_shifts = b_is_a ? row_shift.data() : col_shift.data();
-
-    detail::Problem<PlusTimes<Sum>> product{{ea.data(), m, k, k, 1},
-                                            {b_factors, k, n, 1, k},
-                                            {sum.data(), m, n, n, 1},
-                                            Sum(1),
-                                            Sum(0),
-                                            members,
-                                            m * k,
-                                            n * k,
-                                            m * n,
-                                            p.symmetric};
-    detail::cpu_run<PlusTimes<Sum>>(ctx, product);
-
-    for (index_t bt_i = 0; bt_i < members; ++bt_i) {
-      const index_t member = b0 + bt_i;
-      const T* r = row_shift.data() + bt_i * m;
-      const T* c = c_shifts + bt_i * n;
-      const Sum* s = sum.data() + bt_i * m * n;
-      T* out = p.c.p + member * p.stride_c;
-      auto cols_of = [&](index_t i) { return p.symmetric ? i + 1 : n; };  // Aᵀ·A: the lower triangle
-
-      const detail::Strided<const T> am{p.a.p + member * p.stride_a, m, k, p.a.rs, p.a.cs};
-      const detail::Strided<const T> bm{p.b.p + member * p.stride_b, k, n, p.b.rs, p.b.cs};
-      // Counted first (compares only), as the work they add decides the team. Recomputing entry by
-      // entry measured as fast as the blocked streaming kernel on a whole member even with every
-      // entry flagged: both spend their time in exp.
-      index_t recompute = 0;
-      for (index_t i = 0; i < m; ++i)
-        for (index_t j = 0; j < cols_of(i); ++j) recompute += classify(r[i], c[j], s[i * n + j], tau) == Entry::recompute;
-      // Rows handed out a few at a time: the entries recomputed (K updates each) may crowd in some.
-#pragma omp parallel for num_threads(team_for(double(m * n + recompute * k), threads)) schedule(dynamic, 4)
-      for (index_t i = 0; i < m; ++i)
-        for (index_t j = 0; j < cols_of(i); ++j) {
-          accumulator_t<S> acc = traits::initial();
-          switch (classify(r[i], c[j], s[i * n + j], tau)) {
-            case Entry::shifted: acc = {r[i] + c[j], T(s[i * n + j])}; break;
-            case Entry::zero: break;
-            case Entry::recompute:
-              for (index_t kk = 0; kk < k; ++kk) acc = traits::fma(acc, am(i, kk), bm(kk, j));
-              break;
-          }
-          T* cij = out + i * p.c.rs + j * p.c.cs;
-          *cij = traits::epilogue(p.alpha, acc, p.beta, cij);
-        }
-      stats.recomputed += recompute;
-      if (p.symmetric) blocked_detail::mirror_lower(p.c, out, 0, 1);
+    log_plus_detail::shift_rows(a, p.stride_a, members, ea.data(), row_shift.data(), threads);
+    // Columns of op(B) are the rows of op(B)ᵀ: their factors are an N×K row-major matrix per member.
+    const Sum* b_sums = ea.data();
+    const T* c_shifts = row_shift.data();
+    index_t b_sum_stride = m * k, c_shift_stride = m;
+    if (b_factors) {
+      b_sums = b_factors->factors + b0 * b_factors->factor_stride;
+      c_shifts = b_factors->max + b0 * b_factors->max_stride;
+      b_sum_stride = b_factors->factor_stride, c_shift_stride = b_factors->max_stride;
+    } else if (own_b) {
+      const detail::Strided<const T> bt{p.b.p + b0 * p.stride_b, n, k, p.b.cs, p.b.rs};
+      log_plus_detail::shift_rows(bt, p.stride_b, members, eb.data(), col_shift.data(), threads);
+      b_sums = eb.data(), c_shifts = col_shift.data();
+      b_sum_stride = n * k, c_shift_stride = n;
     }
+    factor_gemm(ctx, ea.data(), m * k, b_sums, b_sum_stride, sum.data(), m, n, k, members, p.symmetric);
+    for (index_t bt_i = 0; bt_i < members; ++bt_i)
+      stats.recomputed += finish(p, b0 + bt_i, row_shift.data() + bt_i * m, c_shifts + bt_i * c_shift_stride,
+                                 sum.data() + bt_i * m * n, tau, threads);
   }
   return stats;
 }

@@ -13,6 +13,11 @@
 // DGEMM (FP64 tensor cores, 47–58 TFLOP/s) is as fast as pedantic SGEMM (51). Context::allow_tf32
 // trades that accuracy for TF32 tensor cores (f32 factors).
 // Symmetric products (syrk) and calls that name a configuration or border run the kernels.
+//
+// The pieces are shared: shift_rows (maxima and factors) and factor_gemm also serve the HMM
+// forward (src/cuda/hmm.cu: A's factors once, then per step its own fused shift of α and a finish
+// that adds the emissions) and the log-plus backward (src/cuda/backward.cu); the scalar math is
+// ringmm/detail/log_plus_shift.hpp's on both backends.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -100,21 +105,12 @@ inline dim3 sweep_grid(index_t lines, index_t len, index_t members) {
               unsigned(std::clamp<index_t>(members, 1, 65535)));
 }
 
-// The exponentials of the factors and the logarithms of the sums need only the inputs' accuracy
-// (it is the GEMM's long sums that need f64): for f32 inputs they are f32 functions, which halved
-// the FP64-bound passes (ncu at 4096³: 114 µs per factor pass, 170 µs to finish).
-template <class T, class Sum> __device__ __forceinline__ Sum factor_exp(Sum d) {
-  if constexpr (std::is_same_v<T, float>) return Sum(expf(float(d)));
-  else return exp(d);
-}
-template <class T, class Sum> __device__ __forceinline__ Sum sum_log(Sum s) {
-  if constexpr (std::is_same_v<T, float>) return Sum(logf(float(s)));
-  else return log(s);
-}
-
 // out = exp(x − shift of its row), 0 below exp(−flush) and for rows of −∞, compact per member:
 // row-major when row_major_out, else column-major (the orientation of x, so reads run along memory).
-template <class T, class Sum>
+// The exponentials in the precision E (detail::shift_exp): the product takes E = T, as they need
+// only the inputs' accuracy (f32 functions halved its FP64-bound passes for f32 inputs, ncu at
+// 4096³: 114 µs per factor pass, 170 µs to finish); the HMM forward and the backward take E = Sum.
+template <class T, class Sum, class E>
 __global__ void __launch_bounds__(threads) factors_kernel(detail::Strided<const T> x, index_t stride, index_t members,
                                                           const T* shift, bool row_major_out, Sum flush, Sum* out) {
   const Sweep w{row_major_out ? x.rows : x.cols, row_major_out ? x.cols : x.rows};
@@ -124,7 +120,7 @@ __global__ void __launch_bounds__(threads) factors_kernel(detail::Strided<const 
     for (index_t line = w.line0(); line < w.lines; line += w.line_step()) {
       const index_t r = row_major_out ? line : at, c = row_major_out ? at : line;
       const Sum d = Sum(x.p[member * stride + r * x.rs + c * x.cs]) - Sum(shift[member * x.rows + r]);
-      out[(member * w.lines + line) * w.len + at] = d >= -flush ? factor_exp<T, Sum>(d) : Sum(0);  // NaN for a row of −∞: 0
+      out[(member * w.lines + line) * w.len + at] = detail::shift_factor<E, Sum>(d, flush);  // NaN for a row of −∞: 0
     }
 }
 
@@ -164,7 +160,7 @@ __global__ void __launch_bounds__(threads) finish_kernel(Chunk<T, Sum> ch, Sum t
         Sum* sum = ch.sum + (member * w.lines + line) * w.len + at;
         LogSumExp<T> acc = semiring_traits<S>::initial();
         switch (detail::classify_shifted(r, c, *sum, threshold)) {
-          case detail::ShiftedEntry::shifted: acc = LogSumExp<T>(T(Sum(r) + Sum(c) + sum_log<T, Sum>(*sum))); break;
+          case detail::ShiftedEntry::shifted: acc = LogSumExp<T>(detail::shifted_value<T, T>(r, c, *sum)); break;
           case detail::ShiftedEntry::zero: break;
           case detail::ShiftedEntry::recompute:
             *sum = Sum(-1);
@@ -211,8 +207,8 @@ __global__ void __launch_bounds__(threads) repair_kernel(Chunk<T, Sum> ch, const
 }
 
 // Row maxima and factors of x (R×C) for `members` members: rows of A, or columns of B as the rows
-// of Bᵀ. Returns the factors' view (R×C, in x's orientation) into `out`.
-template <class T, class Sum>
+// of Bᵀ. Returns the factors' view (R×C, in x's orientation) into `out`. E: factors_kernel.
+template <class T, class Sum, class E = T>
 detail::Strided<const Sum> shift_rows(const detail::Strided<const T>& x, index_t stride, index_t members, T* shift,
                                       Sum* out, cudaStream_t stream) {
   const bool rows_adjacent = x.cs <= x.rs;
@@ -220,7 +216,7 @@ detail::Strided<const Sum> shift_rows(const detail::Strided<const T>& x, index_t
   row_max_kernel<T><<<grid_for(lines * 32), threads, 0, stream>>>(x, stride, members, rows_adjacent, shift);
   check_launch("log-plus row_max_kernel");
   const dim3 grid = rows_adjacent ? sweep_grid(x.rows, x.cols, members) : sweep_grid(x.cols, x.rows, members);
-  factors_kernel<T, Sum><<<grid, threads, 0, stream>>>(x, stride, members, shift, rows_adjacent,
+  factors_kernel<T, Sum, E><<<grid, threads, 0, stream>>>(x, stride, members, shift, rows_adjacent,
                                                        detail::shift_flush_gap<Sum>(), out);
   check_launch("log-plus factors_kernel");
   if (rows_adjacent) return {out, x.rows, x.cols, x.cols, 1};
@@ -229,10 +225,12 @@ detail::Strided<const Sum> shift_rows(const detail::Strided<const T>& x, index_t
 
 template <class T> detail::Strided<T> transposed(const detail::Strided<T>& x) { return {x.p, x.cols, x.rows, x.cs, x.rs}; }
 
-// The GEMM S = A'·B': cuBLAS where Context allows (TF32 when Sum is f32), else ringmm's kernel.
+// The GEMM S = A'·B' (device views): cuBLAS where Context allows, as the engine routes plus-times
+// (vendor_blas on, no kernel configuration named), and always when Sum is f32 (TF32, the
+// allow_tf32 opt-in); else ringmm's kernel.
 template <class Sum> void factor_gemm(const Context& ctx, const detail::Problem<PlusTimes<Sum>>& product, cudaStream_t stream) {
   const bool tf32 = std::is_same_v<Sum, float>;
-  if ((ctx.vendor_blas || tf32) && vendor_gemm<Sum>(product, stream, tf32)) return;
+  if (((ctx.vendor_blas && !ctx.names_cuda_kernels()) || tf32) && vendor_gemm<Sum>(product, stream, tf32)) return;
   Context own = ctx;
   own.vendor_blas = false;
   detail::cuda_run<PlusTimes<Sum>>(own, product);

@@ -59,14 +59,11 @@ class NumPy:
     def prepare(self, x):
         return x
 
-
     def empty(self, shape, dtype):
         return np.empty(shape, dtype)
 
     def full(self, shape, dtype, value):
         return np.full(shape, value, dtype)
-
-
 
     def assign(self, dst, src):
         np.copyto(dst, src)
@@ -106,6 +103,7 @@ class Torch:
 
     @staticmethod
     def register():
+        """Registers torch with _core once (ringmm.torch calls it; so does the first Torch made)."""
         if Torch._torch is None:
             Torch._setup()
 
@@ -126,18 +124,15 @@ class Torch:
         _core.use_torch(torch.Tensor, torch, to_dlpack, current_stream)
 
     def prepare(self, x):
-        # DLPack refuses tensors that require grad; ringmm.matmul itself is not differentiable
-        # (ringmm.torch.matmul is).
+        # DLPack refuses tensors that require grad, and a copy of one would carry its graph into the
+        # result; ringmm.matmul itself is not differentiable (ringmm.torch.matmul is).
         return x.detach()
-
 
     def empty(self, shape, dtype):
         return self._torch.empty(shape, dtype=getattr(self._torch, dtype), device=self._device)
 
     def full(self, shape, dtype, value):
         return self._torch.full(shape, value, dtype=getattr(self._torch, dtype), device=self._device)
-
-
 
     def assign(self, dst, src):
         dst.copy_(src)
@@ -160,7 +155,6 @@ class CuPy:
         self._cupy = cupy
         self._device = like.device
 
-
     def prepare(self, x):
         return x
 
@@ -171,8 +165,6 @@ class CuPy:
     def full(self, shape, dtype, value):
         with self._device:
             return self._cupy.full(shape, value, dtype)
-
-
 
     def assign(self, dst, src):
         with self._device:
@@ -205,7 +197,6 @@ class CudaArrayInterface:
     def _view(x):
         return x if isinstance(x, CudaArray) else CudaArray.from_interface(x)
 
-
     def prepare(self, x):
         view = self._view(x)
         if view.stream is not None:
@@ -219,8 +210,6 @@ class CudaArrayInterface:
         # Only return_argmax with c needs it (k_star starting at -1); CudaArray has no fill yet.
         raise TypeError("return_argmax with c is not supported for __cuda_array_interface__ arrays yet: "
                         "pass torch or cupy arrays, or leave out c")
-
-
 
     def assign(self, dst, src):
         _core.device_copy(dst, src.broadcast_to(dst.shape), self._stream)

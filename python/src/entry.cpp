@@ -7,9 +7,10 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
-#include <limits>
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bindings.hpp"
 
@@ -32,10 +33,8 @@ struct Registry {
   PyObject* data_ptr = PyUnicode_InternFromString("data_ptr");
   PyObject* readonly = PyUnicode_InternFromString("readonly");
   PyObject* dtype_keyword = PyTuple_Pack(1, PyUnicode_InternFromString("dtype"));
-  PyObject* semirings = PyDict_New();     // the spellings seen so far -> SemiringKind
-  PyObject* backends = PyDict_New();      // the backend names seen so far -> Backend
-  PyObject* numpy_dtypes = PyDict_New();  // dtype name -> numpy.dtype
-  PyObject* torch_dtypes = PyDict_New();  // dtype name -> torch.dtype
+  PyObject* semirings = PyDict_New();  // the spellings seen so far -> SemiringKind
+  PyObject* backends = PyDict_New();   // the backend names seen so far -> Backend
 };
 Registry& registry() {
   static Registry* r = new Registry;
@@ -80,17 +79,20 @@ nb::object dims_of(const Shape& shape) {
   return dims;
 }
 
-// The framework's dtype object of a DLPack dtype, cached by name: numpy.dtype(name) or getattr(torch, name).
+// The framework's dtype object of a DLPack dtype: numpy.dtype(name) or getattr(torch, name), made once
+// and kept (a handful of dtypes, looked up by their packed code, bits and lanes).
 PyObject* framework_dtype(Framework fw, nb::dlpack::dtype dtype) {
-  Registry& r = registry();
-  PyObject* cache = fw == Framework::numpy ? r.numpy_dtypes : r.torch_dtypes;
+  static std::vector<std::pair<std::uint32_t, PyObject*>> known[2];
+  auto& cache = known[fw == Framework::numpy ? 0 : 1];
+  const std::uint32_t key = std::uint32_t(dtype.code) << 24 | std::uint32_t(dtype.bits) << 16 | dtype.lanes;
+  for (const auto& [k, object] : cache)
+    if (k == key) return object;
+  const Registry& r = registry();
   const nb::object name = check(PyUnicode_FromString(dtype_name(dtype).c_str()));
-  if (PyObject* hit = PyDict_GetItemWithError(cache, name.ptr())) return hit;
-  if (PyErr_Occurred()) throw nb::python_error();
-  const nb::object made = fw == Framework::numpy ? check(PyObject_CallOneArg(r.numpy_dtype, name.ptr()))
-                                                 : check(PyObject_GetAttr(r.torch_module, name.ptr()));
-  if (PyDict_SetItem(cache, name.ptr(), made.ptr()) != 0) throw nb::python_error();
-  return made.ptr();  // the cache holds it
+  nb::object made = fw == Framework::numpy ? check(PyObject_CallOneArg(r.numpy_dtype, name.ptr()))
+                                           : check(PyObject_GetAttr(r.torch_module, name.ptr()));
+  cache.emplace_back(key, made.release().ptr());  // kept until exit
+  return cache.back().second;
 }
 
 // x read through DLPack as its framework exports it (torch: a capsule made directly, since

@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ringmm/config.hpp"
 #include "ringmm/context.hpp"
 #include "ringmm/cpu/log_plus_shift.hpp"
 #include "ringmm/detail/log_plus_shift.hpp"
@@ -105,7 +106,7 @@ inline int team(const Context& ctx, double work) {
 }  // namespace backward_detail
 
 namespace detail {
-// The CUDA backend (src/cuda/backward.cu; src/core/no_cuda.cpp without CUDA), after the shape
+// The CUDA backend (src/cuda/backward.cu; absent without CUDA, detail/cuda_backend.hpp), after the shape
 // checks. They return false, having done nothing, when `required` is false and A is host memory.
 template <class T>
 bool log_plus_backward_cuda(const Context& ctx, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c,
@@ -233,8 +234,10 @@ void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<con
   using Sum = cpu::log_plus_detail::Sum;
   check_views(a, b, c, "C", grad_c, grad_a, grad_b);
   const index_t m = a.rows, k = a.cols, n = b.cols;
-  if (wants_cuda(ctx) && detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda))
-    return;
+  if (wants_cuda(ctx)) {  // without the CUDA backend: false, or the refusal of a cuda request
+    if constexpr (config::cuda)
+      if (detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda)) return;
+  }
   const T inf = std::numeric_limits<T>::infinity();
   auto not_log = [inf](T x) { return !(x < inf); };  // NaN or +∞
   refuse_values<T>(a, "A", "finite values or −∞", not_log);
@@ -281,7 +284,7 @@ void argmax_backward(const Context& ctx, MatrixView<const element_t<S>> a, Matri
   check_views(a, b, k_star, "K*", grad_c, grad_a, grad_b);
   const index_t m = a.rows, k = a.cols, n = b.cols;
   if (wants_cuda(ctx)) {
-    if constexpr (is_builtin_v<S>) {
+    if constexpr (is_builtin_v<S> && config::cuda) {
       if (detail::argmax_backward_cuda<S>(ctx, a, b, k_star, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda)) return;
     } else if (ctx.backend == Backend::cuda) {
       throw Error(Errc::unsupported, "semiring", "argmax_backward runs on CUDA for the built-in pairs only");

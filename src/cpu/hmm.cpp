@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ringmm/config.hpp"
 #include "ringmm/cpu/log_plus.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
@@ -151,9 +152,10 @@ void hmm_viterbi(const Context& ctx, const HmmModel<T>& model, std::int32_t* pat
   detail::check_hmm_shape(model);
   if (model.batch > 0 && !path) throw Error(Errc::null_pointer, "path", "null");
   if (model.batch > 0 && !score) throw Error(Errc::null_pointer, "score", "null");
-  if (wants_cuda(ctx) &&
-      detail::hmm_viterbi_cuda(ctx, model, path, score, backpointers, step, ctx.backend == Backend::cuda))
-    return;
+  if (wants_cuda(ctx)) {  // without the CUDA backend: false, or the refusal of a cuda request
+    if constexpr (config::cuda)
+      if (detail::hmm_viterbi_cuda(ctx, model, path, score, backpointers, step, ctx.backend == Backend::cuda)) return;
+  }
   check_model_values(model);
   if (model.batch == 0) return;
   viterbi_cpu(ctx, model, path, score, backpointers);
@@ -162,7 +164,10 @@ void hmm_viterbi(const Context& ctx, const HmmModel<T>& model, std::int32_t* pat
 template <class T> void hmm_forward(const Context& ctx, const HmmModel<T>& model, T* loglik) {
   detail::check_hmm_shape(model);
   if (model.batch > 0 && !loglik) throw Error(Errc::null_pointer, "loglik", "null");
-  if (wants_cuda(ctx) && detail::hmm_forward_cuda(ctx, model, loglik, ctx.backend == Backend::cuda)) return;
+  if (wants_cuda(ctx)) {
+    if constexpr (config::cuda)
+      if (detail::hmm_forward_cuda(ctx, model, loglik, ctx.backend == Backend::cuda)) return;
+  }
   check_model_values(model);
   if (model.batch == 0) return;
   forward_cpu(ctx, model, loglik);

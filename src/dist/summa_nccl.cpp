@@ -227,6 +227,9 @@ void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, Matr
   };
 
   const index_t steps = plan.steps();
+  // The transposes' and uploads' work (other streams, the grid-wide communicator) finishes first:
+  // NCCL kernels of two communicators in flight at once can wait on each other across ranks.
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   post(0);
   for (index_t s = 0; s < steps; ++s) {
     if (s + 1 < steps) post(s + 1);

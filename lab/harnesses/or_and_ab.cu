@@ -1,8 +1,9 @@
 // A/B of or-and's tensor-core route (include/ringmm/cuda/or_and_mma.cuh) outside the library:
 // the bits route at 4096³ and 4097³ (issue 13's pair), timed with events (median of 40 calls, each
 // packing and multiplying as the engine's call does), in alternating rounds so that both sizes see
-// the same clocks. A variant is a copy of the header under <folder>/ringmm/cuda/, found first:
-//   nvcc -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -O3 [-I<folder>] -Iinclude -o h lab/harnesses/or_and_ab.cu
+// the same clocks. A variant is a copy of the header under <folder>/ringmm/cuda/, found first;
+// <build>/include is a configured CUDA build's folder, which holds the generated ringmm/config.hpp:
+//   nvcc -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -O3 [-I<folder>] -Iinclude -I<build>/include -o h lab/harnesses/or_and_ab.cu
 //   ./h <name>
 #include <algorithm>
 #include <cstdio>

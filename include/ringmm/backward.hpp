@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ringmm/config.hpp"
+#include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/context.hpp"
 #include "ringmm/cpu/log_plus_shift.hpp"
 #include "ringmm/detail/log_plus_shift.hpp"
@@ -49,10 +50,6 @@ template <class T> void expect_shape(const MatrixView<T>& v, index_t rows, index
   if (v.rows != rows || v.cols != cols)
     throw Error(Errc::dimension_mismatch, name, std::string("is ") + dims(v.rows, v.cols) + " but " + why + " needs " + dims(rows, cols));
 }
-
-// Whether a call goes to the CUDA backend: asked for, or left to the library on a machine with a
-// device (the CUDA entry points then look at the memory and decline host arrays).
-inline bool wants_cuda(const Context& ctx) { return ctx.backend != Backend::cpu && ctx.resolved_backend() == Backend::cuda; }
 
 // Outputs must overlap neither the inputs nor each other: they are written while inputs are read.
 template <class Out, class In> void refuse_overlap(const MatrixView<Out>& out, const char* out_name, const MatrixView<In>& in, const char* in_name) {
@@ -234,7 +231,7 @@ void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<con
   using Sum = cpu::log_plus_detail::Sum;
   check_views(a, b, c, "C", grad_c, grad_a, grad_b);
   const index_t m = a.rows, k = a.cols, n = b.cols;
-  if (wants_cuda(ctx)) {  // without the CUDA backend: false, or the refusal of a cuda request
+  if (detail::wants_cuda(ctx)) {
     if constexpr (config::cuda)
       if (detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda)) return;
   }
@@ -283,7 +280,7 @@ void argmax_backward(const Context& ctx, MatrixView<const element_t<S>> a, Matri
   constexpr SemiringKind kind = S::kind;
   check_views(a, b, k_star, "K*", grad_c, grad_a, grad_b);
   const index_t m = a.rows, k = a.cols, n = b.cols;
-  if (wants_cuda(ctx)) {
+  if (detail::wants_cuda(ctx)) {
     if constexpr (is_builtin_v<S> && config::cuda) {
       if (detail::argmax_backward_cuda<S>(ctx, a, b, k_star, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda)) return;
     } else if (ctx.backend == Backend::cuda) {

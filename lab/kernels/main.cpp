@@ -78,7 +78,8 @@ std::vector<Shape> parse_shapes(const std::string& text, bool syrk) {
   return shapes;
 }
 
-// One row of output: printed at once, and kept as a record.
+// The rows of one command: each timed, printed at once and kept as a record; a row that fails is
+// printed and counted, and the run goes on.
 class Table {
  public:
   Table(std::string suite, std::string product) : suite_(std::move(suite)), product_(std::move(product)) {
@@ -86,8 +87,38 @@ class Table {
     device_ = tools::gpu_name();
   }
 
-  void add(SemiringKind kind, DType type, const Shape& s, const std::string& backend, const std::string& kernel,
-           const measure::Timing& t, double updates, std::optional<double> reference_rate) {
+  // Times one row with time() (a measure::Timing); returns its rate, or nothing when it failed.
+  template <class Time>
+  std::optional<double> row(SemiringKind kind, DType type, const Shape& s, const std::string& backend,
+                            const std::string& kernel, double updates, std::optional<double> reference_rate, Time&& time) {
+    try {
+      return add(kind, type, s, backend, kernel, time(), updates, reference_rate);
+    } catch (const Error& e) {
+      ++failures_;
+      std::cout << to_string(kind) << " " << to_string(type) << " " << shape_text(s) << " " << kernel
+                << ": error: " << e.what() << std::endl;
+      return std::nullopt;
+    }
+  }
+
+  void header(const std::string& reference) const {
+    std::cout << pad("semiring", 11) << pad("type", 6) << pad("shape", 18) << pad("kernel", 20) << pad("ms", 11)
+              << pad("Tupd/s", 10) << "of " << reference << "\n";
+  }
+
+  // Writes the records to `out` (if given); the exit status: 1 when a row failed.
+  int finish(const std::optional<std::string>& out, const char* command) const {
+    if (out) {
+      measure::write_records(*out, records_);
+      std::cout << "wrote " << *out << " (" << records_.size() << " records)\n";
+    }
+    if (failures_) tools::print_error(command, std::to_string(failures_) + " measurements failed (see above)");
+    return failures_ ? 1 : 0;
+  }
+
+ private:
+  double add(SemiringKind kind, DType type, const Shape& s, const std::string& backend, const std::string& kernel,
+             const measure::Timing& t, double updates, std::optional<double> reference_rate) {
     measure::Record r;
     r.suite = suite_;
     r.device = backend == "cpu" ? tools::cpu_model() : device_;
@@ -106,25 +137,15 @@ class Table {
     std::cout << pad(r.semiring, 11) << pad(r.type, 6) << pad(shape_text(s), 18) << pad(kernel, 20)
               << pad(tools::fixed(t.kernel_seconds * 1e3, 3), 11) << pad(tools::fixed(*r.updates_per_s * 1e-12, 3), 10)
               << (reference_rate ? tools::fixed(100 * *r.updates_per_s / *reference_rate, 1) + "%" : "-") << std::endl;
+    return *r.updates_per_s;
   }
 
-  void header(const std::string& reference) const {
-    std::cout << pad("semiring", 11) << pad("type", 6) << pad("shape", 18) << pad("kernel", 20) << pad("ms", 11)
-              << pad("Tupd/s", 10) << "of " << reference << "\n";
-  }
-
-  void write(const std::optional<std::string>& out) const {
-    if (!out) return;
-    measure::write_records(*out, records_);
-    std::cout << "wrote " << *out << " (" << records_.size() << " records)\n";
-  }
-
- private:
   static std::string pad(const std::string& s, std::size_t width) {
     return s + std::string(s.size() < width ? width - s.size() : 1, ' ');
   }
   std::string suite_, product_, date_, device_;
   std::vector<measure::Record> records_;
+  int failures_ = 0;
 };
 
 std::optional<std::string> results_path(const Options& opt) {
@@ -202,37 +223,27 @@ int ladder_command(const tools::Args& args) {
   require_gpu("ladder");
   Table table("ladder", "gemm");
   table.header("ceiling");
-  int failures = 0;
+  Context engine;
+  engine.backend = Backend::cuda;
+  engine.vendor_blas = false;  // ringmm's own kernels, never the cuBLAS route
   for (const auto& [kind, type] : pairs) {
+    const double ceiling = reg_reg_ceiling(kind, type);  // once per pair: it does not depend on the shape
     for (const Shape& s : shapes) {
       const double updates = double(s.m) * double(s.n) * double(s.k) * tools::lanes(type);
-      std::optional<double> ceiling;
       auto row = [&](const std::string& backend, const std::string& kernel, auto&& time) {
-        try {
-          table.add(kind, type, s, backend, kernel, time(), updates, ceiling);
-        } catch (const Error& e) {
-          ++failures;
-          std::cout << to_string(kind) << " " << to_string(type) << " " << shape_text(s) << " " << kernel
-                    << ": error: " << e.what() << std::endl;
-        }
+        table.row(kind, type, s, backend, kernel, updates, ceiling, time);
       };
-      ceiling = reg_reg_ceiling(kind, type);
       if (opt.flag("serial")) row("cpu", "serial", [&] { return measure::Timing{serial_seconds(kind, type, s, reps), 0}; });
       if (kind == SemiringKind::plus_times && (type == DType::f32 || type == DType::f64))
         row("cublas", type == DType::f32 ? "cublasSgemm" : "cublasDgemm",
             [&] { return measure::time_cublas(type, measure::Product::gemm, s.m, s.n, s.k, 1, reps); });
       for (const std::string& kernel : ladder_kernels())
         row("cuda", kernel, [&] { return time_ladder(kind, type, kernel, s.m, s.n, s.k, reps); });
-      Context engine;
-      engine.backend = Backend::cuda;
-      engine.vendor_blas = false;  // ringmm's own kernels, never the cuBLAS route
       row("cuda", "ringmm",
           [&] { return measure::time_ringmm(engine, kind, type, measure::Product::gemm, s.m, s.n, s.k, 1, reps); });
     }
   }
-  table.write(out);
-  if (failures) tools::print_error("ladder", std::to_string(failures) + " measurements failed (see above)");
-  return failures ? 1 : 0;
+  return table.finish(out, "ladder");
 }
 
 int seed003_command(const tools::Args& args) {
@@ -244,37 +255,27 @@ int seed003_command(const tools::Args& args) {
   // Records keep the suite and kernel names `ringmm bench --product syrk` gave these kernels.
   Table table("bench", "syrk");
   table.header("cuBLAS");
-  int failures = 0;
+  Context engine;
+  engine.backend = Backend::cuda;
+  engine.vendor_blas = false;
   for (const Shape& s : shapes) {
     const double updates = double(s.n) * double(s.n + 1) / 2 * double(s.k);  // one triangle, as syrk counts
-    std::optional<double> cublas_rate;
-    auto row = [&](const std::string& backend, const std::string& kernel, auto&& time) {
-      try {
-        const measure::Timing t = time();
-        table.add(SemiringKind::plus_times, DType::f64, s, backend, kernel, t, updates, cublas_rate);
-        if (backend == "cublas") cublas_rate = updates / t.kernel_seconds;
-      } catch (const Error& e) {
-        ++failures;
-        std::cout << shape_text(s) << " " << kernel << ": error: " << e.what() << std::endl;
-      }
-    };
-    row("cublas", "cublasDsyrk",
+    const std::optional<double> cublas_rate = table.row(
+        SemiringKind::plus_times, DType::f64, s, "cublas", "cublasDsyrk", updates, std::nullopt,
         [&] { return measure::time_cublas(DType::f64, measure::Product::syrk, s.n, s.n, s.k, 1, reps); });
-    Context engine;
-    engine.backend = Backend::cuda;
-    engine.vendor_blas = false;
-    row("cuda", "ringmm", [&] {
+    auto row = [&](const std::string& kernel, auto&& time) {
+      table.row(SemiringKind::plus_times, DType::f64, s, "cuda", kernel, updates, cublas_rate, time);
+    };
+    row("ringmm", [&] {
       return measure::time_ringmm(engine, SemiringKind::plus_times, DType::f64, measure::Product::syrk, s.n, s.n, s.k,
                                   1, reps);
     });
     for (const std::string& kernel : seed003_kernels()) {
       if (kernel == "seed003-naive" && s.n > 4096) continue;  // minutes per call beyond
-      row("cuda", kernel, [&] { return time_seed003(kernel, s.n, s.k, std::min(reps, 3)); });
+      row(kernel, [&] { return time_seed003(kernel, s.n, s.k, std::min(reps, 3)); });
     }
   }
-  table.write(out);
-  if (failures) tools::print_error("seed003", std::to_string(failures) + " measurements failed (see above)");
-  return failures ? 1 : 0;
+  return table.finish(out, "seed003");
 }
 
 int microbench_command(const tools::Args& args) {

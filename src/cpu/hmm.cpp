@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ringmm/config.hpp"
+#include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/cpu/log_plus.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/gemm.hpp"
@@ -140,10 +141,6 @@ template <class T> void forward_cpu(const Context& ctx, const HmmModel<T>& m, T*
   }
 }
 
-// Where the call runs: CUDA when the context asks for it, or leaves it to the library and the
-// model lives on the device (the CUDA entry points decide that, returning false for host memory).
-bool wants_cuda(const Context& ctx) { return ctx.backend != Backend::cpu && ctx.resolved_backend() == Backend::cuda; }
-
 }  // namespace
 
 template <class T>
@@ -152,7 +149,7 @@ void hmm_viterbi(const Context& ctx, const HmmModel<T>& model, std::int32_t* pat
   detail::check_hmm_shape(model);
   if (model.batch > 0 && !path) throw Error(Errc::null_pointer, "path", "null");
   if (model.batch > 0 && !score) throw Error(Errc::null_pointer, "score", "null");
-  if (wants_cuda(ctx)) {  // without the CUDA backend: false, or the refusal of a cuda request
+  if (detail::wants_cuda(ctx)) {
     if constexpr (config::cuda)
       if (detail::hmm_viterbi_cuda(ctx, model, path, score, backpointers, step, ctx.backend == Backend::cuda)) return;
   }
@@ -164,7 +161,7 @@ void hmm_viterbi(const Context& ctx, const HmmModel<T>& model, std::int32_t* pat
 template <class T> void hmm_forward(const Context& ctx, const HmmModel<T>& model, T* loglik) {
   detail::check_hmm_shape(model);
   if (model.batch > 0 && !loglik) throw Error(Errc::null_pointer, "loglik", "null");
-  if (wants_cuda(ctx)) {
+  if (detail::wants_cuda(ctx)) {
     if constexpr (config::cuda)
       if (detail::hmm_forward_cuda(ctx, model, loglik, ctx.backend == Backend::cuda)) return;
   }

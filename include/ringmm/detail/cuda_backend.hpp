@@ -26,6 +26,11 @@ CudaChoice describe_choice(const Context& ctx, SemiringKind kind, DType type, in
 }  // namespace cuda_detail
 
 namespace detail {
+// Whether a call goes to the CUDA backend: asked for, or left to the library on a machine with a
+// device (the CUDA entry points then look at the memory and decline host arrays). In a build
+// without CUDA: false, or Context::resolved_backend's refusal of a cuda request.
+inline bool wants_cuda(const Context& ctx) { return ctx.backend != Backend::cpu && ctx.resolved_backend() == Backend::cuda; }
+
 // Errc::backend_unavailable: "this build of ringmm has no CUDA backend".
 [[noreturn]] void no_cuda_backend();
 

@@ -97,6 +97,22 @@ inline std::string dtype_name(nb::dlpack::dtype d) {
   return d.lanes == 1 ? name : name + "x" + std::to_string(d.lanes);
 }
 
+// The DLPack dtype of numpy's name of one ("float32", "bfloat16", "bool"), or nullopt for a name
+// that is none (ringmm.jax reads JAX's dtypes by name at trace time).
+inline std::optional<nb::dlpack::dtype> dtype_of_name(const std::string& name) {
+  using code = nb::dlpack::dtype_code;
+  if (name == "bool") return nb::dtype<bool>();
+  for (const auto& [prefix, c] : {std::pair{"uint", code::UInt}, std::pair{"int", code::Int}, std::pair{"bfloat", code::Bfloat},
+                                  std::pair{"float", code::Float}, std::pair{"complex", code::Complex}}) {
+    const std::string p = prefix;
+    if (name.compare(0, p.size(), p) != 0) continue;
+    const std::string bits = name.substr(p.size());
+    if (bits.empty() || bits.size() > 3 || bits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return nb::dlpack::dtype{std::uint8_t(c), std::uint8_t(std::stoi(bits)), 1};
+  }
+  return std::nullopt;
+}
+
 inline std::vector<std::string> dtype_names_of(SemiringKind kind) {
   std::vector<std::string> names;
   for (const ElementType& t : element_types())

@@ -15,5 +15,8 @@ void bind_applications(nanobind::module_& m);
 // Arrays that only expose __cuda_array_interface__: DLPack views of their memory, an owning device
 // allocation for results, copies and stream ordering (cuda_arrays.cpp).
 void bind_cuda_arrays(nanobind::module_& m);
+// jax_handlers, jax_plan: ringmm.jax's XLA FFI custom calls and their trace-time checks
+// (jax_ffi.cpp; built where jaxlib's headers were found, RINGMM_PY_HAVE_XLA_FFI).
+void bind_jax_ffi(nanobind::module_& m);
 
 }  // namespace ringmm_py

@@ -21,31 +21,6 @@ using namespace ringmm_py;
 
 namespace {
 
-// A dimension of size 1 at `at`: how vector operands are read (a row vector a as (1, K), a column
-// vector b as (K, 1)). Its stride never matters.
-void insert_unit(ArrayInfo& x, std::size_t at) {
-  x.shape.insert(x.shape.begin() + std::ptrdiff_t(at), 1);
-  x.strides.insert(x.strides.begin() + std::ptrdiff_t(at), 0);
-}
-
-// x shaped as the result of the matrices, with the dimensions that vector operands drop put back.
-void restore(ArrayInfo& x, bool row, bool col) {
-  if (row && col) {
-    insert_unit(x, x.shape.size());
-    insert_unit(x, x.shape.size());
-  } else if (!x.shape.empty()) {
-    if (row) insert_unit(x, x.shape.size() - 1);
-    if (col) insert_unit(x, x.shape.size());
-  }
-}
-
-// The result's shape: the product's, without the dimensions that vector operands added.
-Shape result_shape(Shape shape, bool row, bool col) {
-  if (row) shape.erase(shape.end() - 2);
-  if (col) shape.erase(shape.end() - 1);
-  return shape;
-}
-
 // ---- ringmm.matmul ---------------------------------------------------------------------------
 // The checks come in the order of the arguments' reading: names and numbers, the arrays (framework,
 // dimensions), their plan (dtypes, devices, shapes), then what the plan needs (a writable out, a
@@ -66,28 +41,15 @@ nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle sem
   const bool c_is_out = has_c && c_object.is(out_object);
 
   Call call({{"a", a_object}, {"b", b_object}, {"c", c_object, false}, {"out", out_object, false, true}});
-  for (const auto& [i, trans] : {std::pair{A, trans_a}, std::pair{B, trans_b}}) {
-    const std::size_t ndim = call[i].array.ndim();
-    const std::string name = call[i].name;
-    if (ndim == 0) value_error(name + " is a scalar: matmul needs at least one dimension");
-    if (ndim == 1 && trans) value_error("trans_" + name + " needs a matrix: " + name + " is a vector");
-  }
   ArrayInfo a = call.info(A), b = call.info(B);
   std::optional<ArrayInfo> c, out;
   if (has_c) c.emplace(call.info(C));
   if (has_out) out.emplace(call.info(OUT));
-  // Vectors become matrices of one row (a) or one column (b), as in numpy.matmul; c and out are
-  // read with those dimensions put back.
-  const bool row = a.shape.size() == 1, col = b.shape.size() == 1;
-  if (row) insert_unit(a, 0);
-  if (col) insert_unit(b, 1);
-  if (c) restore(*c, row, col);
-  if (out) restore(*out, row, col);
   const SemiringKind kind = semiring_of(semiring);
-  Plan p = make_plan(a, b, c ? &*c : nullptr, out ? &*out : nullptr, kind, trans_a, trans_b);
+  MatmulPlan m = plan_matmul(a, b, c, out, kind, trans_a, trans_b, argmax, beta.has_value());
+  Plan& p = m.plan;
+  const bool row = m.row, col = m.col;
   if (has_out) call.require_writable(OUT);
-  if (argmax) require_selecting(kind, p.type, "return_argmax");
-  if (beta && !has_c) value_error("beta scales c: pass c as well");
   const Context ctx = call_context(a.place, backend_of(backend_object), call.stream(a.place));
 
   // Operands that no view describes: a copy with the full batch, or in its own shape for a vector.
@@ -114,8 +76,7 @@ nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle sem
   }
   nb::object k_star_object;
   Operand k_star;
-  // int32 holds every k below 2**31 - 1; a longer K takes int64.
-  const bool int64 = argmax && (trans_a ? p.a.rows : p.a.cols) > std::numeric_limits<std::int32_t>::max();
+  const bool int64 = m.k_int64;
   if (argmax) {
     const nb::dlpack::dtype index = int64 ? nb::dtype<std::int64_t>() : nb::dtype<std::int32_t>();
     // With c the library reads k_star as well and keeps it where beta ⊗ c wins: -1 says so.

@@ -8,6 +8,8 @@
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -353,9 +355,67 @@ nb::object Call::result(nb::handle x) {
 
 // ---- the products -------------------------------------------------------------------------------
 
+// ---- matmul's shapes -----------------------------------------------------------------------------
+
+// A dimension of size 1 at `at`: how vector operands are read (a row vector a as (1, K), a column
+// vector b as (K, 1)). Its stride never matters.
+void insert_unit(ArrayInfo& x, std::size_t at) {
+  x.shape.insert(x.shape.begin() + std::ptrdiff_t(at), 1);
+  x.strides.insert(x.strides.begin() + std::ptrdiff_t(at), 0);
+}
+
+// x shaped as the result of the matrices, with the dimensions that vector operands drop put back.
+void restore(ArrayInfo& x, bool row, bool col) {
+  if (row && col) {
+    insert_unit(x, x.shape.size());
+    insert_unit(x, x.shape.size());
+  } else if (!x.shape.empty()) {
+    if (row) insert_unit(x, x.shape.size() - 1);
+    if (col) insert_unit(x, x.shape.size());
+  }
+}
+
+// The result's shape: the product's, without the dimensions that vector operands added.
+Shape result_shape(Shape shape, bool row, bool col) {
+  if (row) shape.erase(shape.end() - 2);
+  if (col) shape.erase(shape.end() - 1);
+  return shape;
+}
+
+MatmulPlan plan_matmul(ArrayInfo& a, ArrayInfo& b, std::optional<ArrayInfo>& c, std::optional<ArrayInfo>& out,
+                       SemiringKind kind, bool trans_a, bool trans_b, bool argmax, bool has_beta) {
+  for (const auto& [x, trans] : {std::pair{&a, trans_a}, std::pair{&b, trans_b}}) {
+    const std::string name = x->name;
+    if (x->shape.empty()) value_error(name + " is a scalar: matmul needs at least one dimension");
+    if (x->shape.size() == 1 && trans) value_error("trans_" + name + " needs a matrix: " + name + " is a vector");
+  }
+  // Vectors become matrices of one row (a) or one column (b), as in numpy.matmul; c and out are
+  // read with those dimensions put back.
+  MatmulPlan m;
+  m.row = a.shape.size() == 1;
+  m.col = b.shape.size() == 1;
+  if (m.row) insert_unit(a, 0);
+  if (m.col) insert_unit(b, 1);
+  if (c) restore(*c, m.row, m.col);
+  if (out) restore(*out, m.row, m.col);
+  m.plan = make_plan(a, b, c ? &*c : nullptr, out ? &*out : nullptr, kind, trans_a, trans_b);
+  if (argmax) require_selecting(kind, m.plan.type, "return_argmax");
+  if (has_beta && !c) value_error("beta scales c: pass c as well");
+  // int32 holds every k below 2**31 - 1; a longer K takes int64.
+  m.k_int64 = argmax && (trans_a ? m.plan.a.rows : m.plan.a.cols) > std::numeric_limits<std::int32_t>::max();
+  return m;
+}
+
 void run_product(const Plan& p, const Operand* k_star, bool k_star_int64, SemiringKind kind, bool trans_a, bool trans_b,
                  std::optional<double> alpha, std::optional<double> beta, bool accumulate, const Context& ctx,
                  const Place& place) {
+  const nb::gil_scoped_release release;
+  multiply(p, k_star, k_star_int64, kind, trans_a, trans_b, alpha, beta, accumulate, ctx, place);
+}
+
+void multiply(const Plan& p, const Operand* k_star, bool k_star_int64, SemiringKind kind, bool trans_a, bool trans_b,
+              std::optional<double> alpha, std::optional<double> beta, bool accumulate, const Context& ctx,
+              const Place& place) {
   if (p.members == 0) return;  // checked, and nothing to compute
   try {
     const DeviceGuard device(place);
@@ -367,7 +427,6 @@ void run_product(const Plan& p, const Operand* k_star, bool k_star_int64, Semiri
                              : beta      ? scalar_t<S>(scalar_from_double<S>(*beta, "beta"))
                                          : S::one();
       const Op op_a = trans_a ? Op::T : Op::N, op_b = trans_b ? Op::T : Op::N;
-      const nb::gil_scoped_release release;
       if constexpr (semiring_traits<S>::selects) {
         if (k_star) {
           auto argmax = [&](auto k_view) {

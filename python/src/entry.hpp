@@ -94,6 +94,27 @@ class Call {
   std::vector<nb::ndarray<>> keep_;  // their DLPack views
 };
 
+// ---- matmul's shapes ----------------------------------------------------------------------------
+
+// A dimension of size 1 at `at`: how vector operands are read (a row vector a as (1, K), a column
+// vector b as (K, 1)). Its stride never matters.
+void insert_unit(ArrayInfo& x, std::size_t at);
+// x shaped as the result of the matrices, with the dimensions that vector operands drop put back.
+void restore(ArrayInfo& x, bool row, bool col);
+// The result's shape: the product's, without the dimensions that vector operands added.
+Shape result_shape(Shape shape, bool row, bool col);
+
+struct MatmulPlan {
+  Plan plan;
+  bool row = false, col = false;  // a is a row vector, b a column vector (each read as a matrix)
+  bool k_int64 = false;           // K exceeds int32: the winning k's are int64
+};
+// ringmm.matmul's checks once its arrays are read, in its order and with its messages: dimensions,
+// vectors made matrices (a, b, c and out are changed so), the plan, return_argmax's semiring, beta
+// without c. ringmm.jax makes the same checks at trace time (jax_ffi.cpp).
+MatmulPlan plan_matmul(ArrayInfo& a, ArrayInfo& b, std::optional<ArrayInfo>& c, std::optional<ArrayInfo>& out,
+                       SemiringKind kind, bool trans_a, bool trans_b, bool argmax, bool has_beta);
+
 // ---- the products -------------------------------------------------------------------------------
 
 // Runs the planned product: into p.out and, with k_star (return_argmax; int64 where k_star_int64),
@@ -103,6 +124,12 @@ class Call {
 void run_product(const Plan& p, const Operand* k_star, bool k_star_int64, SemiringKind kind, bool trans_a, bool trans_b,
                  std::optional<double> alpha, std::optional<double> beta, bool accumulate, const Context& ctx,
                  const Place& place);
+
+// run_product's work, for callers that do not hold the GIL (the XLA FFI handlers): the same
+// product, checks and error names.
+void multiply(const Plan& p, const Operand* k_star, bool k_star_int64, SemiringKind kind, bool trans_a, bool trans_b,
+              std::optional<double> alpha, std::optional<double> beta, bool accumulate, const Context& ctx,
+              const Place& place);
 
 // The planned syrk (op(a)ᵀ·op(a), one per batch member: p describes a as the product of op(a)ᵀ and
 // op(a), and out) with the GIL released; the library's errors name Python's arguments.

@@ -40,4 +40,7 @@ NB_MODULE(_core, m) {
   bind_autograd(m);
   bind_applications(m);
   bind_cuda_arrays(m);
+#if RINGMM_PY_HAVE_XLA_FFI
+  bind_jax_ffi(m);
+#endif
 }

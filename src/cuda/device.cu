@@ -83,6 +83,16 @@ cudaMemPool_t workspace_pool() {
   return pools[std::size_t(device)];
 }
 
+namespace {
+thread_local WorkspaceSource* current_workspace = nullptr;
+}  // namespace
+
+WorkspaceSource* installed_workspace() { return current_workspace; }
+
+ScopedWorkspace::ScopedWorkspace(WorkspaceSource& source) : previous_(current_workspace) { current_workspace = &source; }
+
+ScopedWorkspace::~ScopedWorkspace() { current_workspace = previous_; }
+
 ConfigId find_config(const std::string& name) {
   std::string known;
   for (int i = 0; i < config_count; ++i) {

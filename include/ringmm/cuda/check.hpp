@@ -27,25 +27,60 @@ inline void check_launch(const char* kernel) { cuda_check(cudaGetLastError(), ke
 // new mappings; the caller's default pool is left as it is.
 cudaMemPool_t workspace_pool();
 
+// Device memory that a caller owns and lends to the engine's calls. A framework that allots the
+// memory of the work it schedules (XLA hands its custom calls a scratch allocator, whose memory
+// may be part of a CUDA graph) installs one with ScopedWorkspace around the calls it makes; their
+// DeviceBuffers then come from it. Its memory must stay valid until the work queued on the call's
+// stream is done; DeviceBuffer gives nothing back to it.
+class WorkspaceSource {
+ public:
+  // `bytes` (> 0), aligned for any element type; throws ringmm::Error (out_of_memory) when it cannot.
+  virtual void* allocate(std::size_t bytes) = 0;
+
+ protected:
+  ~WorkspaceSource() = default;
+};
+
+// The source the calling thread installed, or null for workspace_pool().
+WorkspaceSource* installed_workspace();
+
+// Installs `source` for the calling thread until it goes out of scope (then the previous one again).
+class ScopedWorkspace {
+ public:
+  explicit ScopedWorkspace(WorkspaceSource& source);
+  ~ScopedWorkspace();
+  ScopedWorkspace(const ScopedWorkspace&) = delete;
+  ScopedWorkspace& operator=(const ScopedWorkspace&) = delete;
+
+ private:
+  WorkspaceSource* previous_;
+};
+
 // A stream-ordered device allocation from workspace_pool(), freed on the same stream when it goes
-// out of scope.
+// out of scope; or, where the calling thread installed a WorkspaceSource, memory of that source.
 template <class T> class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   DeviceBuffer(std::size_t count, cudaStream_t stream) : stream_(stream) {
     if (count == 0) return;
+    if (WorkspaceSource* source = installed_workspace()) {
+      data_ = static_cast<T*>(source->allocate(count * sizeof(T)));
+      pooled_ = false;
+      return;
+    }
     void* p = nullptr;
     cuda_check(cudaMallocFromPoolAsync(&p, count * sizeof(T), workspace_pool(), stream), "cudaMallocFromPoolAsync");
     data_ = static_cast<T*>(p);
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_), stream_(o.stream_) { o.data_ = nullptr; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_), stream_(o.stream_), pooled_(o.pooled_) { o.data_ = nullptr; }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       release();
       data_ = o.data_;
       stream_ = o.stream_;
+      pooled_ = o.pooled_;
       o.data_ = nullptr;
     }
     return *this;
@@ -55,11 +90,12 @@ template <class T> class DeviceBuffer {
 
  private:
   void release() {
-    if (data_) cudaFreeAsync(data_, stream_);  // errors here would only repeat an earlier one
+    if (data_ && pooled_) cudaFreeAsync(data_, stream_);  // errors here would only repeat an earlier one
     data_ = nullptr;
   }
   T* data_ = nullptr;
   cudaStream_t stream_ = nullptr;
+  bool pooled_ = true;  // from workspace_pool(), not from an installed WorkspaceSource
 };
 
 }  // namespace ringmm::cuda_detail
@@ -70,5 +106,7 @@ namespace ringmm::cuda {
 using cuda_detail::check_launch;
 using cuda_detail::cuda_check;
 using cuda_detail::DeviceBuffer;
+using cuda_detail::ScopedWorkspace;
+using cuda_detail::WorkspaceSource;
 }  // namespace ringmm::cuda
 

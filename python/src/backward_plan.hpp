@@ -13,7 +13,7 @@ namespace ringmm_py {
 // `forward` is c (log-plus) or, where ⊕ selects one term, the index matrix k_star.
 struct Backward {
   ArrayInfo a, b, forward, grad_c, grad_a, grad_b;
-  Shape batch;  // the batch of grad_c, to which a's and b's broadcast
+  Shape batch;  // the broadcast batch of a, b, the forward's and grad_c (grad_c's in ringmm.torch)
   index_t members = 1;
   DType type;
   Operand a_op, b_op, forward_op, grad_c_op, grad_a_op, grad_b_op;
@@ -38,27 +38,42 @@ struct Backward {
     if (b.rows() != k)
       value_error("inner dimensions differ: a is " + std::to_string(m) + "x" + std::to_string(k) + " but b is " +
                   std::to_string(b.rows()) + "x" + std::to_string(n));
-    batch.assign(grad_c.shape.begin(), grad_c.shape.end() - 2);
-    for (index_t d : batch) members *= d;  // grad_c exists, so the count fits
-    if (grad_c.shape != full(m, n))
+    if (grad_c.rows() != m || grad_c.cols() != n)
       value_error("grad_c has shape " + shape_text(grad_c.shape) + " but a ⊗ b has matrices of " + std::to_string(m) +
                   "x" + std::to_string(n));
-    for (const ArrayInfo* x : {&a, &b})
-      if (!broadcasts_to(x->shape, full(x->rows(), x->cols())))
-        value_error(std::string(x->name) + " has shape " + shape_text(x->shape) +
-                    ", whose batch does not broadcast to grad_c's " + shape_text(batch));
     if (forward_is_index) {
-      check_index_array(forward, grad_c.shape, a);
+      check_index_array(forward, forward.shape, a);
     } else {
       check_same_dtype(forward, a);
       check_same_place(forward, a);
-      if (forward.shape != grad_c.shape)
-        value_error(std::string(forward.name) + " has shape " + shape_text(forward.shape) + " but grad_c has " +
-                    shape_text(grad_c.shape));
+    }
+    if (forward.rows() != m || forward.cols() != n)
+      value_error(std::string(forward.name) + " has shape " + shape_text(forward.shape) + " but grad_c has " +
+                  shape_text(grad_c.shape));
+    // The batch: grad_c's in ringmm.torch, where a, b and the forward's broadcast to it. Under
+    // jax.vmap any of the four may lack the vmapped dimension (size 1), so all four broadcast.
+    batch.assign(grad_c.shape.begin(), grad_c.shape.end() - 2);
+    for (const ArrayInfo* x : {&forward, &a, &b}) {
+      const Shape own(x->shape.begin(), x->shape.end() - 2);
+      if (own.size() > batch.size()) batch.insert(batch.begin(), own.size() - batch.size(), 1);
+      for (std::size_t i = 1; i <= own.size(); ++i) {
+        index_t& d = batch[batch.size() - i];
+        const index_t e = own[own.size() - i];
+        if (e != d && e != 1 && d != 1)
+          value_error(std::string(x->name) + " has shape " + shape_text(x->shape) +
+                      ", whose batch does not broadcast to grad_c's " +
+                      shape_text(Shape(grad_c.shape.begin(), grad_c.shape.end() - 2)));
+        d = std::max(d, e);
+      }
+    }
+    for (index_t d : batch) {
+      const std::optional<index_t> count = checked_mul(members, d);
+      if (!count) value_error("the batch shape " + shape_text(batch) + " has too many members");
+      members = *count;
     }
   }
 
-  // The shape of a gradient: grad_c's batch, and rows x cols.
+  // The shape of a gradient: the batch, and rows x cols.
   Shape full(index_t rows, index_t cols) const {
     Shape shape = batch;
     shape.push_back(rows);

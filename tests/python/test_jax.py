@@ -358,3 +358,43 @@ def test_hmms(device, rng):
     np.testing.assert_allclose(np.asarray(loglik), numpy_forward(init, trans, emit), rtol=1e-10)
     one = rj.hmm_viterbi(*put(device, init, trans, emission, observations[0]))
     np.testing.assert_array_equal(np.asarray(one[0]), want_path[0])
+
+
+# ---- CUDA graphs -----------------------------------------------------------------------------------
+
+_GRAPH_CHILD = r"""
+import json, sys
+import jax, jax.numpy as jnp, numpy as np
+import ringmm.jax as rj
+a = jnp.asarray(np.load(sys.argv[1])); b = jnp.asarray(np.load(sys.argv[2]))
+run = jax.jit(lambda x: jax.lax.scan(lambda y, _: (rj.matmul(y, b, "max_plus"), None), x, None, length=100)[0])
+hlo = run.lower(a).compile().as_text()
+np.save(sys.argv[3], np.asarray(run(a)))
+print(json.dumps({"captured": [line.strip() for line in hlo.splitlines() if "custom_call_target=\"ringmm" in line]}))
+print(json.dumps({"command_buffer": "command_buffer" in hlo}))
+"""
+
+
+def test_products_captured_in_xla_command_buffers(tmp_path, rng):
+    """A scan of products with XLA told to capture custom calls in CUDA graphs (a process of its own:
+    XLA reads its flags once) gives the eager calls' result."""
+    import os
+    import subprocess
+    import sys
+
+    if _gpu() is None:
+        pytest.skip("needs JAX with a GPU and ringmm's CUDA backend")
+    a = random_operand("max_plus", "float32", (64, 64), rng, zeros=0)
+    b = random_operand("max_plus", "float32", (64, 64), rng, zeros=0) - 4
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    env = dict(os.environ, XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1")
+    child = subprocess.run([sys.executable, "-c", _GRAPH_CHILD, str(tmp_path / "a.npy"), str(tmp_path / "b.npy"),
+                            str(tmp_path / "c.npy")], capture_output=True, text=True, env=env, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    lines = child.stdout.strip().splitlines()
+    assert '"command_buffer": true' in lines[-1], child.stdout  # XLA did build command buffers
+    want = a
+    for _ in range(100):
+        want = ringmm.matmul(want, b, "max_plus")
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), want)

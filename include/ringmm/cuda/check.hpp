@@ -106,6 +106,7 @@ namespace ringmm::cuda {
 using cuda_detail::check_launch;
 using cuda_detail::cuda_check;
 using cuda_detail::DeviceBuffer;
+using cuda_detail::installed_workspace;
 using cuda_detail::ScopedWorkspace;
 using cuda_detail::WorkspaceSource;
 }  // namespace ringmm::cuda

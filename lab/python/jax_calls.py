@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""ringmm.jax on the GPU beside the C++ call: what a jitted call costs (issue 28: a jitted 64³
+max-plus call ≤ 5 µs above the C++ call, and the 4096³ product within 2 % of the C++ rate).
+
+    python lab/python/jax_calls.py --ringmm build/tools/ringmm [--calls 1000] [--reps 5] [--out jax-calls.json]
+
+Figures, f32 max-plus, each the median over --reps runs after a warm-up:
+  scan           one jitted lax.scan of --calls products x ← x ⊗ b (64³), wall time per call between
+                 two synchronisations; once with XLA's default command buffers and once (a child
+                 process, XLA_FLAGS) with custom calls captured in CUDA graphs;
+  jit 4096³      one jitted product of 4096³, wall time between synchronisations;
+  C++            `ringmm bench`'s time of the same product on device buffers (CUDA events around
+                 each call: the C++ call as call_overhead.py compares it).
+Needs JAX with a GPU, ringmm.jax built with CUDA, and the `ringmm` tool; exits with an error otherwise.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from common import cpp_record, median
+
+GRAPH_FLAGS = "--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1"
+
+
+def scan_seconds(calls, reps):
+    """Wall seconds per product of a jitted scan of `calls` 64³ max-plus products (median of reps)."""
+    import jax
+    import jax.numpy as jnp
+
+    import ringmm.jax as rj
+
+    key = jax.random.PRNGKey(0)
+    x = jax.random.uniform(key, (64, 64), jnp.float32, -4, 4)
+    b = jax.random.uniform(jax.random.PRNGKey(1), (64, 64), jnp.float32, -4, 0)
+    run = jax.jit(lambda x: jax.lax.scan(lambda y, _: (rj.matmul(y, b, "max_plus"), None), x, None, length=calls)[0])
+    run(x).block_until_ready()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run(x).block_until_ready()
+        times.append((time.perf_counter() - start) / calls)
+    hlo = run.lower(x).compile().as_text()
+    return median(times), "command_buffer" in hlo
+
+
+def product_seconds(size, reps):
+    import jax
+    import jax.numpy as jnp
+
+    import ringmm.jax as rj
+
+    a = jax.random.uniform(jax.random.PRNGKey(2), (size, size), jnp.float32, -4, 4)
+    b = jax.random.uniform(jax.random.PRNGKey(3), (size, size), jnp.float32, -4, 4)
+    run = jax.jit(lambda a, b: rj.matmul(a, b, "max_plus"))
+    run(a, b).block_until_ready()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run(a, b).block_until_ready()
+        times.append(time.perf_counter() - start)
+    return median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ringmm", default="build/tools/ringmm", help="the ringmm tool (for the C++ figures)")
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--out", help="write the records as JSON")
+    parser.add_argument("--child-scan", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_scan:  # the scan under GRAPH_FLAGS, in a process of its own
+        print(json.dumps(scan_seconds(args.calls, args.reps)))
+        return
+
+    import jax
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError:
+        sys.exit("error: JAX has no GPU here")
+    import ringmm.jax  # noqa: F401  (fails clearly without the handlers)
+
+    scan, scan_graphs = scan_seconds(args.calls, args.reps)
+    child = subprocess.run([sys.executable, __file__, "--child-scan", "--calls", str(args.calls), "--reps",
+                            str(args.reps)], capture_output=True, text=True,
+                           env=dict(os.environ, XLA_FLAGS=GRAPH_FLAGS))
+    if child.returncode != 0:
+        sys.exit(f"error: the scan with {GRAPH_FLAGS} failed:\n{child.stderr[-3000:]}")
+    graph_scan, graph_captured = json.loads(child.stdout.strip().splitlines()[-1])
+    big = product_seconds(4096, args.reps)
+    cpp_small = cpp_record(args.ringmm, 64, 2000)
+    cpp_big = cpp_record(args.ringmm, 4096, args.reps)
+    updates_big = 4096.0 ** 3
+    records = [
+        {"kernel": "ringmm.jax scan (XLA defaults)", "m": 64, "n": 64, "k": 64, "seconds": scan,
+         "command_buffer": scan_graphs},
+        {"kernel": f"ringmm.jax scan ({GRAPH_FLAGS})", "m": 64, "n": 64, "k": 64, "seconds": graph_scan,
+         "command_buffer": graph_captured},
+        {"kernel": "ringmm bench (C++ API), events", "m": 64, "n": 64, "k": 64, "seconds": cpp_small["seconds"]},
+        {"kernel": "ringmm.jax jit", "m": 4096, "n": 4096, "k": 4096, "seconds": big},
+        {"kernel": "ringmm bench (C++ API), events", "m": 4096, "n": 4096, "k": 4096, "seconds": cpp_big["seconds"]},
+    ]
+    extra_us = (min(scan, graph_scan) - cpp_small["seconds"]) * 1e6
+    ratio = cpp_big["seconds"] / big
+    targets = [
+        {"name": "jitted 64^3 call above the C++ call", "value": extra_us, "limit": 5.0, "unit": "us",
+         "met": extra_us <= 5.0},
+        {"name": "jitted 4096^3 rate / C++ rate", "value": ratio, "limit": 0.98, "unit": "x", "met": ratio >= 0.98},
+    ]
+    print(f"device: {gpu.device_kind}; jax {jax.__version__}")
+    print(f"{'case':58s} {'us/call':>10s} {'Tupd/s':>8s}")
+    for r in records:
+        rate = r["m"] * r["n"] * r["k"] / r["seconds"] / 1e12
+        print(f"{r['kernel'] + ' ' + str(r['m']) + '^3':58s} {r['seconds'] * 1e6:10.2f} {rate:8.2f}")
+    for t in targets:
+        print(f"target {t['name']}: {t['value']:.3f} {t['unit']} (limit {t['limit']}) {'met' if t['met'] else 'MISSED'}")
+    print(f"4096^3: jit {updates_big / big / 1e12:.2f} vs C++ {updates_big / cpp_big['seconds'] / 1e12:.2f} 10^12 updates/s")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"benchmark": "jax-calls", "device": gpu.device_kind, "jax": jax.__version__,
+                       "ringmm": ringmm.__version__, "records": records, "targets": targets}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

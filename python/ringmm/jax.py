@@ -30,6 +30,7 @@ jax_enable_x64, as everywhere in JAX.
 """
 
 import functools
+import importlib
 
 import jax
 import jax.numpy as jnp
@@ -37,13 +38,15 @@ import numpy as np
 
 from . import _core
 
+_ffi = getattr(jax, "ffi", None) or importlib.import_module("jax.extend.ffi")  # jax.ffi from JAX 0.4.38 on
+
 if not hasattr(_core, "jax_handlers"):
     raise ImportError("this build of ringmm has no XLA FFI handlers: jaxlib was not installed when it was built "
                       "(install jax, then reinstall ringmm)")
 
 for _target, _platforms in _core.jax_handlers().items():
     for _platform, _handler in _platforms.items():
-        jax.ffi.register_ffi_target(_target, _handler, platform=_platform)
+        _ffi.register_ffi_target(_target, _handler, platform=_platform)
 del _target, _platforms, _platform, _handler
 
 __all__ = ["matmul", "matmul_argmax", "apsp", "hmm_viterbi", "hmm_forward", "DIFFERENTIATED"]
@@ -99,7 +102,7 @@ def apsp(weights, *, longest=False, block=None, return_next=True):
         raise TypeError(f"weights has dtype {weights.dtype}: apsp takes float32 or float64 weights (+inf for no edge)")
     block = _block(block)
     n = weights.shape[0]
-    call = jax.ffi.ffi_call("ringmm_apsp", (jax.ShapeDtypeStruct((n, n), weights.dtype),
+    call = _ffi.ffi_call("ringmm_apsp", (jax.ShapeDtypeStruct((n, n), weights.dtype),
                                              jax.ShapeDtypeStruct((n, n), jnp.int32)), vmap_method="sequential")
     dist, next_ = _undifferentiated("apsp", lambda w: call(w, longest=bool(longest), block=np.int64(block)), weights)
     return (dist, next_) if return_next else dist
@@ -114,7 +117,7 @@ def hmm_viterbi(init, trans, emission=None, observations=None, *, scores=None):
     """
     init, trans, emit, single = _hmm_model(init, trans, emission, observations, scores)
     steps, batch, _ = emit.shape
-    call = jax.ffi.ffi_call("ringmm_hmm_viterbi", (jax.ShapeDtypeStruct((batch, steps), jnp.int32),
+    call = _ffi.ffi_call("ringmm_hmm_viterbi", (jax.ShapeDtypeStruct((batch, steps), jnp.int32),
                                                    jax.ShapeDtypeStruct((batch,), init.dtype)),
                             vmap_method="sequential")
     path, score = _undifferentiated("hmm_viterbi", lambda i, t, e: call(i, t, e), init, trans, emit)
@@ -125,7 +128,7 @@ def hmm_forward(init, trans, emission=None, observations=None, *, scores=None):
     """The log-likelihood of sequences under a hidden Markov model (the forward algorithm over
     log-plus), as ringmm.hmm_forward; the arguments are hmm_viterbi's. Returns a scalar or (B,)."""
     init, trans, emit, single = _hmm_model(init, trans, emission, observations, scores)
-    call = jax.ffi.ffi_call("ringmm_hmm_forward", jax.ShapeDtypeStruct((emit.shape[1],), init.dtype),
+    call = _ffi.ffi_call("ringmm_hmm_forward", jax.ShapeDtypeStruct((emit.shape[1],), init.dtype),
                             vmap_method="sequential")
     loglik = _undifferentiated("hmm_forward", lambda i, t, e: call(i, t, e), init, trans, emit)
     return loglik[0] if single else loglik
@@ -181,7 +184,7 @@ class _Product:
             results.append(jax.ShapeDtypeStruct(self.matrix_shape, self.k_star_dtype))
         # The products that check no values may be captured in CUDA graphs (jax_ffi.cpp).
         target = "ringmm_matmul" + ("_argmax" if argmax else "") + ("" if self.checks_values else "_graph")
-        call = jax.ffi.ffi_call(target, results, vmap_method="expand_dims")
+        call = _ffi.ffi_call(target, results, vmap_method="expand_dims")
         outs = call(*operands, semiring=self.semiring, trans_a=self.trans_a, trans_b=self.trans_b,
                     has_alpha=self.alpha is not None, alpha=np.float64(self.alpha or 0.0),
                     has_beta=self.beta is not None, beta=np.float64(self.beta or 0.0))
@@ -235,7 +238,7 @@ def _differentiable_bwd(product, saved, grad):
     else:
         forward = forward.reshape(forward.shape[:forward.ndim - len(product.shape)] + product.matrix_shape)
         batch = grad_c.shape[:-2]
-        call = jax.ffi.ffi_call("ringmm_backward", (jax.ShapeDtypeStruct(batch + op_a.shape[-2:], a.dtype),
+        call = _ffi.ffi_call("ringmm_backward", (jax.ShapeDtypeStruct(batch + op_a.shape[-2:], a.dtype),
                                                     jax.ShapeDtypeStruct(batch + op_b.shape[-2:], a.dtype)),
                                 vmap_method="expand_dims")
         grad_op_a, grad_op_b = call(op_a, op_b, forward, grad_c, semiring=product.semiring)

@@ -296,10 +296,15 @@ Site host_site() { return Site{Place{}, nullptr}; }
 class XlaScratch final : public cuda::WorkspaceSource {
  public:
   explicit XlaScratch(ffi::ScratchAllocator& scratch) : scratch_(scratch) {}
+  // XLA aligns scratch to at most 16 bytes; the engine's buffers start on 256 (as cudaMalloc's do).
   void* allocate(std::size_t bytes) override {
-    const std::optional<void*> p = scratch_.Allocate(bytes, 256);
-    if (!p) throw Error(Errc::out_of_memory, "device memory", "XLA's scratch allocator has no " + std::to_string(bytes) + " bytes");
-    return *p;
+    constexpr std::size_t alignment = 256, given = 16;
+    const std::optional<void*> p = scratch_.Allocate(bytes + alignment - given, given);
+    if (!p)
+      throw Error(Errc::out_of_memory, "device memory",
+                  "XLA's scratch allocator has no " + std::to_string(bytes) + " bytes");
+    const auto address = reinterpret_cast<std::uintptr_t>(*p);
+    return reinterpret_cast<void*>((address + alignment - 1) / alignment * alignment);
   }
 
  private:

@@ -49,7 +49,7 @@ for _target, _platforms in _core.jax_handlers().items():
         _ffi.register_ffi_target(_target, _handler, platform=_platform)
 del _target, _platforms, _platform, _handler
 
-__all__ = ["matmul", "matmul_argmax", "apsp", "hmm_viterbi", "hmm_forward", "DIFFERENTIATED"]
+__all__ = ["matmul", "matmul_argmax", "apsp", "hmm_viterbi", "hmm_forward", "calls_in_graphs", "DIFFERENTIATED"]
 
 _SELECTING = ("max_plus", "min_plus", "max_min", "max_times", "min_max")
 DIFFERENTIATED = _SELECTING + ("log_plus", "plus_times")  # the semirings grad goes through (float dtypes)
@@ -132,6 +132,13 @@ def hmm_forward(init, trans, emission=None, observations=None, *, scores=None):
                             vmap_method="sequential")
     loglik = _undifferentiated("hmm_forward", lambda i, t, e: call(i, t, e), init, trans, emit)
     return loglik[0] if single else loglik
+
+
+def calls_in_graphs():
+    """How many ringmm.jax calls on CUDA XLA has made while capturing a CUDA graph (its command
+    buffers: XLA_FLAGS=--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL captures custom calls),
+    since the process started. Such a call is recorded once and replayed with the graph."""
+    return _core.jax_calls_in_graphs()
 
 
 # ---- the product ---------------------------------------------------------------------------------

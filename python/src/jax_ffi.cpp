@@ -15,6 +15,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -318,10 +319,16 @@ Site device_site(cudaStream_t stream, const void* data) {
   return Site{Place{true, attributes.device}, stream};
 }
 
+// How many CUDA handler calls found XLA's stream capturing a CUDA graph (ringmm.jax.calls_in_graphs).
+std::atomic<std::int64_t> captured_calls{0};
+
 // Runs work(site) on XLA's stream with XLA's scratch as the workspace.
 template <class Work>
 ffi::Error on_device(cudaStream_t stream, ffi::ScratchAllocator& scratch, const void* data, Work&& work) {
   return guarded([&] {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cuda_check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+    if (capture == cudaStreamCaptureStatusActive) captured_calls.fetch_add(1, std::memory_order_relaxed);
     XlaScratch source(scratch);
     const cuda::ScopedWorkspace workspace(source);
     work(device_site(stream, data));
@@ -595,10 +602,20 @@ nb::dict plan(const Shape& a_shape, const std::string& a_dtype, const Shape& b_s
   return d;
 }
 
+std::int64_t calls_in_graphs() {
+#if RINGMM_PY_HAVE_CUDA
+  return captured_calls.load(std::memory_order_relaxed);
+#else
+  return 0;
+#endif
+}
+
 }  // namespace
 
 void bind_jax_ffi(nb::module_& m) {
   m.def("jax_handlers", &handlers, "ringmm.jax's XLA FFI handlers: {target: {platform: capsule}}");
+  m.def("jax_calls_in_graphs", &calls_in_graphs,
+        "How many of ringmm.jax's CUDA calls XLA made while capturing a CUDA graph (command buffer)");
   m.def("jax_plan", &plan, nb::arg("a_shape"), nb::arg("a_dtype"), nb::arg("b_shape"), nb::arg("b_dtype"),
         nb::arg("c_shape").none(), nb::arg("c_dtype").none(), nb::arg("semiring").none(), nb::arg("alpha").none(),
         nb::arg("beta").none(), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("argmax"),

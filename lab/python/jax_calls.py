@@ -5,6 +5,7 @@ max-plus call ≤ 5 µs above the C++ call, and the 4096³ product within 2 % of
     python lab/python/jax_calls.py --ringmm build/tools/ringmm [--calls 1000] [--reps 5] [--out jax-calls.json]
 
 Figures, f32 max-plus, each the median over --reps runs after a warm-up:
+  XLA scan       the same scan with an elementwise op as its step: XLA's own cost of a step;
   scan           one jitted lax.scan of --calls products x ← x ⊗ b (64³), wall time per call between
                  two synchronisations; once with XLA's default command buffers and once (a child
                  process, XLA_FLAGS) with custom calls captured in CUDA graphs;
@@ -47,8 +48,26 @@ def scan_seconds(calls, reps):
     return median(times), rj.calls_in_graphs() > 0
 
 
+def xla_scan_seconds(calls, reps):
+    """Wall seconds per step of a jitted scan whose step is one XLA elementwise op on 64 x 64: what
+    XLA's loop itself costs a step."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jnp.zeros((64, 64), jnp.float32)
+    run = jax.jit(lambda x: jax.lax.scan(lambda y, _: (y * 0.5 + 1, None), x, None, length=calls)[0])
+    run(x).block_until_ready()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run(x).block_until_ready()
+        times.append((time.perf_counter() - start) / calls)
+    return median(times)
+
+
 def product_seconds(size, reps, chain=1):
-    """Wall seconds per product of one jitted call of `chain` size³ products x ← x ⊗ b."""
+    """Wall seconds per product of one jitted function of `chain` size³ products x ← x ⊗ b, written
+    out (no XLA loop, whose every step waits for its predicate on the host)."""
     import jax
     import jax.numpy as jnp
 
@@ -56,7 +75,12 @@ def product_seconds(size, reps, chain=1):
 
     a = jax.random.uniform(jax.random.PRNGKey(2), (size, size), jnp.float32, -4, 4)
     b = jax.random.uniform(jax.random.PRNGKey(3), (size, size), jnp.float32, -4, 0)
-    run = jax.jit(lambda a, b: jax.lax.fori_loop(0, chain, lambda i, x: rj.matmul(x, b, "max_plus"), a))
+    def chained(x, b):
+        for _ in range(chain):
+            x = rj.matmul(x, b, "max_plus")
+        return x
+
+    run = jax.jit(chained)
     run(a, b).block_until_ready()
     times = []
     for _ in range(reps):
@@ -92,6 +116,7 @@ def main():
     if child.returncode != 0:
         sys.exit(f"error: the scan with {GRAPH_FLAGS} failed:\n{child.stderr[-3000:]}")
     graph_scan, graph_captured = json.loads(child.stdout.strip().splitlines()[-1])
+    xla_step = xla_scan_seconds(args.calls, args.reps)
     cpp_big_before = cpp_record(args.ringmm, 4096, args.reps)
     big = product_seconds(4096, args.reps)
     chained = product_seconds(4096, args.reps, chain=10)
@@ -102,11 +127,12 @@ def main():
          "command_buffer": scan_graphs},
         {"kernel": f"ringmm.jax scan ({GRAPH_FLAGS})", "m": 64, "n": 64, "k": 64, "seconds": graph_scan,
          "command_buffer": graph_captured},
+        {"kernel": "XLA scan of an elementwise op (XLA defaults)", "m": 64, "n": 64, "k": 64, "seconds": xla_step},
         {"kernel": "ringmm bench (C++ API), events", "m": 64, "n": 64, "k": 64, "seconds": cpp_small["seconds"]},
         {"kernel": "ringmm bench (C++ API), events, before", "m": 4096, "n": 4096, "k": 4096,
          "seconds": cpp_big_before["seconds"]},
         {"kernel": "ringmm.jax jit, one product", "m": 4096, "n": 4096, "k": 4096, "seconds": big},
-        {"kernel": "ringmm.jax jit, 10 products in a fori_loop", "m": 4096, "n": 4096, "k": 4096, "seconds": chained},
+        {"kernel": "ringmm.jax jit, 10 products written out", "m": 4096, "n": 4096, "k": 4096, "seconds": chained},
         {"kernel": "ringmm bench (C++ API), events", "m": 4096, "n": 4096, "k": 4096, "seconds": cpp_big["seconds"]},
     ]
     extra_us = (min(scan, graph_scan) - cpp_small["seconds"]) * 1e6

@@ -127,7 +127,8 @@ def main():
          "command_buffer": scan_graphs},
         {"kernel": f"ringmm.jax scan ({GRAPH_FLAGS})", "m": 64, "n": 64, "k": 64, "seconds": graph_scan,
          "command_buffer": graph_captured},
-        {"kernel": "XLA scan of an elementwise op (XLA defaults)", "m": 64, "n": 64, "k": 64, "seconds": xla_step},
+        {"kernel": "XLA scan of an elementwise op (XLA defaults)", "m": 64, "n": 64, "k": 64, "seconds": xla_step,
+         "what": "XLA's loop step"},
         {"kernel": "ringmm bench (C++ API), events", "m": 64, "n": 64, "k": 64, "seconds": cpp_small["seconds"]},
         {"kernel": "ringmm bench (C++ API), events, before", "m": 4096, "n": 4096, "k": 4096,
          "seconds": cpp_big_before["seconds"]},
@@ -149,10 +150,11 @@ def main():
         print(f"{r['kernel'] + ' ' + str(r['m']) + '^3':58s} {r['seconds'] * 1e6:10.2f} {rate:8.2f}")
     for t in targets:
         print(f"target {t['name']}: {t['value']:.3f} {t['unit']} (limit {t['limit']}) {'met' if t['met'] else 'MISSED'}")
-    if args.out:
+    if args.out:  # one record per figure and per target, each naming the device (campaigns.py pack jax ...)
+        run = {"device": gpu.device_kind, "jax": jax.__version__, "ringmm": ringmm.__version__}
         with open(args.out, "w") as f:
-            json.dump({"benchmark": "jax-calls", "device": gpu.device_kind, "jax": jax.__version__,
-                       "ringmm": ringmm.__version__, "records": records, "targets": targets}, f, indent=1)
+            json.dump({"benchmark": "jax-calls", **run, "records": [dict(r, **run) for r in records] +
+                       [dict(t, kind="target", device=gpu.device_kind) for t in targets]}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ python3 lab/reports/shapes_table.py --out docs/perf/shapes.md > /dev/null
 wrote+=(docs/perf/shapes.md)
 python3 lab/reports/shapes_profile.py --out docs/perf/shapes-profile.md > /dev/null
 wrote+=(docs/perf/shapes-profile.md)
+# ringmm.jax's call costs (lab/python/jax_calls.py).
+python3 lab/reports/jax_table.py --out docs/perf/jax.md > /dev/null
+wrote+=(docs/perf/jax.md)
 # The seeds' experiments: docs/seeds.md and its figures; then the README's headline figure and caption.
 python3 lab/reports/plots.py
 python3 lab/reports/headline.py --readme README.md

@@ -55,6 +55,14 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
     log "torch could not be installed ($(tail -1 "$LOG")); the ringmm.torch tests will skip"
 fi
 
+# jax: ringmm.jax's XLA FFI handlers are built only where jaxlib's headers are found at build time,
+# and tests/python/test_jax.py skips without it. The CPU wheels (about 80 MB): two retries, then skip.
+if ! "$PY" -c "import jax" 2>/dev/null; then
+  log "installing jax (ringmm.jax's custom calls are built against jaxlib's headers)"
+  "$PY" -m pip install -q --disable-pip-version-check --retries 2 --timeout 30 jax >"$LOG" 2>&1 ||
+    log "jax could not be installed ($(tail -1 "$LOG")); ringmm.jax is not built and its tests skip"
+fi
+
 cuda="${RINGMM_PYTHON_CUDA:-}"
 if [[ -z "$cuda" ]]; then
   if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=AUTO; else cuda=OFF; fi

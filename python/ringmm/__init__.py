@@ -40,6 +40,7 @@ def info():
     """What this build of ringmm contains and runs on: version, backends, CUDA devices."""
     d = _core.info()
     d["backends"] = ["cpu", "cuda"] if d["cuda_compiled"] else ["cpu"]
+    d["jax_handlers"] = hasattr(_core, "jax_handlers")  # ringmm.jax's custom calls (built where jaxlib was)
     return d
 
 
@@ -47,10 +48,10 @@ __version__ = _core.__version__
 
 
 def __getattr__(name):
-    # ringmm.torch (differentiable products) needs torch: imported on first use, so that
-    # `import ringmm` never imports torch.
-    if name == "torch":
+    # ringmm.torch (differentiable products) needs torch, ringmm.jax (XLA custom calls) jax: each is
+    # imported on first use, so that `import ringmm` imports neither.
+    if name in ("torch", "jax"):
         import importlib
 
-        return importlib.import_module(".torch", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ringmm' has no attribute {name!r}")

@@ -400,3 +400,8 @@ def test_products_captured_in_xla_command_buffers(tmp_path, rng):
         for _ in range(100):
             want = ringmm.matmul(want, b, "max_plus")
         np.testing.assert_array_equal(np.load(path), want)
+
+
+def test_info_says_the_handlers_are_built():
+    assert ringmm.info()["jax_handlers"] is True
+    assert ringmm.jax is rj

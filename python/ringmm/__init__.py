@@ -17,10 +17,11 @@ import numpy  # noqa: F401
 from . import _core
 from ._applications import apsp, hmm_forward, hmm_viterbi, route, syrk
 from ._cuda_array import CudaArray
+from ._einsum import EinsumPath, einsum, einsum_path
 from ._matmul import matmul
 
-__all__ = ["matmul", "syrk", "apsp", "route", "hmm_viterbi", "hmm_forward", "semirings", "info", "Semiring",
-           "CudaArray"]
+__all__ = ["matmul", "einsum", "einsum_path", "EinsumPath", "syrk", "apsp", "route", "hmm_viterbi", "hmm_forward",
+           "semirings", "info", "Semiring", "CudaArray"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
@@ -150,6 +151,22 @@ nb::list semirings() {
   return list;
 }
 
+// 1̄ of the pair `semiring` × `dtype` (a numpy dtype name), as a Python number: ringmm.einsum
+// ⊕-reduces an index as a product with a vector of 1̄.
+nb::object unit(nb::handle semiring, const std::string& dtype) {
+  check_semiring_type(semiring);
+  const SemiringKind kind = semiring_of(semiring);
+  const std::optional<nb::dlpack::dtype> d = dtype_of_name(dtype);
+  if (!d) type_error("dtype " + dtype + " is not one that ringmm multiplies");
+  return visit_semiring(kind, element_type(kind, *d), [&](auto tag) -> nb::object {
+    using T = element_t<typename decltype(tag)::type>;
+    const T one = decltype(tag)::type::one();
+    if constexpr (std::is_floating_point_v<T>) return nb::float_(double(one));
+    else if constexpr (std::is_integral_v<T>) return nb::int_(std::int64_t(one));
+    else type_error("dtype " + dtype + " has no scalar 1̄");  // packed lanes (i16x2), which arrays never hold
+  });
+}
+
 nb::dict build_info() {
   nb::dict d;
   d["version"] = std::string(version());
@@ -186,4 +203,5 @@ void ringmm_py::bind_products(nb::module_& m) {
   m.def("semirings", &semirings);
   m.def("canonical_name", [](const std::string& s) { return python_name(parse_semiring_name(s)); });
   m.def("info", &build_info);
+  m.def("unit", &unit, nb::arg("semiring").none(), nb::arg("dtype"), "1̄ of a semiring and dtype");
 }

@@ -353,8 +353,6 @@ nb::object Call::result(nb::handle x) {
   return adapter_.attr("result")(x);
 }
 
-// ---- the products -------------------------------------------------------------------------------
-
 // ---- matmul's shapes -----------------------------------------------------------------------------
 
 // A dimension of size 1 at `at`: how vector operands are read (a row vector a as (1, K), a column
@@ -405,6 +403,8 @@ MatmulPlan plan_matmul(ArrayInfo& a, ArrayInfo& b, std::optional<ArrayInfo>& c, 
   m.k_int64 = argmax && (trans_a ? m.plan.a.rows : m.plan.a.cols) > std::numeric_limits<std::int32_t>::max();
   return m;
 }
+
+// ---- the products -------------------------------------------------------------------------------
 
 void run_product(const Plan& p, const Operand* k_star, bool k_star_int64, SemiringKind kind, bool trans_a, bool trans_b,
                  std::optional<double> alpha, std::optional<double> beta, bool accumulate, const Context& ctx,

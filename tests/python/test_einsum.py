@@ -1,0 +1,230 @@
+"""ringmm.einsum against an independent brute-force reference (every index enumerated, ⊗ across the
+operands, ⊕ over the indices absent from the output): random subscripts of up to 4 operands and 6
+indices with sizes 0-7 over every pair; batch indices, diagonals, reductions, ellipses (and
+plus-times against numpy.einsum itself); paths; errors; torch gradients (gradcheck in float64); JAX
+under jit and grad."""
+
+import itertools
+import string
+
+import numpy as np
+import pytest
+
+import ringmm
+from reference import LOG_PLUS_TOLERANCE, SPECS, random_operand
+
+PAIRS = [(s.name, d) for s in ringmm.semirings() for d in s.dtypes if s.name in SPECS]
+
+
+def brute_force(subscripts, operands, semiring):
+    """The einsum by enumeration: no paths, no products, no reshapes. Explicit output only; an
+    ellipsis is given as letters by the caller. Size-1 dimensions broadcast."""
+    inputs, output = subscripts.split("->")
+    terms = inputs.split(",")
+    letters = sorted(set("".join(terms)))
+    sizes = {}
+    for term, x in zip(terms, operands):
+        for c, n in zip(term, x.shape):
+            sizes[c] = max(sizes.get(c, 1), n) if n != 0 and sizes.get(c) != 0 else 0
+    dtype = operands[0].dtype
+    spec = SPECS[semiring]
+    wide = dtype.kind == "f" and semiring in ("plus_times", "log_plus")
+    work = np.float64 if wide else dtype
+    grid = np.indices([sizes[c] for c in letters]) if letters else np.zeros((0,), int)
+    where = {c: grid[i] for i, c in enumerate(letters)}
+    total = None
+    for term, x in zip(terms, operands):
+        index = tuple(where[c] % max(x.shape[k], 1) if x.shape[k] == 1 else where[c] for k, c in enumerate(term))
+        values = np.asarray(x, work)[index] if term else np.full([sizes[c] for c in letters], np.asarray(x, work))
+        total = values if total is None else spec.mul(total, values, work)
+    drop = tuple(i for i, c in enumerate(letters) if c not in output)
+    reduced = spec.add.reduce(total, axis=drop, initial=spec.zero(np.dtype(work))) if drop else total
+    kept = [c for c in letters if c in output]
+    result = np.transpose(reduced, [kept.index(c) for c in output]) if output else reduced
+    result = np.asarray(result).astype(dtype)
+    if dtype.kind in "ub":
+        result = result.astype(bool).astype(dtype)
+    return result
+
+
+def assert_einsum_matches(semiring, got, want, terms, operands=2):
+    """Exact for integers and for ⊗ = min/max; for float ⊗ = + or × across three or more operands,
+    within the rounding of their order (a path adds (x + y) + z where the reference adds x + (y + z))."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    if semiring in ("max_plus", "min_plus", "max_times") and got.dtype.kind == "f" and operands > 2:
+        eps = np.finfo(got.dtype).eps
+        np.testing.assert_allclose(got, want, rtol=4 * operands * eps, atol=64 * operands * eps)
+    elif semiring == "log_plus":
+        atol, rtol = LOG_PLUS_TOLERANCE[got.dtype]
+        np.testing.assert_allclose(got, want, rtol=rtol * 10 * terms, atol=atol * 10 * terms)
+    elif semiring == "plus_times" and got.dtype.kind == "f":
+        bound = np.finfo(got.dtype).eps * 16 * max(terms, 1) * 9 ** 4
+        np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def random_expression(rng):
+    """Up to 4 operands over up to 6 indices of sizes 0-7, with repeats (diagonals), indices in one
+    operand only (reductions) and output indices in several (batch)."""
+    pool = list("abcdef"[:rng.integers(1, 7)])
+    sizes = {c: int(rng.choice([0, 1, 2, 3, 5, 7], p=[0.05, 0.15, 0.2, 0.25, 0.2, 0.15])) for c in pool}
+    count = int(rng.integers(1, 5))
+    terms = ["".join(rng.choice(pool, size=int(rng.integers(0, 4)))) for _ in range(count)]
+    used = sorted(set("".join(terms)))
+    output = "".join(rng.permutation([c for c in used if rng.random() < 0.5])) if used else ""
+    return ",".join(terms) + "->" + output, sizes
+
+
+@pytest.mark.parametrize("semiring,dtype", PAIRS)
+def test_random_expressions_against_brute_force(semiring, dtype):
+    rng = np.random.default_rng(27 + len(semiring) * 7 + len(dtype))
+    for _ in range(25):
+        subscripts, sizes = random_expression(rng)
+        terms = subscripts.split("->")[0].split(",")
+        operands = [random_operand(semiring, dtype, tuple(sizes[c] for c in t), rng) for t in terms]
+        if dtype in ("float32", "float64") and semiring in ("plus_times", "max_times"):
+            operands = [x / 2 for x in operands]  # keep 4-operand float products small
+        want = brute_force(subscripts, operands, semiring)
+        got = ringmm.einsum(subscripts, *operands, semiring=semiring)
+        inner = max(1, int(np.prod([sizes[c] for c in set("".join(terms)) if c not in subscripts.split("->")[1]])))
+        assert_einsum_matches(semiring, got, want, inner, len(operands)), subscripts
+
+
+@pytest.mark.parametrize("subscripts,shapes", [
+    ("ij,jk->ik", [(7, 33), (33, 5)]),
+    ("bij,bjk->bik", [(3, 7, 4), (3, 4, 5)]),
+    ("ijk,jkl->il", [(5, 4, 3), (4, 3, 6)]),           # contracted over two indices
+    ("ijk,kjl->li", [(5, 4, 3), (3, 4, 6)]),           # ... in another order, output permuted
+    ("ij,kj->ik", [(6, 5), (7, 5)]),                   # b read transposed
+    ("ji,jk->ik", [(5, 6), (5, 7)]),                   # a read transposed
+    ("ii->i", [(5, 5)]), ("iij,jk->ik", [(4, 4, 3), (3, 2)]), ("ij->", [(3, 4)]), ("ij->j", [(3, 4)]),
+    ("ijk->kji", [(2, 3, 4)]), ("i,j->ij", [(3,), (4,)]), ("i,i->", [(5,), (5,)]), (",ij->ij", [(), (2, 3)]),
+    ("ab,bc,cd,de->ae", [(3, 4), (4, 5), (5, 2), (2, 6)]), ("abc,bcd,ad->", [(2, 3, 4), (3, 4, 5), (2, 5)]),
+    ("ij,ij,ij->ij", [(3, 4), (3, 4), (3, 4)]),
+])
+@pytest.mark.parametrize("semiring", ["max_plus", "min_plus", "log_plus", "plus_times"])
+def test_named_expressions(subscripts, shapes, semiring):
+    rng = np.random.default_rng(5)
+    operands = [random_operand(semiring, "float64", s, rng) for s in shapes]
+    want = brute_force(subscripts, operands, semiring)
+    assert_einsum_matches(semiring, ringmm.einsum(subscripts, *operands, semiring=semiring), want, 200, len(operands))
+
+
+@pytest.mark.parametrize("subscripts,shapes", [
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 6)]),
+    ("...ij,...jk", [(2, 3, 4), (4, 5)]),
+    ("i...,i...->...", [(3, 2, 4), (3, 1, 4)]),
+    ("ij...,jk...->ik...", [(3, 4, 2), (4, 5, 2)]),
+    ("ij,jk", [(3, 4), (4, 5)]), ("ba,cb", [(3, 4), (5, 3)]), ("ii", [(4, 4)]), ("...ii->...i", [(2, 3, 3)]),
+])
+def test_ellipses_and_implicit_output_as_numpy_einsum(subscripts, shapes):
+    rng = np.random.default_rng(9)
+    operands = [rng.standard_normal(s) for s in shapes]
+    want = np.einsum(subscripts, *operands)
+    got = ringmm.einsum(subscripts, *operands, semiring="plus_times")
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_ellipsis_over_max_plus():
+    rng = np.random.default_rng(10)
+    a, b = rng.standard_normal((2, 1, 3, 4)), rng.standard_normal((5, 4, 6))
+    got = ringmm.einsum("...ij,...jk->...ik", a, b, semiring="max_plus")
+    np.testing.assert_array_equal(got, brute_force("xyij,yjk->xyik", [a, b], "max_plus"))
+
+
+def test_paths_agree_and_einsum_path_reports_memory():
+    rng = np.random.default_rng(11)
+    ops = [rng.integers(-50, 50, s).astype(np.int32) for s in [(6, 7), (7, 8), (8, 3), (3, 9)]]
+    want = brute_force("ab,bc,cd,de->ae", ops, "max_plus")
+    for optimize in ("greedy", "optimal", "auto", [(0, 1), (0, 1), (0, 1)], ["einsum_path", (2, 3), (1, 2), (0, 1)]):
+        np.testing.assert_array_equal(ringmm.einsum("ab,bc,cd,de->ae", *ops, optimize=optimize), want)
+    path, info = ringmm.einsum_path("ab,bc,cd,de->ae", *ops, optimize=[(0, 1), (0, 1), (0, 1)])
+    assert path == ["einsum_path", (0, 1), (0, 1), (0, 1)]
+    # ab·bc → ac (6x8); then the first two of [cd, de, ac]: cd·de → ce (8x9) with ac alive; then
+    # ac·ce → ae (6x9) while both are alive
+    assert info.largest_intermediate == 72
+    assert info.peak_bytes == 4 * max(48, 48 + 72, 48 + 72 + 54)
+    assert "Peak memory" in str(info)
+    path, _ = ringmm.einsum_path("ab,bc,cd,de->ae", *ops, optimize="optimal")
+    np.testing.assert_array_equal(ringmm.einsum("ab,bc,cd,de->ae", *ops, optimize=path), want)
+
+
+def test_out():
+    a, b = np.ones((3, 4)), np.ones((4, 5))
+    out = np.empty((3, 5))
+    assert ringmm.einsum("ij,jk->ik", a, b, semiring="plus_times", out=out) is out
+    np.testing.assert_array_equal(out, 4)
+    with pytest.raises(ValueError, match="out has shape"):
+        ringmm.einsum("ij,jk->ik", a, b, out=np.empty((5, 3)))
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: ringmm.einsum("ij,jk", np.ones((2, 3))), ValueError, "names 2 operands but 1"),
+    (lambda: ringmm.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((4, 5))), ValueError,
+     "index 'j' has size 4 in operand 1 but 3"),
+    (lambda: ringmm.einsum("ij,j1->i", np.ones((2, 3)), np.ones((3, 1))), ValueError, "operand 1 has '1'"),
+    (lambda: ringmm.einsum("ijk->i", np.ones((2, 3))), ValueError, "operand 0 has 2 dimensions but its term 'ijk'"),
+    (lambda: ringmm.einsum("ij->iz", np.ones((2, 3))), ValueError, "output index 'z' appears in no operand"),
+    (lambda: ringmm.einsum("ij->ii", np.ones((2, 3))), ValueError, "the output repeats index 'i'"),
+    (lambda: ringmm.einsum("ij,jk", np.ones((2, 3)), np.ones((3, 4), np.float32)), TypeError,
+     "operand 1 has dtype float32 but operand 0 has float64"),
+    (lambda: ringmm.einsum("ij", np.ones((2, 3)), semiring="max_min"), TypeError, "max_min does not support dtype float64"),
+    (lambda: ringmm.einsum("ij", np.ones((2, 3)), semiring="max_pluss"), ValueError, "unknown semiring"),
+    (lambda: ringmm.einsum(3, np.ones(2)), TypeError, "subscripts must be a str"),
+    (lambda: ringmm.einsum("ij,jk", np.ones((2, 3)), np.ones((3, 4)), np.ones(2)), ValueError, "names 2 operands but 3"),
+    (lambda: ringmm.einsum("a,b,c->", np.ones(2), np.ones(2), np.ones(2), optimize=[(0, 5)]), ValueError,
+     "step 0 of the path"),
+    (lambda: ringmm.einsum("a,b,c->", np.ones(2), np.ones(2), np.ones(2), optimize=[(0, 1)]), ValueError,
+     "leaves 2 operands"),
+])
+def test_errors_name_the_subscript_or_operand(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+# ---- torch gradients ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("semiring", ["log_plus", "max_plus", "min_plus", "plus_times"])
+@pytest.mark.parametrize("subscripts,shapes", [
+    ("ijk,jkl->il", [(3, 4, 2), (4, 2, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),      # batch index
+    ("iij,jk->ik", [(3, 3, 4), (4, 2)]),           # diagonal
+    ("ij,jk->i", [(3, 4), (4, 5)]),                # reduction after the product
+    ("ijx,jk->ik", [(3, 4, 2), (4, 5)]),           # reduction before it
+    ("ab,bc,cd->ad", [(3, 4), (4, 5), (5, 2)]),
+])
+def test_torch_gradcheck(semiring, subscripts, shapes, torch):
+    gen = torch.Generator().manual_seed(3)
+    operands = [torch.rand(s, generator=gen, dtype=torch.float64).mul(4).sub(2).requires_grad_() for s in shapes]
+    torch.autograd.gradcheck(lambda *xs: ringmm.einsum(subscripts, *xs, semiring=semiring), operands)
+
+
+def test_torch_values_and_no_grad_path(torch):
+    a, b = torch.rand(5, 6, dtype=torch.float64), torch.rand(6, 7, dtype=torch.float64)
+    got = ringmm.einsum("ij,jk->ik", a, b, semiring="max_plus")
+    assert isinstance(got, torch.Tensor)
+    np.testing.assert_array_equal(got.numpy(), brute_force("ij,jk->ik", [a.numpy(), b.numpy()], "max_plus"))
+
+
+# ---- JAX ---------------------------------------------------------------------------------------------
+
+def test_jax_under_jit_and_grad():
+    jax = pytest.importorskip("jax")
+    try:
+        import ringmm.jax  # noqa: F401
+    except ImportError as e:
+        pytest.skip(f"ringmm.jax is unavailable: {e}")
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((3, 4, 2)).astype(np.float32), rng.standard_normal((4, 2, 5)).astype(np.float32)
+    f = jax.jit(lambda x, y: ringmm.einsum("ijk,jkl->il", x, y, semiring="max_plus"))
+    np.testing.assert_array_equal(np.asarray(f(jnp.asarray(a), jnp.asarray(b))),
+                                  brute_force("ijk,jkl->il", [a, b], "max_plus"))
+    g = jax.grad(lambda x, y: ringmm.einsum("ijk,jkl->il", x, y, semiring="log_plus").sum())(jnp.asarray(a),
+                                                                                            jnp.asarray(b))
+    want = jax.grad(lambda x, y: jax.nn.logsumexp(x[:, :, :, None] + y[None], axis=(1, 2)).sum())(jnp.asarray(a),
+                                                                                                 jnp.asarray(b))
+    np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-5, atol=1e-6)

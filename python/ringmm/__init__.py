@@ -14,13 +14,13 @@ from dataclasses import dataclass
 # first and torch imported after it crashed in torch's import; with numpy first it does not.
 import numpy  # noqa: F401
 
-from . import _core
+from . import _core, networks
 from ._applications import apsp, hmm_forward, hmm_viterbi, route, syrk
 from ._cuda_array import CudaArray
 from ._einsum import EinsumPath, einsum, einsum_path
 from ._matmul import matmul
 
-__all__ = ["matmul", "einsum", "einsum_path", "EinsumPath", "syrk", "apsp", "route", "hmm_viterbi", "hmm_forward",
+__all__ = ["matmul", "einsum", "einsum_path", "EinsumPath", "networks", "syrk", "apsp", "route", "hmm_viterbi", "hmm_forward",
            "semirings", "info", "Semiring", "CudaArray"]
 
 

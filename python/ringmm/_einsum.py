@@ -24,6 +24,23 @@ from . import _core
 _LETTERS = string.ascii_letters
 
 
+def _is_index(c):
+    """An index symbol: an ASCII letter as numpy takes, or any letter or symbol beyond ASCII (the
+    symbols opt_einsum.get_symbol gives for large networks)."""
+    return c in _LETTERS or ord(c) > 127
+
+
+def _spare_symbols(used, count):
+    """`count` index symbols not in `used`: ASCII letters first, then CJK ideographs."""
+    spare = [c for c in _LETTERS if c not in used]
+    code = 0x4E00
+    while len(spare) < count:
+        if chr(code) not in used:
+            spare.append(chr(code))
+        code += 1
+    return spare[:count]
+
+
 # ---- parsing ---------------------------------------------------------------------------------------
 
 class _Expression:
@@ -44,14 +61,13 @@ class _Expression:
         if len(terms) != len(shapes):
             raise ValueError(f"subscripts '{subscripts}' names {len(terms)} operands but {len(shapes)} were given")
         for where, term in [(f"operand {i}", t) for i, t in enumerate(terms)] + [("the output", output_text or "")]:
-            bad = [c for c in term.replace("...", "") if c not in _LETTERS]
+            bad = [c for c in term.replace("...", "") if not _is_index(c)]
             if bad:
                 raise ValueError(f"subscripts '{subscripts}': {where} has '{bad[0]}', which is not a letter "
-                                 "(indices are letters a-z, A-Z; '...' broadcasts)")
+                                 "(indices are letters a-z, A-Z, or symbols beyond ASCII; '...' broadcasts)")
             if term.count("...") > 1 or "." in term.replace("...", ""):
                 raise ValueError(f"subscripts '{subscripts}': {where} has more than one ellipsis, or a stray '.'")
         used = set(inputs_text + (output_text or ""))
-        free_letters = [c for c in _LETTERS if c not in used]
         ellipsis_rank = 0
         for i, (term, shape) in enumerate(zip(terms, shapes)):
             named = len(term.replace("...", ""))
@@ -63,7 +79,7 @@ class _Expression:
             elif named != len(shape):
                 raise ValueError(f"subscripts '{subscripts}': operand {i} has {len(shape)} dimensions but its term "
                                  f"'{term}' names {named}")
-        dots = free_letters[:ellipsis_rank]  # the broadcast dimensions' letters, aligned at the right
+        dots = _spare_symbols(used, ellipsis_rank)  # the broadcast dimensions' indices, aligned at the right
         self.inputs = []
         for term, shape in zip(terms, shapes):
             if "..." in term:

@@ -4,8 +4,6 @@ indices with sizes 0-7 over every pair; batch indices, diagonals, reductions, el
 plus-times against numpy.einsum itself); paths; errors; torch gradients (gradcheck in float64); JAX
 under jit and grad."""
 
-import itertools
-import string
 
 import numpy as np
 import pytest
@@ -206,6 +204,29 @@ def test_torch_values_and_no_grad_path(torch):
     got = ringmm.einsum("ij,jk->ik", a, b, semiring="max_plus")
     assert isinstance(got, torch.Tensor)
     np.testing.assert_array_equal(got.numpy(), brute_force("ij,jk->ik", [a.numpy(), b.numpy()], "max_plus"))
+
+
+@pytest.mark.parametrize("semiring,dtype", [("max_plus", "float32"), ("min_plus", "int32"), ("log_plus", "float64"),
+                                            ("plus_times", "float64"), ("lor_land", "uint8"), ("max_min", "float32")])
+def test_cuda_matches_brute_force(semiring, dtype, torch_cuda):
+    rng = np.random.default_rng(13)
+    for _ in range(20):
+        subscripts, sizes = random_expression(rng)
+        terms = subscripts.split("->")[0].split(",")
+        operands = [random_operand(semiring, dtype, tuple(sizes[c] for c in t), rng) for t in terms]
+        got = ringmm.einsum(subscripts, *[torch_cuda.as_tensor(x, device="cuda") for x in operands], semiring=semiring)
+        assert got.device.type == "cuda"
+        want = brute_force(subscripts, operands, semiring)
+        assert_einsum_matches(semiring, got.cpu().numpy(), want, 50, len(operands)), subscripts
+
+
+@pytest.mark.parametrize("semiring", ["log_plus", "max_plus"])
+def test_cuda_gradcheck(semiring, torch_cuda):
+    torch = torch_cuda
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    operands = [torch.rand(s, generator=gen, dtype=torch.float64, device="cuda").mul(4).sub(2).requires_grad_()
+                for s in [(3, 3, 4), (4, 5), (5, 2)]]
+    torch.autograd.gradcheck(lambda *xs: ringmm.einsum("iij,jk,kl->il", *xs, semiring=semiring), operands)
 
 
 # ---- JAX ---------------------------------------------------------------------------------------------

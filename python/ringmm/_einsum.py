@@ -195,14 +195,38 @@ class _Framework:
 # ---- the contraction -------------------------------------------------------------------------------
 
 class _Tensor:
-    """An operand or intermediate: the array and one index letter per dimension."""
+    """An operand or intermediate: its indices, their sizes, and the array. The array has one
+    dimension per index (an operand), or is a product's contiguous result whose row-major order is
+    the indices' order, with runs of them merged into one dimension: an intermediate of a tensor
+    network can have more indices than torch allows dimensions (25)."""
 
-    def __init__(self, array, indices):
+    def __init__(self, array, indices, sizes=None):
         self.array, self.indices = array, list(indices)
+        self.sizes = list(array.shape) if sizes is None else list(sizes)
+
+    def per_index(self):
+        return self.array.ndim == len(self.indices) and list(self.array.shape) == self.sizes
+
+    def arranged(self, fw, order, shape):
+        """The array with its indices in `order`, reshaped to `shape`: indices consecutive in both
+        orders move as one dimension."""
+        if self.per_index():
+            return fw.permute(self.array, [self.indices.index(c) for c in order]).reshape(shape)
+        position = {c: i for i, c in enumerate(self.indices)}
+        runs = []
+        for c in order:
+            if runs and position[c] == position[runs[-1][-1]] + 1:
+                runs[-1].append(c)
+            else:
+                runs.append([c])
+        stored = sorted(runs, key=lambda run: position[run[0]])
+        size = {c: n for c, n in zip(self.indices, self.sizes)}
+        x = self.array.reshape(tuple(math.prod(size[c] for c in run) for run in stored))
+        return fw.permute(x, [stored.index(run) for run in runs]).reshape(shape)
 
 
 def _take_diagonals(fw, t):
-    """Each index that repeats within t taken once, on the diagonal."""
+    """Each index that repeats within t (an operand) taken once, on the diagonal."""
     while True:
         repeated = next((c for c in t.indices if t.indices.count(c) > 1), None)
         if repeated is None:
@@ -220,12 +244,11 @@ def _reduce(fw, t, drop, one, semiring, backend):
     if not drop:
         return t
     rest = [c for c in t.indices if c not in drop]
-    x = fw.permute(t.array, [t.indices.index(c) for c in rest + drop])
-    rest_shape = tuple(x.shape[:len(rest)])
-    k = math.prod(x.shape[len(rest):])
-    x = x.reshape(rest_shape + (1, k)) if rest else x.reshape((1, k))
+    size = dict(zip(t.indices, t.sizes))
+    r, k = math.prod(size[c] for c in rest), math.prod(size[c] for c in drop)
+    x = t.arranged(fw, rest + drop, (r, k))
     y = fw.product(x, fw.vector(x, k, one), semiring, False, False, backend, fw.wants_grad(x))
-    return _Tensor(y.reshape(rest_shape), rest)
+    return _Tensor(y, rest, [size[c] for c in rest])
 
 
 def _pair(fw, x, y, keep, sizes, semiring, backend):
@@ -235,42 +258,38 @@ def _pair(fw, x, y, keep, sizes, semiring, backend):
     contracted = [c for c in x.indices if c in y.indices and c not in keep]
     left = [c for c in x.indices if c not in y.indices]
     right = [c for c in y.indices if c not in x.indices]
-    xa, ya = x.array, y.array
-    # The contracted order of the larger operand, whose reshape then stays a view where it can.
-    if math.prod(ya.shape) > math.prod(xa.shape):
+    # The contracted order of the larger operand, whose arrangement then stays a view where it can.
+    if math.prod(y.sizes) > math.prod(x.sizes):
         contracted = [c for c in y.indices if c in contracted]
     # A contracted index of size 1 on one side (a broadcast ellipsis dimension) is expanded.
-    for t, name in ((x, "x"), (y, "y")):
-        arr = xa if name == "x" else ya
-        want = [sizes[c] if c in contracted else n for c, n in zip(t.indices, arr.shape)]
-        if list(arr.shape) != want:
-            arr = fw.expand(arr, tuple(want))
-            if name == "x":
-                xa = arr
-            else:
-                ya = arr
-    # Free dimensions as the operands have them (an ellipsis dimension may still be 1, broadcast later).
-    left_dims = [xa.shape[x.indices.index(c)] for c in left]
-    right_dims = [ya.shape[y.indices.index(c)] for c in right]
+    for t in (x, y):
+        want = [sizes[c] if c in contracted else n for c, n in zip(t.indices, t.sizes)]
+        if want != t.sizes:
+            per_index = t.array if t.per_index() else t.array.reshape(tuple(t.sizes))
+            t.array, t.sizes = fw.expand(per_index, tuple(want)), want
+    xs, ys = dict(zip(x.indices, x.sizes)), dict(zip(y.indices, y.sizes))
+    left_dims, right_dims = [xs[c] for c in left], [ys[c] for c in right]
     m, n = math.prod(left_dims), math.prod(right_dims)
     k = math.prod(sizes[c] for c in contracted)
-    # Each operand's groups in the order its memory has them: free before contracted, or after
-    # (then read transposed).
+    # Batch indices of equal sizes on both sides are one batch dimension; where one side has 1 (a
+    # broadcast ellipsis dimension) each stays a dimension, which the product broadcasts.
+    xb, yb = [xs[c] for c in batch], [ys[c] for c in batch]
+    if xb == yb:
+        xb = yb = [math.prod(xb)] if batch else []
+    # Each operand's groups in the order it holds them: free before contracted, or after (then
+    # read transposed).
     position = {c: i for i, c in enumerate(x.indices)}
     trans_a = bool(left) and bool(contracted) and position[contracted[0]] < position[left[0]]
     order_x = batch + (contracted + left if trans_a else left + contracted)
     position = {c: i for i, c in enumerate(y.indices)}
     trans_b = bool(right) and bool(contracted) and position[right[0]] < position[contracted[0]]
     order_y = batch + (right + contracted if trans_b else contracted + right)
-    xb = tuple(xa.shape[x.indices.index(c)] for c in batch)
-    yb = tuple(ya.shape[y.indices.index(c)] for c in batch)
-    a = fw.permute(xa, [x.indices.index(c) for c in order_x]).reshape(xb + ((k, m) if trans_a else (m, k)))
-    b = fw.permute(ya, [y.indices.index(c) for c in order_y]).reshape(yb + ((n, k) if trans_b else (k, n)))
+    a = x.arranged(fw, order_x, tuple(xb) + ((k, m) if trans_a else (m, k)))
+    b = y.arranged(fw, order_y, tuple(yb) + ((n, k) if trans_b else (k, n)))
     grad = fw.wants_grad(a) or fw.wants_grad(b)
     c = fw.product(a, b, semiring, trans_a, trans_b, backend, grad)
-    batch_shape = tuple(c.shape[:len(batch)])
-    c = c.reshape(batch_shape + tuple(left_dims) + tuple(right_dims))
-    return _Tensor(c, batch + left + right)
+    batch_sizes = [max(xs[i], ys[i]) for i in batch]
+    return _Tensor(c, batch + left + right, batch_sizes + left_dims + right_dims)
 
 
 def _path(inputs, output, shapes, optimize):
@@ -361,7 +380,7 @@ def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None
         t = _take_diagonals(fw, _Tensor(x, indices))
         elsewhere = output.union(*(set(i) for j, i in enumerate(expr.inputs) if i is not indices))
         tensors.append(_reduce(fw, t, set(t.indices) - elsewhere, one, semiring, backend))
-    path, _ = _path([t.indices for t in tensors], expr.output, [tuple(t.array.shape) for t in tensors], optimize)
+    path, _ = _path([t.indices for t in tensors], expr.output, [tuple(t.sizes) for t in tensors], optimize)
     for step in path:
         chosen = [tensors[p] for p in step]
         tensors = [t for p, t in enumerate(tensors) if p not in step]
@@ -373,7 +392,8 @@ def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None
         tensors.append(_reduce(fw, t, set(t.indices) - keep, one, semiring, backend))
     (t,) = tensors
     t = _reduce(fw, t, set(t.indices) - output, one, semiring, backend)
-    result = fw.permute(t.array, [t.indices.index(c) for c in expr.output])
+    size = dict(zip(t.indices, t.sizes))
+    result = t.arranged(fw, expr.output, tuple(size[c] for c in expr.output))
     if semiring == "lor_land":  # an operand that no product read still holds any nonzero byte
         result = fw.truth(result)
     if out is None:

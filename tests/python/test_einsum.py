@@ -249,3 +249,17 @@ def test_jax_under_jit_and_grad():
     want = jax.grad(lambda x, y: jax.nn.logsumexp(x[:, :, :, None] + y[None], axis=(1, 2)).sum())(jnp.asarray(a),
                                                                                                  jnp.asarray(b))
     np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_intermediates_with_more_indices_than_torch_has_dimensions(torch):
+    # X ⊗ Y first: an intermediate of 30 indices (torch allows 25 dimensions), then Z1 and Z2.
+    letters = "abcdefghijklmnopqrstuvwxyzABCD"
+    sizes = {c: 2 if i % 3 else 1 for i, c in enumerate(letters)}
+    terms = [letters[:15], letters[15:], letters[:13], letters[13:]]
+    rng = np.random.default_rng(14)
+    operands = [rng.integers(-9, 9, tuple(sizes[c] for c in t)).astype(np.float32) for t in terms]
+    subscripts = ",".join(terms) + "->" + "ab"
+    want = brute_force(subscripts, operands, "max_plus")
+    got = ringmm.einsum(subscripts, *[torch.as_tensor(x) for x in operands], semiring="max_plus",
+                        optimize=[(0, 1), (0, 1), (0, 1)])
+    np.testing.assert_array_equal(got.numpy(), want)

@@ -251,15 +251,21 @@ def test_jax_under_jit_and_grad():
     np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-5, atol=1e-6)
 
 
-def test_intermediates_with_more_indices_than_torch_has_dimensions(torch):
-    # X ⊗ Y first: an intermediate of 30 indices (torch allows 25 dimensions), then Z1 and Z2.
+@pytest.mark.parametrize("on", ["cpu", "cuda"])
+def test_intermediates_with_more_indices_than_torch_has_dimensions(on, torch):
+    # X ⊗ Y first: an intermediate of 30 indices (torch's CUDA kernels take 25 dimensions at most),
+    # then Z1 and Z2.
+    if on == "cuda" and not (torch.cuda.is_available() and ringmm.info()["cuda_devices"]):
+        pytest.skip("needs torch with a CUDA device and ringmm's CUDA backend")
     letters = "abcdefghijklmnopqrstuvwxyzABCD"
     sizes = {c: 2 if i % 3 else 1 for i, c in enumerate(letters)}
-    terms = [letters[:15], letters[15:], letters[:13], letters[13:]]
+    # Z1 takes indices of X and of Y in turn: arranging the intermediate for it permutes 30 indices.
+    z1 = "".join(letters[i] + letters[15 + i] for i in range(6))
+    terms = [letters[:15], letters[15:], z1, "".join(c for c in letters if c not in z1)]
     rng = np.random.default_rng(14)
     operands = [rng.integers(-9, 9, tuple(sizes[c] for c in t)).astype(np.float32) for t in terms]
     subscripts = ",".join(terms) + "->" + "ab"
     want = brute_force(subscripts, operands, "max_plus")
-    got = ringmm.einsum(subscripts, *[torch.as_tensor(x) for x in operands], semiring="max_plus",
+    got = ringmm.einsum(subscripts, *[torch.as_tensor(x, device=on) for x in operands], semiring="max_plus",
                         optimize=[(0, 1), (0, 1), (0, 1)])
-    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(got.cpu().numpy(), want)

@@ -329,8 +329,21 @@ def _path(inputs, output, shapes, optimize):
         raise TypeError(f"optimize must be 'auto', 'greedy', 'optimal', 'cotengra', an opt_einsum optimizer or a "
                         f"path, not {type(optimize).__name__}")
     equation = ",".join("".join(t) for t in inputs) + "->" + "".join(output)
-    path, info = opt_einsum.contract_path(equation, *shapes, shapes=True, optimize=optimize)
-    return [tuple(step) for step in path], info
+    key = (equation, tuple(map(tuple, shapes)), optimize) if isinstance(optimize, str) else None
+    found = _PATHS.get(key) if key else None
+    if found is None:
+        path, info = opt_einsum.contract_path(equation, *shapes, shapes=True, optimize=optimize)
+        found = [tuple(step) for step in path], info
+        if key:
+            if len(_PATHS) >= 256:  # a bounded cache: the oldest entry goes
+                _PATHS.pop(next(iter(_PATHS)))
+            _PATHS[key] = found
+    return found
+
+
+# Paths found by name ("auto", "greedy", ...) for an equation and shapes: a loop that contracts
+# the same expression again skips the search.
+_PATHS = {}
 
 
 def _prepare(subscripts, operands, semiring):

@@ -49,6 +49,7 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--out")
     parser.add_argument("--mis-vertices", type=int, default=200)
+    parser.add_argument("--only", choices=["pair", "tse", "mis"], help="run one part alone")
     args = parser.parse_args()
     import torch
 
@@ -70,16 +71,18 @@ def main():
     rand = lambda *shape: torch.rand(shape, generator=gen, device="cuda") * 8 - 4  # noqa: E731
 
     # ---- one pair that is one product
+    run_part = lambda part: args.only in (None, part)  # noqa: E731
     a, b = rand(64, 64, 16, 16, 16), rand(16, 16, 16, 64, 64)
     a2, b2 = a.reshape(4096, 4096), b.reshape(4096, 4096)
     updates = 4096.0 ** 3
-    for semiring in ("max_plus", "plus_times"):
+    for semiring in ("max_plus", "plus_times") if run_part("pair") else ():
         record("pair ijabc,abckl->ijkl", f"ringmm.einsum {semiring}",
                timed(torch, lambda: ringmm.einsum("ijabc,abckl->ijkl", a, b, semiring=semiring), args.reps), updates)
         record("pair ijabc,abckl->ijkl", f"ringmm.matmul {semiring} (same product)",
                timed(torch, lambda: ringmm.matmul(a2, b2, semiring), args.reps), updates)
-    record("pair ijabc,abckl->ijkl", "torch.einsum (plus_times)",
-           timed(torch, lambda: torch.einsum("ijabc,abckl->ijkl", a, b), args.reps), updates)
+    if run_part("pair"):
+        record("pair ijabc,abckl->ijkl", "torch.einsum (plus_times)",
+               timed(torch, lambda: torch.einsum("ijabc,abckl->ijkl", a, b), args.reps), updates)
 
     # ---- torch-semiring-einsum
     try:
@@ -90,7 +93,7 @@ def main():
     cases = [("ak,ak,ak->a", [(10, k)] * 3) for k in (100, 500, 1000)]
     cases += [("bij,bjk->bik", [(16, 256, 256), (16, 256, 256)]), ("ij,jk,kl->il", [(128, 128)] * 3),
               ("ij,jk,kl->il", [(256, 256)] * 3)]
-    for equation, shapes in cases:
+    for equation, shapes in cases if run_part("tse") else ():
         operands = [rand(*s) for s in shapes]
         name = f"{equation} {'x'.join(str(n) for n in shapes[0])}" + ("" if len(set(shapes)) == 1 else " ...")
         for semiring, theirs in (("log_plus", "log_einsum"), ("max_plus", "log_viterbi_einsum_forward")):
@@ -110,7 +113,7 @@ def main():
     except ImportError:
         nx = None
         print("networkx is not installed: the MIS row is skipped", flush=True)
-    if nx is not None:
+    if nx is not None and run_part("mis"):
         import ringmm.networks as rn
         graph = nx.random_regular_graph(3, args.mis_vertices, seed=1)
         edges = list(graph.edges())

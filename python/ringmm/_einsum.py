@@ -194,6 +194,10 @@ class _Framework:
 
 # ---- the contraction -------------------------------------------------------------------------------
 
+# The most dimensions an array is given (torch's CUDA kernels take 25).
+_MAX_DIMS = 25
+
+
 class _Tensor:
     """An operand or intermediate: its indices, their sizes, and the array. The array has one
     dimension per index (an operand), or is a product's contiguous result whose row-major order is
@@ -219,10 +223,29 @@ class _Tensor:
                 runs[-1].append(c)
             else:
                 runs.append([c])
-        stored = sorted(runs, key=lambda run: position[run[0]])
         size = {c: n for c, n in zip(self.indices, self.sizes)}
-        x = self.array.reshape(tuple(math.prod(size[c] for c in run) for run in stored))
-        return fw.permute(x, [stored.index(run) for run in runs]).reshape(shape)
+        extent = lambda run: math.prod(size[c] for c in run)  # noqa: E731
+        current = sorted(runs, key=lambda run: position[run[0]])  # the runs as the array holds them
+        x = self.array
+        # More runs than a framework's kernels take dimensions: move them to the end a chunk at a
+        # time, in their target order; the runs in between stay merged in each step.
+        chunk = max(1, (_MAX_DIMS - 1) // 2)
+        for start in range(0, len(runs), chunk if len(runs) > _MAX_DIMS else len(runs) or 1):
+            moving = runs[start:start + chunk] if len(runs) > _MAX_DIMS else runs
+            groups, staying = [], []  # dimensions of this step: runs that stay (merged), or move
+            for run in current:
+                if any(run is r for r in moving):
+                    groups.append([run])
+                elif groups and not any(groups[-1][0] is r for r in moving):
+                    groups[-1].append(run)
+                else:
+                    groups.append([run])
+            x = x.reshape(tuple(math.prod(extent(r) for r in g) for g in groups))
+            stay = [i for i, g in enumerate(groups) if not any(g[0] is r for r in moving)]
+            move = [next(i for i, g in enumerate(groups) if g[0] is r) for r in moving]
+            x = fw.permute(x, stay + move)
+            current = [r for i in stay for r in groups[i]] + list(moving)
+        return x.reshape(shape)
 
 
 def _take_diagonals(fw, t):

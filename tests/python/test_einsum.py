@@ -269,3 +269,23 @@ def test_intermediates_with_more_indices_than_torch_has_dimensions(on, torch):
     got = ringmm.einsum(subscripts, *[torch.as_tensor(x, device=on) for x in operands], semiring="max_plus",
                         optimize=[(0, 1), (0, 1), (0, 1)])
     np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 4])
+def test_permutations_in_steps_when_the_runs_exceed_the_dimension_limit(limit, monkeypatch, torch):
+    """With a framework limit of `limit` dimensions (25 on CUDA), intermediates are permuted a chunk
+    of runs at a time: the same results."""
+    from ringmm import _einsum
+    monkeypatch.setattr(_einsum, "_MAX_DIMS", limit)
+    rng = np.random.default_rng(15)
+    letters = "abcdefghij"
+    for _ in range(15):
+        sizes = {c: int(rng.integers(1, 4)) for c in letters}
+        terms = ["".join(rng.permutation(list(letters))[:int(rng.integers(3, 7))]) for _ in range(4)]
+        used = sorted(set("".join(terms)))
+        subscripts = ",".join(terms) + "->" + "".join(rng.permutation(used)[:3])
+        operands = [rng.integers(-9, 9, tuple(sizes[c] for c in t)).astype(np.float32) for t in terms]
+        want = brute_force(subscripts, operands, "max_plus")
+        got = ringmm.einsum(subscripts, *[torch.as_tensor(x) for x in operands], semiring="max_plus",
+                            optimize=[(0, 1), (0, 1), (0, 1)])
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=subscripts)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ringmm.einsum on the GPU (issue 27's targets), on torch CUDA tensors, f32:
 
-    python lab/python/einsum_bench.py [--reps 5] [--out einsum.json] [--mis-vertices 200]
+    python lab/python/einsum_bench.py [--reps 5] [--out einsum.jsonl] [--mis-vertices 200] [--only pair|tse|mis]
 
   pair      "ijabc,abckl->ijkl" (64·64 × 16·16·16 × 64·64: one 4096³ product) beside ringmm.matmul
             on the same product (max-plus), and beside torch.einsum (plus-times);
@@ -47,7 +47,7 @@ def peak_bytes(torch, run):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--out")
+    parser.add_argument("--out", help="append the records to this JSON Lines file")
     parser.add_argument("--mis-vertices", type=int, default=200)
     parser.add_argument("--only", choices=["pair", "tse", "mis"], help="run one part alone")
     args = parser.parse_args()
@@ -64,6 +64,9 @@ def main():
         if updates:
             r["updates_per_s"] = updates / seconds
         records.append(r)
+        if args.out:  # one record a line as each finishes, so that a run cut short keeps them
+            with open(args.out, "a") as f:
+                f.write(json.dumps(r) + "\n")
         rate = f"{updates / seconds / 1e12:8.2f}" if updates else " " * 8
         print(f"{case:38s} {kernel:44s} {seconds * 1e3:10.3f} ms {rate}", flush=True)
 
@@ -128,9 +131,6 @@ def main():
                largest_intermediate=info.largest_intermediate, peak_bytes=info.peak_bytes)
         record(f"MIS random 3-regular n={args.mis_vertices}", "contraction on CUDA", contract, mis=size)
         record(f"MIS random 3-regular n={args.mis_vertices}", "total", search + contract, mis=size)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"benchmark": "einsum", "device": device, "records": records}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ python3 lab/reports/shapes_table.py --out docs/perf/shapes.md > /dev/null
 wrote+=(docs/perf/shapes.md)
 python3 lab/reports/shapes_profile.py --out docs/perf/shapes-profile.md > /dev/null
 wrote+=(docs/perf/shapes-profile.md)
+# ringmm.einsum beside its baselines (lab/python/einsum_bench.py), page and figure.
+python3 lab/reports/einsum_table.py --out docs/perf/einsum.md --figure docs/img/einsum.png > /dev/null
+wrote+=(docs/perf/einsum.md docs/img/einsum.png)
 # ringmm.jax's call costs (lab/python/jax_calls.py).
 python3 lab/reports/jax_table.py --out docs/perf/jax.md > /dev/null
 wrote+=(docs/perf/jax.md)

@@ -63,6 +63,15 @@ if ! "$PY" -c "import jax" 2>/dev/null; then
     log "jax could not be installed ($(tail -1 "$LOG")); ringmm.jax is not built and its tests skip"
 fi
 
+# networkx checks ringmm.networks beyond brute force (tests/python/test_networks.py skips those
+# cases without it); opt_einsum finds einsum's paths (jax brings it too). Small: one try each.
+for module in networkx opt_einsum; do
+  if ! "$PY" -c "import $module" 2>/dev/null; then
+    "$PY" -m pip install -q --disable-pip-version-check --retries 0 --timeout 15 "$module" >"$LOG" 2>&1 ||
+      log "$module could not be installed ($(tail -1 "$LOG")); the tests that need it skip"
+  fi
+done
+
 cuda="${RINGMM_PYTHON_CUDA:-}"
 if [[ -z "$cuda" ]]; then
   if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=AUTO; else cuda=OFF; fi

@@ -28,24 +28,29 @@ from common import cpp_record, median
 GRAPH_FLAGS = "--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1"
 
 
+def seconds_per_call(run, args, reps, calls):
+    """Median over reps of the wall seconds of run(*args), between synchronisations, over `calls`."""
+    run(*args).block_until_ready()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run(*args).block_until_ready()
+        times.append((time.perf_counter() - start) / calls)
+    return median(times)
+
+
 def scan_seconds(calls, reps):
-    """Wall seconds per product of a jitted scan of `calls` 64³ max-plus products (median of reps)."""
+    """Wall seconds per product of a jitted scan of `calls` 64³ max-plus products, and whether XLA
+    captured them in CUDA graphs."""
     import jax
     import jax.numpy as jnp
 
     import ringmm.jax as rj
 
-    key = jax.random.PRNGKey(0)
-    x = jax.random.uniform(key, (64, 64), jnp.float32, -4, 4)
+    x = jax.random.uniform(jax.random.PRNGKey(0), (64, 64), jnp.float32, -4, 4)
     b = jax.random.uniform(jax.random.PRNGKey(1), (64, 64), jnp.float32, -4, 0)
     run = jax.jit(lambda x: jax.lax.scan(lambda y, _: (rj.matmul(y, b, "max_plus"), None), x, None, length=calls)[0])
-    run(x).block_until_ready()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        run(x).block_until_ready()
-        times.append((time.perf_counter() - start) / calls)
-    return median(times), rj.calls_in_graphs() > 0
+    return seconds_per_call(run, (x,), reps, calls), rj.calls_in_graphs() > 0
 
 
 def xla_scan_seconds(calls, reps):
@@ -54,15 +59,8 @@ def xla_scan_seconds(calls, reps):
     import jax
     import jax.numpy as jnp
 
-    x = jnp.zeros((64, 64), jnp.float32)
     run = jax.jit(lambda x: jax.lax.scan(lambda y, _: (y * 0.5 + 1, None), x, None, length=calls)[0])
-    run(x).block_until_ready()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        run(x).block_until_ready()
-        times.append((time.perf_counter() - start) / calls)
-    return median(times)
+    return seconds_per_call(run, (jnp.zeros((64, 64), jnp.float32),), reps, calls)
 
 
 def product_seconds(size, reps, chain=1):
@@ -75,19 +73,13 @@ def product_seconds(size, reps, chain=1):
 
     a = jax.random.uniform(jax.random.PRNGKey(2), (size, size), jnp.float32, -4, 4)
     b = jax.random.uniform(jax.random.PRNGKey(3), (size, size), jnp.float32, -4, 0)
+
     def chained(x, b):
         for _ in range(chain):
             x = rj.matmul(x, b, "max_plus")
         return x
 
-    run = jax.jit(chained)
-    run(a, b).block_until_ready()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        run(a, b).block_until_ready()
-        times.append((time.perf_counter() - start) / chain)
-    return median(times)
+    return seconds_per_call(jax.jit(chained), (a, b), reps, chain)
 
 
 def main():

@@ -337,8 +337,7 @@ ffi::Error on_device(cudaStream_t stream, ffi::ScratchAllocator& scratch, const 
 #endif
 
 // ---- the handlers -------------------------------------------------------------------------------
-// One implementation per platform and call, bound below. The product's attributes are named as
-// ringmm.jax passes them.
+// One implementation per platform and call, bound below.
 
 ProductAttributes attributes(std::string_view semiring, bool trans_a, bool trans_b, bool has_alpha, double alpha,
                              bool has_beta, double beta) {
@@ -438,8 +437,15 @@ ffi::Error forward_cuda(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi:
 
 // ---- bindings -----------------------------------------------------------------------------------
 
-template <class Binding> auto product_attributes(Binding binding) {
-  return std::move(binding)
+// The bindings of each call, after what its platform binds first (`start`): nothing on the host;
+// XLA's stream and scratch on CUDA. The product's attributes are named as ringmm.jax passes them.
+template <int Results, class Start> auto product_binding(Start start) {
+  auto operands = std::move(start).template Arg<ffi::AnyBuffer>().template Arg<ffi::AnyBuffer>().RemainingArgs();
+  auto results = [&] {
+    if constexpr (Results == 1) return std::move(operands).template Ret<ffi::AnyBuffer>();
+    else return std::move(operands).template Ret<ffi::AnyBuffer>().template Ret<ffi::AnyBuffer>();
+  }();
+  return std::move(results)
       .template Attr<std::string_view>("semiring")
       .template Attr<bool>("trans_a")
       .template Attr<bool>("trans_b")
@@ -449,83 +455,61 @@ template <class Binding> auto product_attributes(Binding binding) {
       .template Attr<double>("beta");
 }
 
-// What each platform binds first: nothing on the host; XLA's stream and scratch on CUDA.
-auto cpu_binding() { return ffi::Ffi::Bind(); }
+template <class Start> auto backward_binding(Start start) {  // a, b, c or k_star, grad_c → grad_a, grad_b
+  return std::move(start)
+      .template Arg<ffi::AnyBuffer>()
+      .template Arg<ffi::AnyBuffer>()
+      .template Arg<ffi::AnyBuffer>()
+      .template Arg<ffi::AnyBuffer>()
+      .template Ret<ffi::AnyBuffer>()
+      .template Ret<ffi::AnyBuffer>()
+      .template Attr<std::string_view>("semiring");
+}
+
+template <class Start> auto apsp_binding(Start start) {  // weights → dist, next
+  return std::move(start)
+      .template Arg<ffi::AnyBuffer>()
+      .template Ret<ffi::AnyBuffer>()
+      .template Ret<ffi::AnyBuffer>()
+      .template Attr<bool>("longest")
+      .template Attr<std::int64_t>("block");
+}
+
+// init, trans, emit → path and score (Viterbi) or the log-likelihood (forward).
+template <int Results, class Start> auto hmm_binding(Start start) {
+  auto operands = std::move(start).template Arg<ffi::AnyBuffer>().template Arg<ffi::AnyBuffer>().template Arg<ffi::AnyBuffer>();
+  if constexpr (Results == 1) return std::move(operands).template Ret<ffi::AnyBuffer>();
+  else return std::move(operands).template Ret<ffi::AnyBuffer>().template Ret<ffi::AnyBuffer>();
+}
+
+auto on_host() { return ffi::Ffi::Bind(); }
 #if RINGMM_PY_HAVE_CUDA
-auto cuda_binding() { return ffi::Ffi::Bind().Ctx<ffi::PlatformStream<cudaStream_t>>().Ctx<ffi::ScratchAllocator>(); }
+auto on_cuda() { return ffi::Ffi::Bind().Ctx<ffi::PlatformStream<cudaStream_t>>().Ctx<ffi::ScratchAllocator>(); }
 #endif
 
 }  // namespace
 
-// The products that need no value check neither allocate (outside XLA's scratch) nor synchronise:
-// XLA may capture them in a command buffer. The others are bound without that trait.
-#define RINGMM_PRODUCT_BINDING(platform, results) \
-  product_attributes(platform##_binding().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().RemainingArgs() results)
-#define RINGMM_ONE_RESULT .Ret<ffi::AnyBuffer>()
-#define RINGMM_TWO_RESULTS .Ret<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>()
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cpu, matmul_cpu, RINGMM_PRODUCT_BINDING(cpu, RINGMM_ONE_RESULT));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_argmax_cpu, matmul_argmax_cpu,
-                              RINGMM_PRODUCT_BINDING(cpu, RINGMM_TWO_RESULTS));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_backward_cpu, backward_cpu,
-                              cpu_binding()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<std::string_view>("semiring"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_apsp_cpu, apsp_cpu,
-                              cpu_binding()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<bool>("longest")
-                                  .Attr<std::int64_t>("block"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_viterbi_cpu, viterbi_cpu,
-                              cpu_binding()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_forward_cpu, forward_cpu,
-                              cpu_binding().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cpu, matmul_cpu, product_binding<1>(on_host()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_argmax_cpu, matmul_argmax_cpu, product_binding<2>(on_host()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_backward_cpu, backward_cpu, backward_binding(on_host()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_apsp_cpu, apsp_cpu, apsp_binding(on_host()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_viterbi_cpu, viterbi_cpu, hmm_binding<2>(on_host()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_forward_cpu, forward_cpu, hmm_binding<1>(on_host()));
 
 #if RINGMM_PY_HAVE_CUDA
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cuda_graph, matmul_cuda, RINGMM_PRODUCT_BINDING(cuda, RINGMM_ONE_RESULT),
+// The products that need no value check neither allocate (outside XLA's scratch) nor synchronise:
+// XLA may capture them in a command buffer (the *_graph bindings). The others are bound without
+// that trait.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cuda_graph, matmul_cuda, product_binding<1>(on_cuda()),
                               {ffi::Traits::kCmdBufferCompatible});
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cuda, matmul_cuda, RINGMM_PRODUCT_BINDING(cuda, RINGMM_ONE_RESULT));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_argmax_cuda_graph, matmul_argmax_cuda,
-                              RINGMM_PRODUCT_BINDING(cuda, RINGMM_TWO_RESULTS), {ffi::Traits::kCmdBufferCompatible});
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_argmax_cuda, matmul_argmax_cuda,
-                              RINGMM_PRODUCT_BINDING(cuda, RINGMM_TWO_RESULTS));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_backward_cuda, backward_cuda,
-                              cuda_binding()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<std::string_view>("semiring"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_apsp_cuda, apsp_cuda,
-                              cuda_binding()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<bool>("longest")
-                                  .Attr<std::int64_t>("block"));
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_viterbi_cuda, viterbi_cuda,
-                              cuda_binding()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_forward_cuda, forward_cuda,
-                              cuda_binding().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cuda, matmul_cuda, product_binding<1>(on_cuda()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_argmax_cuda_graph, matmul_argmax_cuda, product_binding<2>(on_cuda()),
+                              {ffi::Traits::kCmdBufferCompatible});
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_argmax_cuda, matmul_argmax_cuda, product_binding<2>(on_cuda()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_backward_cuda, backward_cuda, backward_binding(on_cuda()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_apsp_cuda, apsp_cuda, apsp_binding(on_cuda()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_viterbi_cuda, viterbi_cuda, hmm_binding<2>(on_cuda()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_forward_cuda, forward_cuda, hmm_binding<1>(on_cuda()));
 #endif
 
 namespace {

@@ -1,34 +1,58 @@
 #!/usr/bin/env bash
-# The Python package on the GPU machine (no network): installs the build requirements from
-# WHEELS (default .carry/wheels: `pip download scikit-build-core nanobind pytest -d .carry/wheels`
-# on a machine with network), builds the `ringmm` tool (build-tool, for the CLI tests and the C++
-# figures) beside `pip install .` with the CUDA backend, runs the pytest suite with torch, cupy and
-# jax on the GPU, then the Python benchmarks (lab/python). Usage, repository root:
-#   lab/device/python_run.sh [results-dir]     (default $OUT or /tmp; pytest and bench output there)
+# The Python package on the GPU machine (no network): one CMake tree builds the extension (with
+# ringmm.jax's handlers where the machine's jax has its headers; nanobind comes from the machine),
+# the CLI and the CUDA test targets named in CPP_TESTS; those tests run, then the whole Python
+# suite against the built extension (PYTHONPATH, no pip install), then the benchmarks of lab/python
+# named in BENCH (default: all five), each writing its records and log to $OUT.
+# Usage, repository root on the GPU machine:
+#   CPP_TESTS="workspace backward" BENCH="jax_calls einsum_bench" lab/device/python_run.sh
+# The machine has no googletest: GTEST_SRC (default .carry/googletest) is built first when
+# CPP_TESTS names any. Wheels in .carry/wheels (torch-semiring-einsum, networkx, opt_einsum) are
+# installed where the machine lacks them (it has no network).
 set -uo pipefail
 root=$(pwd)
-out=${1:-${OUT:-/tmp}}
-wheels=${WHEELS:-$root/.carry/wheels}
+out=${OUT:-/tmp}
+build=${BUILD:-/tmp/build-python-run}
 export PATH=/usr/local/cuda/bin:$PATH
-mkdir -p "$out"
-
-python3 -m pip install -q --no-index --find-links "$wheels" scikit-build-core nanobind pytest > "$out/pip-requirements.log" 2>&1 ||
-  { tail -3 "$out/pip-requirements.log"; exit 1; }
-(cmake -S . -B build-tool -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a -DRINGMM_ENABLE_CUDA=ON \
-   -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_BUILD_TESTS=OFF -DRINGMM_BUILD_EXAMPLES=OFF > "$out/tool.log" 2>&1 &&
- cmake --build build-tool --target ringmm-cli -j 8 >> "$out/tool.log" 2>&1) &
-tool=$!
-CMAKE_BUILD_PARALLEL_LEVEL=8 CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90a" \
-  python3 -m pip install --no-build-isolation --no-deps . > "$out/pip-install.log" 2>&1 ||
-  { tail -20 "$out/pip-install.log"; exit 1; }
-wait $tool || { tail -20 "$out/tool.log"; exit 1; }
-python3 -c "import ringmm; i = ringmm.info(); print('ringmm', i['version'], i['cuda_status'], i['cuda_devices'])"
-
-RINGMM_CLI=$root/build-tool/tools/ringmm python3 -m pytest tests/python -q -rs -p no:cacheprovider > "$out/pytest.log" 2>&1
-echo "pytest: $(tail -1 "$out/pytest.log")"
+nvidia-smi -L
+for wheel in "$root"/.carry/wheels/*.whl; do
+  [ -e "$wheel" ] || continue
+  module=$(basename "$wheel" | cut -d- -f1)
+  python3 -c "import $module" 2>/dev/null || python3 -m pip install -q --no-deps --no-index "$wheel"
+done
+tests=() targets=(_core ringmm-cli)
+for t in ${CPP_TESTS:-}; do tests+=("cuda_${t}_test"); targets+=("cuda_${t}_test"); done
+options=(-DRINGMM_BUILD_TESTS=OFF)
+if [ ${#tests[@]} -gt 0 ]; then
+  gtest_src=${GTEST_SRC:-$root/.carry/googletest}
+  cmake -S "$gtest_src" -B /tmp/gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/tmp/gtest-prefix \
+    > "$out/gtest.log" 2>&1 && cmake --build /tmp/gtest-build -j "$(nproc)" --target install >> "$out/gtest.log" 2>&1
+  options=(-DRINGMM_BUILD_TESTS=ON -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix)
+fi
+start=$SECONDS
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a -DRINGMM_ENABLE_CUDA=ON \
+  -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_BUILD_PYTHON=ON -DRINGMM_BUILD_LAB=OFF -DRINGMM_ENABLE_MPI=OFF "${options[@]}" \
+  > "$out/configure.log" 2>&1
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" > "$out/build.log" 2>&1
+echo "build rc=$? in $((SECONDS - start)) s: $(grep -o 'ringmm: Python package[^(]*' "$out/configure.log")"
+for t in "${tests[@]}"; do
+  "$build/tests/cuda/$t" --gtest_brief=1 > "$out/$t.log" 2>&1
+  echo "$t rc=$?: $(grep -E 'PASSED|FAILED' "$out/$t.log" | tr '\n' ' ')"
+done
+pkg=/tmp/python-run-package
+rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/ringmm" "$pkg/" && cp "$(find "$build" -name '_core*.so' | head -1)" "$pkg/ringmm/"
+export PYTHONPATH=$pkg RINGMM_CLI=$build/tools/ringmm
+start=$SECONDS
+timeout 400 python3 -m pytest tests/python -q -rs -p no:cacheprovider > "$out/pytest.log" 2>&1
+echo "pytest tests/python rc=$? in $((SECONDS - start)) s: $(tail -1 "$out/pytest.log")"
 grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -20
-
-cd lab/python
-python3 call_overhead.py --ringmm "$root/build-tool/tools/ringmm" --out "$out/python-call-overhead.json" 2>&1 | tail -24
-python3 large_product.py --ringmm "$root/build-tool/tools/ringmm" --out "$out/python-large-product.json" 2>&1 | tail -8
-timeout 240 python3 training_step.py --out "$out/python-training-step.json" 2>&1 | tail -8
+for bench in ${BENCH-call_overhead large_product training_step jax_calls einsum_bench}; do
+  case $bench in
+    call_overhead | large_product) (cd lab/python && timeout 300 python3 $bench.py --ringmm "$build/tools/ringmm" --out "$out/python-$bench.json") ;;
+    training_step) (cd lab/python && timeout 240 python3 training_step.py --out "$out/python-training-step.json") ;;
+    jax_calls) (cd lab/python && timeout 200 python3 jax_calls.py --ringmm "$build/tools/ringmm" --out "$out/jax-calls.json") ;;
+    einsum_bench) timeout 300 python3 lab/python/einsum_bench.py --out "$out/einsum.jsonl" ;;
+    *) echo "unknown benchmark $bench" ;;
+  esac > "$out/$bench.log" 2>&1
+  echo "$bench rc=$?"; tail -25 "$out/$bench.log"
+done

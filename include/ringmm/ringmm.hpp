@@ -3,6 +3,7 @@
 
 #include "ringmm/bits.hpp"
 #include "ringmm/context.hpp"
+#include "ringmm/contract.hpp"
 #include "ringmm/dispatch.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/backward.hpp"

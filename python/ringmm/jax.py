@@ -14,9 +14,9 @@ module is imported. XLA hands it its buffers and, on a GPU, its stream and scrat
   ringmm.matmul's message. Values outside a semiring's domain (integers out of range, NaN in
   log-plus, negative max-times inputs) are found on the device and raise when the result is
   computed, with ringmm's message.
-- jit: every function. On CUDA the products whose inputs need no value check (float max-plus,
-  min-plus, max-min, min-max, plus-times, or-and) neither allocate nor synchronise, and are
-  declared compatible with XLA's command buffers (CUDA graphs).
+- jit: every function. On CUDA the products whose inputs need no value check and that do not go
+  to cuBLAS (float max-plus, min-plus, max-min, min-max; or-and) neither allocate nor synchronise,
+  and are declared compatible with XLA's command buffers (CUDA graphs).
 - vmap: a vmapped axis becomes a leading batch dimension of the product (one batched ringmm call,
   an unbatched operand read with stride 0). apsp and the HMMs run once per member (sequential).
 - grad (jax.custom_vjp, first order): matmul and matmul_argmax over log_plus (softmax weights),
@@ -151,7 +151,7 @@ def _matmul(a, b, semiring, c, alpha, beta, trans_a, trans_b, argmax):
                           None if c is None else c.dtype.name, semiring, alpha, beta, bool(trans_a), bool(trans_b),
                           argmax)
     product = _Product(plan["semiring"], bool(trans_a), bool(trans_b), tuple(plan["shape"]),
-                       tuple(plan["matrix_shape"]), plan["k_star_dtype"], plan["checks_values"], argmax,
+                       tuple(plan["matrix_shape"]), plan["k_star_dtype"], plan["in_graphs"], argmax,
                        None if alpha is None else float(alpha), None if beta is None else float(beta))
     if c is None and alpha is None and beta is None:
         return _differentiable(a, b, product)
@@ -162,16 +162,16 @@ class _Product:
     """One checked product: the custom call and how its operands and results are shaped. Hashable,
     as jax.custom_vjp's static arguments must be."""
 
-    def __init__(self, semiring, trans_a, trans_b, shape, matrix_shape, k_star_dtype, checks_values, argmax,
+    def __init__(self, semiring, trans_a, trans_b, shape, matrix_shape, k_star_dtype, in_graphs, argmax,
                  alpha, beta):
         self.semiring, self.trans_a, self.trans_b = semiring, trans_a, trans_b
         self.shape, self.matrix_shape = shape, matrix_shape  # the result's; with the vectors' dimensions
-        self.k_star_dtype, self.checks_values, self.argmax = k_star_dtype, checks_values, argmax
+        self.k_star_dtype, self.in_graphs, self.argmax = k_star_dtype, in_graphs, argmax
         self.alpha, self.beta = alpha, beta
 
     def _key(self):
         return (self.semiring, self.trans_a, self.trans_b, self.shape, self.matrix_shape, self.k_star_dtype,
-                self.checks_values, self.argmax, self.alpha, self.beta)
+                self.in_graphs, self.argmax, self.alpha, self.beta)
 
     def __eq__(self, other):
         return isinstance(other, _Product) and self._key() == other._key()
@@ -189,8 +189,8 @@ class _Product:
         results = [jax.ShapeDtypeStruct(self.matrix_shape, a.dtype)]
         if argmax:
             results.append(jax.ShapeDtypeStruct(self.matrix_shape, self.k_star_dtype))
-        # The products that check no values may be captured in CUDA graphs (jax_ffi.cpp).
-        target = "ringmm_matmul" + ("_argmax" if argmax else "") + ("" if self.checks_values else "_graph")
+        # The products that check no values and take no cuBLAS may be captured in CUDA graphs (jax_ffi.cpp).
+        target = "ringmm_matmul" + ("_argmax" if argmax else "") + ("_graph" if self.in_graphs else "")
         call = _ffi.ffi_call(target, results, vmap_method="expand_dims")
         outs = call(*operands, semiring=self.semiring, trans_a=self.trans_a, trans_b=self.trans_b,
                     has_alpha=self.alpha is not None, alpha=np.float64(self.alpha or 0.0),

@@ -5,8 +5,8 @@
 // A handler reads XLA's buffers (dense, row-major) as ArrayInfo, makes the same checks and plan as
 // the Python entries (make_plan, Backward) and runs the same library calls, without the GIL. On CUDA
 // it runs on XLA's stream and takes its workspace from XLA's scratch allocator (ScopedWorkspace), so
-// that a product which needs no value check neither allocates nor synchronises: those targets are
-// declared compatible with XLA's command buffers (CUDA graphs). The pairs whose inputs are checked
+// that a product which needs no value check and no cuBLAS neither allocates nor synchronises: those
+// targets are declared compatible with XLA's command buffers (CUDA graphs). The pairs whose inputs are checked
 // (integers, max-times, log-plus), the backward products, APSP and the HMMs read a flag back from the
 // device and are not. A refusal at run time is returned as an FFI error carrying ringmm's message.
 // Also here: the checks ringmm.jax makes at trace time, on shapes and dtypes alone (jax_plan).
@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "arrays.hpp"
@@ -497,9 +498,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_viterbi_cpu, viterbi_cpu, hmm_binding<2>(on
 XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_forward_cpu, forward_cpu, hmm_binding<1>(on_host()));
 
 #if RINGMM_PY_HAVE_CUDA
-// The products that need no value check neither allocate (outside XLA's scratch) nor synchronise:
-// XLA may capture them in a command buffer (the *_graph bindings). The others are bound without
-// that trait.
+// The products that need no value check and no cuBLAS neither allocate (outside XLA's scratch) nor
+// synchronise: XLA may capture them in a command buffer (the *_graph bindings). The others are
+// bound without that trait.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cuda_graph, matmul_cuda, product_binding<1>(on_cuda()),
                               {ffi::Traits::kCmdBufferCompatible});
 XLA_FFI_DEFINE_HANDLER_SYMBOL(ringmm_matmul_cuda, matmul_cuda, product_binding<1>(on_cuda()));
@@ -579,8 +580,11 @@ nb::dict plan(const Shape& a_shape, const std::string& a_dtype, const Shape& b_s
   d["matrix_shape"] = m.plan.shape;  // with the dimensions that vectors drop
   d["semiring"] = python_name(kind);
   d["k_star_dtype"] = m.k_int64 ? "int64" : "int32";
-  d["checks_values"] = visit_semiring(kind, m.plan.type, [](auto tag) {
-    return detail::scans_inputs<typename decltype(tag)::type>;
+  // Capturable in a CUDA graph: no value check (which reads a flag back) and no cuBLAS (plus-times
+  // f32/f64 by default, whose handle and workspace ringmm does not give it from XLA's scratch).
+  d["in_graphs"] = visit_semiring(kind, m.plan.type, [kind](auto tag) {
+    using S = typename decltype(tag)::type;
+    return !detail::scans_inputs<S> && !(kind == SemiringKind::plus_times && std::is_floating_point_v<element_t<S>>);
   });
   d["selects"] = selects(kind, m.plan.type);
   return d;

@@ -308,6 +308,17 @@ def test_the_forward_argmax_is_saved_not_recomputed(device, rng):
     assert len(targets) == 2 and "argmax" in targets[0] and "backward" in targets[1], targets
 
 
+@pytest.mark.parametrize("semiring,dtype,graph", [("max_plus", "float32", True), ("min_max", "float32", True),
+                                                  ("lor_land", "bool", True), ("plus_times", "float32", False),
+                                                  ("max_plus", "int32", False), ("log_plus", "float32", False),
+                                                  ("max_times", "float64", False)])
+def test_only_products_without_checks_or_cublas_may_be_captured(semiring, dtype, graph):
+    a = jnp.zeros((3, 4), dtype)
+    jaxpr = jax.make_jaxpr(lambda x: rj.matmul(x, x.T, semiring))(a).jaxpr
+    (call,) = _custom_calls(jaxpr)
+    assert call.params["target_name"] == ("ringmm_matmul_graph" if graph else "ringmm_matmul")
+
+
 def test_gradients_that_are_not_defined_say_so(device):
     a, b, c = put(device, np.ones((2, 3)), np.ones((3, 2)), np.ones((2, 2)))
     with pytest.raises(TypeError, match="does not differentiate matmul with c"):

@@ -83,15 +83,15 @@ void contract(const Context& ctx, std::string_view spec, TensorView<const elemen
   const detail::ContractPlan p =
       detail::plan_contraction(c, a.shape, a.strides, b.shape, b.strides, out.shape, out.strides);
   std::vector<T> a_copy, b_copy, out_copy;
-  auto read = [&](const detail::ContractOperand& op, const char* name, const T* data, const TensorView<const T>& t,
+  auto read = [&](const detail::ContractOperand& op, const char* name, const TensorView<const T>& t, index_t matrix,
                   std::vector<T>& copy) {
-    if (op.in_place) return data;
-    copy.resize(std::size_t(p.batch) * std::size_t(name[0] == 'a' ? p.m * p.k : p.k * p.n));
-    detail::gather(name, data, t.shape, t.strides, op.order, sizeof(T), copy.data());
+    if (op.in_place) return t.data;
+    copy.resize(std::size_t(p.batch * matrix));
+    detail::gather(name, t.data, t.shape, t.strides, op.order, sizeof(T), copy.data());
     return static_cast<const T*>(copy.data());
   };
-  const T* a_data = read(p.a, "a", a.data, a, a_copy);
-  const T* b_data = read(p.b, "b", b.data, b, b_copy);
+  const T* a_data = read(p.a, "a", a, p.m * p.k, a_copy);
+  const T* b_data = read(p.b, "b", b, p.k * p.n, b_copy);
   T* out_data = out.data;
   if (!p.out.in_place) {
     out_copy.resize(std::size_t(p.batch * p.m * p.n));

@@ -94,11 +94,9 @@ class _Expression:
                     counts[c] = counts.get(c, 0) + 1
             self.output = dots + sorted(c for c, n in counts.items() if n == 1 and c not in dots)
         else:
-            if "..." in output_text:
+            if "..." in output_text:  # (without it, the ellipsis's dimensions are ⊕-reduced, as numpy sums them)
                 before, after = output_text.split("...")
                 output_text = before + "".join(dots) + after
-            elif ellipsis_rank and any("..." in t for t in terms):
-                pass  # the ellipsis's dimensions are ⊕-reduced, as numpy sums them
             self.output = list(output_text)
         seen_in_output = set()
         for c in self.output:

@@ -29,6 +29,7 @@ einsum is not here yet (ringmm has no semiring einsum). float64 and int64 need J
 jax_enable_x64, as everywhere in JAX.
 """
 
+import dataclasses
 import functools
 import importlib
 
@@ -158,26 +159,21 @@ def _matmul(a, b, semiring, c, alpha, beta, trans_a, trans_b, argmax):
     return _undifferentiated("matmul with c, alpha or beta", lambda a, b, c: product(a, b, c), a, b, c)
 
 
+@dataclasses.dataclass(frozen=True)
 class _Product:
-    """One checked product: the custom call and how its operands and results are shaped. Hashable,
-    as jax.custom_vjp's static arguments must be."""
+    """One checked product: the custom call and how its operands and results are shaped. Frozen,
+    so hashable, as jax.custom_vjp's static arguments must be."""
 
-    def __init__(self, semiring, trans_a, trans_b, shape, matrix_shape, k_star_dtype, in_graphs, argmax,
-                 alpha, beta):
-        self.semiring, self.trans_a, self.trans_b = semiring, trans_a, trans_b
-        self.shape, self.matrix_shape = shape, matrix_shape  # the result's; with the vectors' dimensions
-        self.k_star_dtype, self.in_graphs, self.argmax = k_star_dtype, in_graphs, argmax
-        self.alpha, self.beta = alpha, beta
-
-    def _key(self):
-        return (self.semiring, self.trans_a, self.trans_b, self.shape, self.matrix_shape, self.k_star_dtype,
-                self.in_graphs, self.argmax, self.alpha, self.beta)
-
-    def __eq__(self, other):
-        return isinstance(other, _Product) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
+    semiring: str
+    trans_a: bool
+    trans_b: bool
+    shape: tuple  # the result's
+    matrix_shape: tuple  # the result's with the dimensions that vector operands drop
+    k_star_dtype: str
+    in_graphs: bool  # declared capturable in CUDA graphs (jax_ffi.cpp)
+    argmax: bool
+    alpha: float = None
+    beta: float = None
 
     def __call__(self, a, b, c=None, argmax=None):
         """The result (and k_star with argmax) of the custom call, in the caller's shapes."""

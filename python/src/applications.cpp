@@ -32,13 +32,6 @@ namespace {
 using Array = nb::ndarray<nb::ro>;
 using OptionalArray = std::optional<Array>;
 
-// f(float{}) or f(double{}) for x's dtype; any other dtype is refused, saying `why`.
-template <class F> void visit_real(const ArrayInfo& x, const std::string& why, F&& f) {
-  if (x.dtype == nb::dtype<float>()) return f(float{});
-  if (x.dtype == nb::dtype<double>()) return f(double{});
-  type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + ": " + why);
-}
-
 // ---- all-pairs shortest paths ------------------------------------------------------------------
 
 const std::string apsp_types = "apsp takes float32 or float64 weights (+inf for no edge)";
@@ -347,14 +340,7 @@ nb::object hmm(nb::handle viterbi_object, nb::handle init_object, nb::handle tra
                               static_cast<const T*>(trans->data), static_cast<const T*>(emit->data)};
       T* out = static_cast<T*>(values->data);
       if (!viterbi) return hmm_forward<T>(ctx, model, out);
-      auto* states = static_cast<std::int32_t*>(path->data);
-      try {
-        hmm_viterbi<T>(ctx, model, states, out, nullptr, ViterbiStep::fused);
-      } catch (const Error& e) {
-        // The fused CUDA step caps the batch (the grid's y extent); it refuses before any work.
-        if (e.code() != Errc::unsupported || e.subject() != "batch") throw;
-        hmm_viterbi<T>(ctx, model, states, out, nullptr, ViterbiStep::gemm_argmax);
-      }
+      viterbi_fused_or_by_products<T>(ctx, model, static_cast<std::int32_t*>(path->data), out);
     });
   } catch (const Error& e) {
     throw with_subject(e, e.subject() == "emit" ? (scores ? "scores" : "emission") : e.subject());

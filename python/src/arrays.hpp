@@ -402,6 +402,25 @@ inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c
   return p;
 }
 
+// f(float{}) or f(double{}) for x's dtype; any other dtype is refused, saying `why`.
+template <class F> void visit_real(const ArrayInfo& x, const std::string& why, F&& f) {
+  if (x.dtype == nb::dtype<float>()) return f(float{});
+  if (x.dtype == nb::dtype<double>()) return f(double{});
+  type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + ": " + why);
+}
+
+// Viterbi with the fused CUDA step, or with one gemm_argmax per step where the fused step refuses
+// the batch (it caps the grid's y extent, before any work).
+template <class T>
+void viterbi_fused_or_by_products(const Context& ctx, const HmmModel<T>& model, std::int32_t* path, T* score) {
+  try {
+    hmm_viterbi<T>(ctx, model, path, score, nullptr, ViterbiStep::fused);
+  } catch (const Error& e) {
+    if (e.code() != Errc::unsupported || e.subject() != "batch") throw;
+    hmm_viterbi<T>(ctx, model, path, score, nullptr, ViterbiStep::gemm_argmax);
+  }
+}
+
 // ---- errors and devices ----------------------------------------------------------------------
 
 // e about `subject` instead (the Python argument that the library's name stands for).

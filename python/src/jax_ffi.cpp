@@ -79,13 +79,8 @@ ArrayInfo info_of(const char* name, const ffi::AnyBuffer& x, const Site& site) {
     throw std::invalid_argument(std::string(name) + " has an element type ringmm does not read (XLA type " +
                                 std::to_string(int(x.element_type())) + ")");
   const auto dims = x.dimensions();
-  Shape shape(dims.begin(), dims.end()), strides(shape.size());
-  index_t step = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    strides[d] = step;
-    step *= std::max<index_t>(shape[d], 1);
-  }
-  return ArrayInfo(name, x.untyped_data(), *dtype, site.place, std::move(shape), std::move(strides));
+  Shape shape(dims.begin(), dims.end());
+  return ArrayInfo(name, x.untyped_data(), *dtype, site.place, shape, contiguous_strides(shape));
 }
 
 std::size_t bytes_of(const ArrayInfo& x) {
@@ -235,12 +230,6 @@ void backward(const Site& site, ffi::AnyBuffer a_buffer, ffi::AnyBuffer b_buffer
   run_backward(w, log_plus, kind, site.context());
 }
 
-template <class F> void visit_real(const ArrayInfo& x, const char* why, F&& f) {
-  if (x.dtype == nb::dtype<float>()) return f(float{});
-  if (x.dtype == nb::dtype<double>()) return f(double{});
-  type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + ": " + why);
-}
-
 // All-pairs shortest (longest) paths: dist starts as a copy of the weights.
 void apsp(const Site& site, ffi::AnyBuffer weights_buffer, ffi::AnyBuffer dist_buffer, ffi::AnyBuffer next_buffer,
           bool longest, std::int64_t block) {
@@ -277,14 +266,7 @@ void hmm(const Site& site, bool viterbi, ffi::AnyBuffer init_buffer, ffi::AnyBuf
     const Context ctx = site.context();
     T* out = static_cast<T*>(values.data);
     if (!viterbi) return hmm_forward<T>(ctx, model, out);
-    auto* path = static_cast<std::int32_t*>(path_buffer->untyped_data());
-    try {
-      hmm_viterbi<T>(ctx, model, path, out, nullptr, ViterbiStep::fused);
-    } catch (const Error& e) {
-      // The fused CUDA step caps the batch (the grid's y extent); it refuses before any work.
-      if (e.code() != Errc::unsupported || e.subject() != "batch") throw;
-      hmm_viterbi<T>(ctx, model, path, out, nullptr, ViterbiStep::gemm_argmax);
-    }
+    viterbi_fused_or_by_products<T>(ctx, model, static_cast<std::int32_t*>(path_buffer->untyped_data()), out);
   });
 }
 
@@ -553,13 +535,7 @@ nb::dict handlers() {
 ArrayInfo traced(const char* name, const Shape& shape, const std::string& dtype) {
   const std::optional<nb::dlpack::dtype> d = dtype_of_name(dtype);
   if (!d) type_error(std::string(name) + " has dtype " + dtype + ", which ringmm does not multiply");
-  Shape strides(shape.size());
-  index_t step = 1;
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    strides[i] = step;
-    step *= std::max<index_t>(shape[i], 1);
-  }
-  return ArrayInfo(name, nullptr, *d, Place{}, shape, strides);
+  return ArrayInfo(name, nullptr, *d, Place{}, shape, contiguous_strides(shape));
 }
 
 // ringmm.matmul's checks of a call with arrays of these shapes and dtypes, in its order and with its

@@ -11,6 +11,7 @@ namespace ringmm::tools {
 using Args = std::vector<std::string>;
 
 int multiply_command(const Args& args);
+int einsum_command(const Args& args);      // a tensor contraction on .npy files (ringmm/contract.hpp)
 int bench_command(const Args& args);
 int info_command(const Args& args);
 int demo_command(const Args& args);

@@ -84,6 +84,25 @@ are used as they are; A with --transa (K x M) and B without --transb (K x N) are
   --packed-dtype D  uint8 (default) or uint32: the packed C's dtype (uint32: M x ceil(N/32)
                     words, tail bits zero); needs --packed-out
 )"},
+    {"einsum", einsum_command, "contract .npy tensors over a semiring, as numpy's einsum writes it",
+     R"(usage: ringmm einsum SPEC A.npy [B.npy ...] --out C.npy [options]
+
+Contracts the tensors as SPEC says, over a semiring: the product is taken across the operands and
+the semiring's sum over every index absent from the output ('ij,jk->ik' is a matrix product,
+'bij,bjk->bik' a batched one, 'ii->i' a diagonal, 'ij->i' a row-wise sum). Without '->' the output
+holds the indices that appear once, in alphabetical order (numpy's rule). The operands are
+contracted pair by pair from the left, each pair one batched product; an index nothing later needs
+is summed away first. Every axis is named by a letter ('...' is for ringmm.einsum in Python, which
+also chooses the contraction order).
+
+  SPEC              the expression, e.g. 'ijk,jkl->il' (quote it for the shell)
+  A.npy B.npy ...   the operands (.npy of any rank, one element type), one per term of SPEC
+  --out FILE        where to write the result (.npy); written only when every step succeeded
+  --semiring S      {semirings} (default: max-plus)
+  --backend B       auto (default), cpu, cuda
+
+Each step prints its pairwise contraction and time.
+)"},
     {"apsp", apsp_command, "all-pairs shortest paths with routes (blocked Floyd-Warshall)",
      R"(usage: ringmm apsp GRAPH --out D.npy [--next NEXT.npy] [--route I J] [options]
        ringmm apsp --bench N [--density P] [--seed S] [--reps R] [--record FILE] [options]

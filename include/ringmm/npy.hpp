@@ -1,4 +1,5 @@
-// Reading and writing NumPy .npy files (format versions 1.0–3.0, as numpy.save writes them).
+// Reading and writing NumPy .npy files (format versions 1.0–3.0, as numpy.save writes them):
+// matrices (read/write) and arrays of any rank (read_array/write_array).
 //
 // dtypes: <f4 ↔ f32, <f8 ↔ f64, <i4 ↔ i32, |u1 and |b1 ↔ u8, and <i2 with a trailing axis of 2
 // ↔ i16x2 (shape (rows, cols, 2): lane 0 is .lo, lane 1 is .hi). <u4, the 32-bit words of packed
@@ -33,6 +34,24 @@ struct Matrix {
   template <class T> MatrixView<T> view() { return {reinterpret_cast<T*>(data.data()), rows, cols, cols > 1 ? cols : 1, Layout::row_major}; }
 };
 
+// An array of any rank (0 included) read from a file: its elements in C order (last axis fastest)
+// whatever the file's order. An i16x2 file's trailing lane axis is part of the element, not of
+// `shape`.
+struct Array {
+  DType dtype = DType::f32;
+  std::vector<index_t> shape;
+  bool fortran_order = false;
+  bool booleans = false;
+  bool uint32_words = false;
+  std::vector<std::byte> data;
+
+  index_t size() const {
+    index_t n = 1;
+    for (index_t d : shape) n *= d;
+    return n;
+  }
+};
+
 // Throws ringmm::Error naming `path`: io_error when the file cannot be read, format_error for a bad
 // magic string, header, dtype, rank, or a file shorter than its header says.
 // Nothing is allocated on the header's word alone: the claim is checked against the file's size,
@@ -46,10 +65,15 @@ Matrix read(const std::string& path, const ReadOptions& options = {});
 // The same from a stream (a pipe, an in-memory buffer) that holds exactly one array, read to its
 // end; `name` is the subject of errors, and memory grows only as the data arrives.
 Matrix read(std::istream& in, const std::string& name, const ReadOptions& options = {});
+// The same for an array of any rank (an N-d tensor for `ringmm einsum`).
+Array read_array(const std::string& path, const ReadOptions& options = {});
+Array read_array(std::istream& in, const std::string& name, const ReadOptions& options = {});
 
 // Writes a row-major rows×cols matrix; a shape whose byte size overflows is invalid_argument. The file appears complete or not at all (written to a
 // temporary name, then renamed), so a failed write never leaves a partial file.
 void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data);
+// The same for a C-order array of any rank.
+void write_array(const std::string& path, DType dtype, const std::vector<index_t>& shape, const void* c_order_data);
 // The same for a row-major rows×cols matrix of uint32 words ('<u4'), as packed b1 files hold them.
 void write_uint32(const std::string& path, index_t rows, index_t cols, const std::uint32_t* row_major_data);
 

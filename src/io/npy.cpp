@@ -326,7 +326,7 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 struct Header {
   DtypeInfo type;
   bool fortran_order;
-  index_t rows, cols;
+  std::vector<std::int64_t> dims;  // the file's shape, an i16x2 file's lane axis included
   std::uint64_t data_bytes;
 };
 
@@ -354,22 +354,17 @@ Header interpret(const std::vector<std::pair<std::string, Value>>& entries, cons
   if (!fortran) format_error(path, "header has no 'fortran_order' key");
   if (!shape) format_error(path, "header has no 'shape' key");
 
-  Header h{parse_descr(*descr, path, options), *fortran, 0, 0, 0};
-  const auto& dims = shape->items;
-  for (std::int64_t d : dims)
-    if (d < 0) format_error(path, "negative dimension in shape " + shape_text(dims));
-  if (h.type.dtype == DType::i16x2) {
-    if (dims.size() != 3 || dims[2] != 2)
-      format_error(path, "dtype '<i2' is read as i16x2 and needs shape (rows, cols, 2), got " + shape_text(dims));
-  } else if (dims.size() != 2) {
-    format_error(path, "ringmm reads 2-D matrices; shape " + shape_text(dims) + " has rank " + std::to_string(dims.size()) +
-                           (dims.size() == 1 ? " (reshape to (1, n) or (n, 1))" : ""));
-  }
-  h.rows = dims[0];
-  h.cols = dims[1];
+  Header h{parse_descr(*descr, path, options), *fortran, shape->items, 0};
+  for (std::int64_t d : h.dims)
+    if (d < 0) format_error(path, "negative dimension in shape " + shape_text(h.dims));
+  if (h.type.dtype == DType::i16x2 && (h.dims.empty() || h.dims.back() != 2))
+    format_error(path, "dtype '<i2' is read as i16x2 and needs shape (rows, cols, 2) (a trailing axis of 2 at any "
+                       "rank), got " + shape_text(h.dims));
   // The byte size must fit in index_t (and in memory, checked when the data arrives).
-  const std::optional<index_t> bytes = checked_mul(dims[0], dims[1], dims.size() == 3 ? dims[2] : 1, h.type.item_size);
-  if (!bytes) format_error(path, "shape " + shape_text(dims) + " is too large (its byte size overflows 64 bits)");
+  std::optional<index_t> bytes = index_t(h.type.item_size);
+  for (std::int64_t d : h.dims)
+    if (bytes) bytes = checked_mul(*bytes, index_t(d));
+  if (!bytes) format_error(path, "shape " + shape_text(h.dims) + " is too large (its byte size overflows 64 bits)");
   h.data_bytes = std::uint64_t(*bytes);
   return h;
 }
@@ -388,12 +383,35 @@ void fortran_to_row_major(const std::byte* in, std::byte* out, index_t rows, ind
             std::memcpy(out + ((i * cols + j) * lanes + l) * size, in + (l * plane + j * rows + i) * size, size);
 }
 
+
+// Reorders a Fortran-order array of any shape (`dims`, items of `size` bytes) into C order: output
+// element (i0, …, in-1) reads input offset i0 + d0·(i1 + d1·(…)).
+void fortran_to_c_order(const std::byte* in, std::byte* out, const std::vector<std::int64_t>& dims, std::size_t size) {
+  const std::size_t rank = dims.size();
+  std::vector<index_t> stride(rank, 1), at(rank, 0);
+  for (std::size_t d = 1; d < rank; ++d) stride[d] = stride[d - 1] * dims[d - 1];
+  index_t total = 1;
+  for (std::int64_t d : dims) total *= d;
+  index_t offset = 0;
+  for (index_t i = 0; i < total; ++i) {
+    std::memcpy(out + std::size_t(i) * size, in + std::size_t(offset) * size, size);
+    for (std::size_t d = rank; d-- > 0;) {  // the next index, last axis fastest
+      if (++at[d] < dims[d]) {
+        offset += stride[d];
+        break;
+      }
+      offset -= (dims[d] - 1) * stride[d];
+      at[d] = 0;
+    }
+  }
+}
 }  // namespace
 
 namespace {
 
 // The format itself, from whichever source; `name` is the subject of every error.
-Matrix read_from(Source& in, const std::string& name, const ReadOptions& options) {
+// `rank`, when given, is the rank the caller reads (a matrix's 2), checked before the data is read.
+Array read_from(Source& in, const std::string& name, const ReadOptions& options, std::optional<std::size_t> rank) {
   unsigned char prefix[12];
   const std::size_t got = in.read(prefix, 8);
   if (got == 0) format_error(name, "empty file, not a .npy file");
@@ -421,26 +439,33 @@ Matrix read_from(Source& in, const std::string& name, const ReadOptions& options
   const std::string_view header_text(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size());
   const Header h = interpret(HeaderParser(header_text, name).parse_dict(), name, options);
 
-  Matrix m;
+  const bool lanes = h.type.dtype == DType::i16x2;
+  const std::size_t element_rank = h.dims.size() - (lanes ? 1 : 0);
+  if (rank && element_rank != *rank) {
+    if (lanes) format_error(name, "dtype '<i2' is read as i16x2 and needs shape (rows, cols, 2), got " + shape_text(h.dims));
+    format_error(name, "ringmm reads " + (*rank == 2 ? std::string("2-D matrices") : std::to_string(*rank) + "-D arrays") + " here; shape " + shape_text(h.dims) +
+                           " has rank " + std::to_string(h.dims.size()) +
+                           (h.dims.size() == 1 && *rank == 2 ? " (reshape to (1, n) or (n, 1))" : ""));
+  }
+  Array m;
   m.dtype = h.type.dtype;
-  m.rows = h.rows;
-  m.cols = h.cols;
+  m.shape.assign(h.dims.begin(), h.dims.begin() + std::ptrdiff_t(element_rank));
   m.fortran_order = h.fortran_order;
   m.booleans = h.type.is_bool;
   m.uint32_words = h.type.is_uint32;
   if (in.known_size) {
     const std::uint64_t available = *in.known_size - prefix_size - header_length;
     if (available < h.data_bytes)
-      format_error(name, "data truncated: shape " + std::to_string(h.rows) + "x" + std::to_string(h.cols) + " needs " +
-                             std::to_string(h.data_bytes) + " bytes but the file has " + std::to_string(available));
+      format_error(name, "data truncated: shape " + shape_text(h.dims) + " needs " + std::to_string(h.data_bytes) +
+                             " bytes but the file has " + std::to_string(available));
     if (available > h.data_bytes)
       format_error(name, std::to_string(available - h.data_bytes) + " unexpected bytes after the " +
                              std::to_string(h.data_bytes) + " bytes of data the header describes");
   }
   std::vector<std::byte> raw;
   if (!read_exactly(in, h.data_bytes, raw, name))
-    format_error(name, "data truncated: shape " + std::to_string(h.rows) + "x" + std::to_string(h.cols) + " needs " +
-                           std::to_string(h.data_bytes) + " bytes but the file has " + std::to_string(raw.size()));
+    format_error(name, "data truncated: shape " + shape_text(h.dims) + " needs " + std::to_string(h.data_bytes) +
+                           " bytes but the file has " + std::to_string(raw.size()));
   if (!in.known_size) {
     char extra;
     if (in.read(&extra, 1) != 0) format_error(name, "unexpected bytes after the data");
@@ -448,20 +473,38 @@ Matrix read_from(Source& in, const std::string& name, const ReadOptions& options
 
   if (h.type.is_bool)
     for (auto& b : raw) b = std::byte(b != std::byte{0});
-  const index_t lanes = h.type.dtype == DType::i16x2 ? 2 : 1;
-  const bool same_in_both_orders = lanes == 1 && (h.rows <= 1 || h.cols <= 1);
-  if (h.fortran_order && !same_in_both_orders) {
-    m.data.resize(raw.size());
-    fortran_to_row_major(raw.data(), m.data.data(), h.rows, h.cols, lanes, h.type.item_size);
-  } else {
+  // Fortran and C order differ only where two axes have more than one element.
+  const bool same_in_both_orders = std::count_if(h.dims.begin(), h.dims.end(), [](std::int64_t d) { return d > 1; }) <= 1;
+  if (!h.fortran_order || same_in_both_orders) {
     m.data = std::move(raw);
+  } else {
+    m.data.resize(raw.size());
+    if (m.shape.size() == 2)  // a matrix, perhaps of i16x2 lanes: the blocked transposition
+      fortran_to_row_major(raw.data(), m.data.data(), m.shape[0], m.shape[1], lanes ? 2 : 1, h.type.item_size);
+    else
+      fortran_to_c_order(raw.data(), m.data.data(), h.dims, h.type.item_size);
   }
   return m;
 }
 
 }  // namespace
 
-Matrix read(const std::string& path, const ReadOptions& options) {
+namespace {
+
+// A matrix is an array of rank 2 (read_from has checked it).
+Matrix as_matrix(Array array) {
+  Matrix m;
+  m.dtype = array.dtype;
+  m.rows = array.shape[0];
+  m.cols = array.shape[1];
+  m.fortran_order = array.fortran_order;
+  m.booleans = array.booleans;
+  m.uint32_words = array.uint32_words;
+  m.data = std::move(array.data);
+  return m;
+}
+
+Array read_file(const std::string& path, const ReadOptions& options, std::optional<std::size_t> rank) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) io_error(path, "cannot open for reading", errno);
   struct stat st {};
@@ -469,12 +512,23 @@ Matrix read(const std::string& path, const ReadOptions& options) {
   if (S_ISDIR(st.st_mode)) io_error(path, "is a directory, not a .npy file", 0);
   FdSource source(fd.get(), path);
   if (S_ISREG(st.st_mode)) source.known_size = std::uint64_t(st.st_size);
-  return read_from(source, path, options);
+  return read_from(source, path, options, rank);
 }
+
+}  // namespace
+
+Array read_array(const std::string& path, const ReadOptions& options) { return read_file(path, options, std::nullopt); }
+
+Array read_array(std::istream& in, const std::string& name, const ReadOptions& options) {
+  StreamSource source(in, name);
+  return read_from(source, name, options, std::nullopt);
+}
+
+Matrix read(const std::string& path, const ReadOptions& options) { return as_matrix(read_file(path, options, 2)); }
 
 Matrix read(std::istream& in, const std::string& name, const ReadOptions& options) {
   StreamSource source(in, name);
-  return read_from(source, name, options);
+  return as_matrix(read_from(source, name, options, 2));
 }
 
 namespace {
@@ -501,9 +555,9 @@ struct Element {
 
 // The version 1.0 header numpy writes: the dict, then spaces and a newline so that the data starts
 // at a multiple of 64 bytes.
-std::string make_header(const Element& element, index_t rows, index_t cols) {
-  std::string shape = "(" + std::to_string(rows) + ", " + std::to_string(cols) + (element.lane_axis ? ", 2)" : ")");
-  std::string dict = "{'descr': '" + element.descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+std::string make_header(const Element& element, std::vector<std::int64_t> dims) {
+  if (element.lane_axis) dims.push_back(2);
+  std::string dict = "{'descr': '" + element.descr + "', 'fortran_order': False, 'shape': " + shape_text(dims) + ", }";
   const std::size_t unpadded = magic_size + 2 + 2 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict += '\n';
@@ -528,17 +582,22 @@ void write_fully(int fd, const void* data, std::size_t size, const std::string& 
 }
 
 // Writes the file beside the target and renames it into place (see write() in npy.hpp).
-void write_elements(const std::string& path, const Element& element, index_t rows, index_t cols,
+void write_elements(const std::string& path, const Element& element, const std::vector<index_t>& shape,
                     const void* row_major_data) {
-  if (rows < 0 || cols < 0)
-    throw Error(Errc::invalid_argument, path, "negative shape " + std::to_string(rows) + "x" + std::to_string(cols));
-  const std::optional<index_t> bytes = checked_mul(rows, cols, index_t(element.size));
+  const std::vector<std::int64_t> dims(shape.begin(), shape.end());
+  std::optional<index_t> bytes = index_t(element.size);
+  double wanted = double(element.size);
+  for (index_t d : shape) {
+    if (d < 0) throw Error(Errc::invalid_argument, path, "negative shape " + shape_text(dims));
+    if (bytes) bytes = checked_mul(*bytes, d);
+    wanted *= double(d);
+  }
   if (!bytes)
     throw Error(Errc::invalid_argument, path,
-                "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " + element.name + " matrix would be " +
-                    bytes_text(double(rows) * double(cols) * double(element.size)) + ", more than any array can hold");
+                "a " + shape_text(dims) + " " + element.name + " array would be " + bytes_text(wanted) +
+                    ", more than any array can hold");
   if (*bytes != 0 && row_major_data == nullptr) throw Error(Errc::null_pointer, path, "no data to write");
-  const std::string header = make_header(element, rows, cols);
+  const std::string header = make_header(element, dims);
 
   // A unique temporary name beside the target, so rename() replaces it atomically. O_EXCL with mode
   // 0666 lets the umask set the permissions, as for any newly created file.
@@ -566,13 +625,22 @@ void write_elements(const std::string& path, const Element& element, index_t row
 
 }  // namespace
 
+namespace {
+Element element_of(DType dtype) {
+  return {descr_of(dtype), dtype_size(dtype), std::string(to_string(dtype)), dtype == DType::i16x2};
+}
+}  // namespace
+
 void write(const std::string& path, DType dtype, index_t rows, index_t cols, const void* row_major_data) {
-  write_elements(path, {descr_of(dtype), dtype_size(dtype), std::string(to_string(dtype)), dtype == DType::i16x2}, rows,
-                 cols, row_major_data);
+  write_elements(path, element_of(dtype), {rows, cols}, row_major_data);
+}
+
+void write_array(const std::string& path, DType dtype, const std::vector<index_t>& shape, const void* c_order_data) {
+  write_elements(path, element_of(dtype), shape, c_order_data);
 }
 
 void write_uint32(const std::string& path, index_t rows, index_t cols, const std::uint32_t* row_major_data) {
-  write_elements(path, {"<u4", sizeof(std::uint32_t), "uint32", false}, rows, cols, row_major_data);
+  write_elements(path, {"<u4", sizeof(std::uint32_t), "uint32", false}, {rows, cols}, row_major_data);
 }
 
 }  // namespace ringmm::npy

@@ -154,6 +154,38 @@ TEST_F(NpyTest, FortranOrderIsConvertedToRowMajor) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(x[i], float(i));
 }
 
+TEST_F(NpyTest, ArraysOfAnyRankRoundTrip) {
+  for (const std::vector<ringmm::index_t>& shape :
+       std::vector<std::vector<ringmm::index_t>>{{}, {5}, {2, 3, 4}, {1, 2, 1, 3, 2}, {3, 0, 2}}) {
+    ringmm::index_t count = 1;
+    for (auto d : shape) count *= d;
+    std::vector<double> data(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = 0.5 * double(i) - 3;
+    ringmm::npy::write_array(path("t.npy"), DType::f64, shape, data.data());
+    const auto a = ringmm::npy::read_array(path("t.npy"));
+    EXPECT_EQ(a.dtype, DType::f64);
+    EXPECT_EQ(a.shape, shape);
+    ASSERT_EQ(a.data.size(), data.size() * sizeof(double));
+    EXPECT_EQ(std::memcmp(a.data.data(), data.data(), a.data.size()), 0);
+  }
+}
+
+TEST_F(NpyTest, FortranOrderArraysAreConvertedToCOrder) {
+  // Shape (2, 3, 4) stored first axis fastest: the file's element i + 2j + 6k is (i, j, k).
+  std::vector<std::int32_t> file(24);
+  for (int i = 0; i < 24; ++i) file[std::size_t(i)] = i;
+  const auto a = ringmm::npy::read_array(
+      write_raw("f.npy", "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }", raw_bytes(file)));
+  ASSERT_EQ(a.shape, (std::vector<ringmm::index_t>{2, 3, 4}));
+  const auto* x = reinterpret_cast<const std::int32_t*>(a.data.data());
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(x[(i * 3 + j) * 4 + k], i + 2 * j + 6 * k) << i << j << k;
+  // A matrix reader refuses the array by its rank, before reading its data.
+  expect_refused(write_raw("t.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }", std::string(8, '\0')),
+                 Errc::format_error, "has rank 3");
+}
+
 TEST_F(NpyTest, FortranOrderI16x2KeepsLanesTogether) {
   // Shape (2, 2, 2) in Fortran order: the lane axis is slowest. Element (i, j) = {10i + j, -(10i + j)}.
   std::vector<std::int16_t> file;

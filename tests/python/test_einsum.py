@@ -9,58 +9,9 @@ import numpy as np
 import pytest
 
 import ringmm
-from reference import LOG_PLUS_TOLERANCE, SPECS, random_operand
+from reference import SPECS, assert_einsum_matches, brute_force, random_operand
 
 PAIRS = [(s.name, d) for s in ringmm.semirings() for d in s.dtypes if s.name in SPECS]
-
-
-def brute_force(subscripts, operands, semiring):
-    """The einsum by enumeration: no paths, no products, no reshapes. Explicit output only; an
-    ellipsis is given as letters by the caller. Size-1 dimensions broadcast."""
-    inputs, output = subscripts.split("->")
-    terms = inputs.split(",")
-    letters = sorted(set("".join(terms)))
-    sizes = {}
-    for term, x in zip(terms, operands):
-        for c, n in zip(term, x.shape):
-            sizes[c] = max(sizes.get(c, 1), n) if n != 0 and sizes.get(c) != 0 else 0
-    dtype = operands[0].dtype
-    spec = SPECS[semiring]
-    wide = dtype.kind == "f" and semiring in ("plus_times", "log_plus")
-    work = np.float64 if wide else dtype
-    grid = np.indices([sizes[c] for c in letters]) if letters else np.zeros((0,), int)
-    where = {c: grid[i] for i, c in enumerate(letters)}
-    total = None
-    for term, x in zip(terms, operands):
-        index = tuple(where[c] % max(x.shape[k], 1) if x.shape[k] == 1 else where[c] for k, c in enumerate(term))
-        values = np.asarray(x, work)[index] if term else np.full([sizes[c] for c in letters], np.asarray(x, work))
-        total = values if total is None else spec.mul(total, values, work)
-    drop = tuple(i for i, c in enumerate(letters) if c not in output)
-    reduced = spec.add.reduce(total, axis=drop, initial=spec.zero(np.dtype(work))) if drop else total
-    kept = [c for c in letters if c in output]
-    result = np.transpose(reduced, [kept.index(c) for c in output]) if output else reduced
-    result = np.asarray(result).astype(dtype)
-    if dtype.kind in "ub":
-        result = result.astype(bool).astype(dtype)
-    return result
-
-
-def assert_einsum_matches(semiring, got, want, terms, operands=2):
-    """Exact for integers and for ⊗ = min/max; for float ⊗ = + or × across three or more operands,
-    within the rounding of their order (a path adds (x + y) + z where the reference adds x + (y + z))."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    if semiring in ("max_plus", "min_plus", "max_times") and got.dtype.kind == "f" and operands > 2:
-        eps = np.finfo(got.dtype).eps
-        np.testing.assert_allclose(got, want, rtol=4 * operands * eps, atol=64 * operands * eps)
-    elif semiring == "log_plus":
-        atol, rtol = LOG_PLUS_TOLERANCE[got.dtype]
-        np.testing.assert_allclose(got, want, rtol=rtol * 10 * terms, atol=atol * 10 * terms)
-    elif semiring == "plus_times" and got.dtype.kind == "f":
-        bound = np.finfo(got.dtype).eps * 16 * max(terms, 1) * 9 ** 4
-        np.testing.assert_allclose(got, want, rtol=0, atol=bound)
-    else:
-        np.testing.assert_array_equal(got, want)
 
 
 def random_expression(rng):

@@ -6,6 +6,7 @@
 # named in BENCH (default: all five), each writing its records and log to $OUT.
 # Usage, repository root on the GPU machine:
 #   CPP_TESTS="workspace backward" BENCH="jax_calls einsum_bench" lab/device/python_run.sh
+# (EINSUM_ARGS goes to einsum_bench.py, e.g. "--only tse").
 # The machine has no googletest: GTEST_SRC (default .carry/googletest) is built first when
 # CPP_TESTS names any. Wheels in .carry/wheels (torch-semiring-einsum, networkx, opt_einsum) are
 # installed where the machine lacks them (it has no network).
@@ -51,7 +52,7 @@ for bench in ${BENCH-call_overhead large_product training_step jax_calls einsum_
     call_overhead | large_product) (cd lab/python && timeout 300 python3 $bench.py --ringmm "$build/tools/ringmm" --out "$out/python-$bench.json") ;;
     training_step) (cd lab/python && timeout 240 python3 training_step.py --out "$out/python-training-step.json") ;;
     jax_calls) (cd lab/python && timeout 200 python3 jax_calls.py --ringmm "$build/tools/ringmm" --out "$out/jax-calls.json") ;;
-    einsum_bench) timeout 300 python3 lab/python/einsum_bench.py --out "$out/einsum.jsonl" ;;
+    einsum_bench) timeout 300 python3 lab/python/einsum_bench.py --out "$out/einsum.jsonl" ${EINSUM_ARGS:-} ;;
     *) echo "unknown benchmark $bench" ;;
   esac > "$out/$bench.log" 2>&1
   echo "$bench rc=$?"; tail -25 "$out/$bench.log"

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import ringmm
+from devices import cuda_build_with_device
 from reference import SPECS, assert_einsum_matches, brute_force, random_operand
 
 CLI = os.environ.get("RINGMM_CLI") or shutil.which("ringmm")
@@ -23,19 +24,19 @@ PAIRS = [(s.name, d) for s in ringmm.semirings() for d in s.dtypes if s.name in 
 SPELLING = {s.name: s.spelling for s in ringmm.semirings()}  # the command line's names
 
 
-def run(tmp_path, spec, operands, semiring="max_plus", fortran=False, extra=()):
+def run(tmp_path, spec, operands, semiring="max_plus", fortran=False, backend="cpu"):
     paths = []
     for i, x in enumerate(operands):
         paths.append(str(tmp_path / f"x{i}.npy"))
         np.save(paths[-1], np.asfortranarray(x) if fortran else x)
     out = tmp_path / "out.npy"
     done = subprocess.run([CLI, "einsum", spec, *paths, "--out", str(out), "--semiring", SPELLING[semiring],
-                           "--backend", "cpu", *extra], capture_output=True, text=True)
+                           "--backend", backend], capture_output=True, text=True)
     return done, out
 
 
-def contract(tmp_path, spec, operands, semiring="max_plus", fortran=False):
-    done, out = run(tmp_path, spec, operands, semiring, fortran)
+def contract(tmp_path, spec, operands, semiring="max_plus", fortran=False, backend="cpu"):
+    done, out = run(tmp_path, spec, operands, semiring, fortran, backend)
     assert done.returncode == 0, done.stderr
     return np.load(out)
 
@@ -74,6 +75,19 @@ def test_random_expressions(tmp_path, semiring, dtype):
             got = got.astype(bool)
         inner = max(1, int(np.prod([sizes[c] for c in set("".join(terms)) if c not in subscripts.split("->")[1]])))
         assert_einsum_matches(semiring, got, want, inner, len(operands)), subscripts
+
+
+@pytest.mark.skipif(not cuda_build_with_device(), reason="needs ringmm's CUDA backend and a device")
+@pytest.mark.parametrize("semiring,dtype", [("max_plus", "float32"), ("min_plus", "int32"), ("log_plus", "float64"),
+                                            ("plus_times", "float32"), ("lor_land", "uint8")])
+def test_on_cuda(tmp_path, semiring, dtype):
+    rng = np.random.default_rng(11)
+    for subscripts, shapes in [("bij,bjk->bik", [(3, 33, 129), (3, 129, 7)]), ("ijk,kjl->li", [(5, 4, 3), (3, 4, 6)]),
+                               ("ab,bc,cd->ad", [(7, 33), (33, 127), (127, 5)]), ("iij,j->i", [(4, 4, 3), (3,)])]:
+        operands = [random_operand(semiring, dtype, s, rng) for s in shapes]
+        want = brute_force(subscripts, operands, semiring)
+        got = contract(tmp_path, subscripts, operands, semiring, backend="cuda")
+        assert_einsum_matches(semiring, got, want, 200, len(operands)), subscripts
 
 
 def test_implicit_output_is_numpys(tmp_path):

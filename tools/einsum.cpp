@@ -206,7 +206,7 @@ int run_einsum(const Context& ctx, const Expression& e, const std::vector<npy::A
     index_t count = 1;
     for (index_t d : shape) count *= d;
     std::vector<T> result(static_cast<std::size_t>(count));
-    detail::gather("out", acc.data, acc.shape, acc.strides, order, sizeof(T), result.data());
+    detail::gather(run.ctx, acc.data, acc.shape, acc.strides, order, sizeof(T), result.data());
     npy::write_array(out_path, dtype_of<T>::value, shape, result.data());
     std::cout << "semiring  " << to_string(S::kind) << " (" << to_string(dtype_of<T>::value) << ")\n"
               << "backend   " << to_string(run.ctx.resolved_backend()) << "\n";

@@ -4,14 +4,18 @@
 // is then one strided batched product: a as batch × (left × contracted) matrices, b as batch ×
 // (contracted × right), out as batch × (left × right). An operand is read in place where its strides
 // express that grouping (each group's indices merge into one stride, and one of its two matrix
-// strides is 1, as a leading dimension describes), and copied into a contiguous buffer otherwise.
-// Copies are made on the host: a tensor in device memory must be expressible in place.
+// strides is 1, as a leading dimension describes), and copied into a contiguous buffer otherwise:
+// beside the tensor, on the host for a host tensor, and for a tensor in device memory a block of the
+// CUDA engine's pooled workspace, filled and emptied by a kernel on the context's stream.
 //
 // ringmm.einsum (Python) builds whole expressions from such pairs, with diagonals, reductions and
 // contraction paths; here each index appears at most once per operand, and every index of a and b
 // is in the other operand or in out.
 #pragma once
 
+#include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,11 +69,24 @@ ContractPlan plan_contraction(const Contraction& c, const std::vector<index_t>& 
                               const std::vector<index_t>& b_strides, const std::vector<index_t>& out_shape,
                               const std::vector<index_t>& out_strides);
 
-// Copies between a strided tensor and a contiguous buffer holding its axes in `order` (host memory;
-// a tensor in device memory is refused, naming it).
-void gather(const char* name, const void* tensor, const std::vector<index_t>& shape,
+// A contiguous buffer of `bytes` beside `tensor`: host memory for a host tensor, the CUDA engine's
+// pooled workspace (released on ctx's stream) for a tensor in device memory.
+class OperandCopy {
+ public:
+  OperandCopy(const Context& ctx, const void* tensor, std::size_t bytes);
+  void* get() const { return data_; }
+
+ private:
+  std::vector<std::byte> host_;
+  std::shared_ptr<void> device_;
+  void* data_ = nullptr;
+};
+
+// Copies between a strided tensor and a contiguous buffer (an OperandCopy of it) holding its axes in
+// `order`: on the host, or by a kernel on ctx's stream where the tensor is in device memory.
+void gather(const Context& ctx, const void* tensor, const std::vector<index_t>& shape,
             const std::vector<index_t>& strides, const std::vector<int>& order, std::size_t element, void* buffer);
-void scatter(const char* name, const void* buffer, const std::vector<index_t>& shape,
+void scatter(const Context& ctx, const void* buffer, const std::vector<index_t>& shape,
              const std::vector<index_t>& strides, const std::vector<int>& order, std::size_t element, void* tensor);
 
 }  // namespace detail
@@ -82,20 +99,20 @@ void contract(const Context& ctx, std::string_view spec, TensorView<const elemen
   const Contraction c = Contraction::parse(spec);
   const detail::ContractPlan p =
       detail::plan_contraction(c, a.shape, a.strides, b.shape, b.strides, out.shape, out.strides);
-  std::vector<T> a_copy, b_copy, out_copy;
-  auto read = [&](const detail::ContractOperand& op, const char* name, const TensorView<const T>& t, index_t matrix,
-                  std::vector<T>& copy) {
+  std::optional<detail::OperandCopy> a_copy, b_copy, out_copy;
+  auto read = [&](const detail::ContractOperand& op, const TensorView<const T>& t, index_t matrix,
+                  std::optional<detail::OperandCopy>& copy) {
     if (op.in_place) return t.data;
-    copy.resize(std::size_t(p.batch * matrix));
-    detail::gather(name, t.data, t.shape, t.strides, op.order, sizeof(T), copy.data());
-    return static_cast<const T*>(copy.data());
+    copy.emplace(ctx, t.data, std::size_t(p.batch * matrix) * sizeof(T));
+    detail::gather(ctx, t.data, t.shape, t.strides, op.order, sizeof(T), copy->get());
+    return static_cast<const T*>(copy->get());
   };
-  const T* a_data = read(p.a, "a", a, p.m * p.k, a_copy);
-  const T* b_data = read(p.b, "b", b, p.k * p.n, b_copy);
+  const T* a_data = read(p.a, a, p.m * p.k, a_copy);
+  const T* b_data = read(p.b, b, p.k * p.n, b_copy);
   T* out_data = out.data;
   if (!p.out.in_place) {
-    out_copy.resize(std::size_t(p.batch * p.m * p.n));
-    out_data = out_copy.data();
+    out_copy.emplace(ctx, out.data, std::size_t(p.batch * p.m * p.n) * sizeof(T));
+    out_data = static_cast<T*>(out_copy->get());
   }
   const MatrixView<const T> av{a_data, p.m, p.k, p.a.ld, p.a.layout};
   const MatrixView<const T> bv{b_data, p.k, p.n, p.b.ld, p.b.layout};
@@ -103,7 +120,7 @@ void contract(const Context& ctx, std::string_view spec, TensorView<const elemen
   if (p.batch > 0)
     gemm_batched<S>(ctx, Op::N, av, p.a.batch_stride, Op::N, bv, p.b.batch_stride, cv, p.out.batch_stride, p.batch);
   if (!p.out.in_place)
-    detail::scatter("out", out_copy.data(), out.shape, out.strides, p.out.order, sizeof(T), out.data);
+    detail::scatter(ctx, out_copy->get(), out.shape, out.strides, p.out.order, sizeof(T), out.data);
 }
 
 }  // namespace ringmm

@@ -1,6 +1,6 @@
 // ringmm::contract's non-template half: parsing and classifying a pairwise spec, planning how each
 // tensor is read (in place where its strides express the grouped layout, else copied), and the
-// host copies (ringmm/contract.hpp).
+// copies (ringmm/contract.hpp).
 #include "ringmm/contract.hpp"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "ringmm/config.hpp"
 #include "ringmm/cuda/device.hpp"  // is_device_pointer, defined where CUDA is built (asked only then)
+#include "ringmm/detail/cuda_backend.hpp"  // strided_copy, workspace_block (likewise)
 #include "ringmm/error.hpp"
 
 namespace ringmm {
@@ -218,19 +219,42 @@ void for_each_element(const std::vector<index_t>& shape, const std::vector<index
   }
 }
 
-void refuse_device_memory(const char* name, const void* p) {
-  if constexpr (config::cuda)
-    if (cuda_detail::is_device_pointer(p))
-      throw Error(Errc::unsupported, name,
-                  "is in device memory with strides that do not express its grouped layout "
-                  "(batch, rows, columns): pass a contiguous tensor, or one whose groups merge");
+// Whether `p` is device memory, in a build with the CUDA backend.
+bool on_device(const void* p) {
+  if constexpr (config::cuda) return cuda_detail::is_device_pointer(p);
+  return false;
+}
+
+// The buffer's strides: contiguous over the tensor's axes taken in `order`, returned per tensor axis.
+std::vector<index_t> buffer_strides(const std::vector<index_t>& shape, const std::vector<int>& order) {
+  std::vector<index_t> ordered;
+  for (int axis : order) ordered.push_back(shape[std::size_t(axis)]);
+  const std::vector<index_t> contiguous = contiguous_strides(ordered);
+  std::vector<index_t> strides(shape.size());
+  for (std::size_t d = 0; d < order.size(); ++d) strides[std::size_t(order[d])] = contiguous[d];
+  return strides;
 }
 
 }  // namespace
 
-void gather(const char* name, const void* tensor, const std::vector<index_t>& shape,
+OperandCopy::OperandCopy(const Context& ctx, const void* tensor, std::size_t bytes) {
+  if constexpr (config::cuda) {
+    if (on_device(tensor)) {
+      device_ = cuda_detail::workspace_block(bytes, ctx.cuda_stream);
+      data_ = device_.get();
+      return;
+    }
+  }
+  host_.resize(bytes);
+  data_ = host_.data();
+}
+
+void gather(const Context& ctx, const void* tensor, const std::vector<index_t>& shape,
             const std::vector<index_t>& strides, const std::vector<int>& order, std::size_t element, void* buffer) {
-  refuse_device_memory(name, tensor);
+  if constexpr (config::cuda) {
+    if (on_device(tensor))
+      return cuda_detail::strided_copy(tensor, strides, buffer, buffer_strides(shape, order), shape, element, ctx.cuda_stream);
+  }
   const char* src = static_cast<const char*>(tensor);
   char* dst = static_cast<char*>(buffer);
   for_each_element(shape, strides, order, [&](index_t offset, index_t i) {
@@ -238,9 +262,12 @@ void gather(const char* name, const void* tensor, const std::vector<index_t>& sh
   });
 }
 
-void scatter(const char* name, const void* buffer, const std::vector<index_t>& shape,
+void scatter(const Context& ctx, const void* buffer, const std::vector<index_t>& shape,
              const std::vector<index_t>& strides, const std::vector<int>& order, std::size_t element, void* tensor) {
-  refuse_device_memory(name, tensor);
+  if constexpr (config::cuda) {
+    if (on_device(tensor))
+      return cuda_detail::strided_copy(buffer, buffer_strides(shape, order), tensor, strides, shape, element, ctx.cuda_stream);
+  }
   const char* src = static_cast<const char*>(buffer);
   char* dst = static_cast<char*>(tensor);
   for_each_element(shape, strides, order, [&](index_t offset, index_t i) {

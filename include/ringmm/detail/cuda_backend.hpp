@@ -8,7 +8,10 @@
 // ...) are defined once, in src/core/backends.cpp, on top of the queries below.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ringmm/config.hpp"
 #include "ringmm/context.hpp"
@@ -23,6 +26,16 @@ tune::CacheKey tune_key();
 void reload_tune_cache();
 CudaChoice describe_choice(const Context& ctx, SemiringKind kind, DType type, index_t m, index_t n, index_t k,
                            index_t batch, bool symmetric);
+
+// src/cuda/strided_copy.cu: ringmm::contract's copies of tensors in device memory.
+// Copies `shape`'s elements (of `element` bytes) from one strided device tensor to another, on
+// `stream` (a cudaStream_t), without waiting; at most 32 axes.
+void strided_copy(const void* from, const std::vector<index_t>& from_strides, void* to,
+                  const std::vector<index_t>& to_strides, const std::vector<index_t>& shape, std::size_t element,
+                  void* stream);
+// `bytes` of device memory from the engine's workspace (its pool, or the source the calling thread
+// installed), released on `stream` with the last owner.
+std::shared_ptr<void> workspace_block(std::size_t bytes, void* stream);
 }  // namespace cuda_detail
 
 namespace detail {

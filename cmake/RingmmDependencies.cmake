@@ -12,20 +12,31 @@ if(NOT RINGMM_ENABLE_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    # Default architecture: the GPU present (Hopper gets its arch-specific 90a), else 90a.
+    # Architectures, unless CMAKE_CUDA_ARCHITECTURES names them: RINGMM_CUDA_ARCHS=portable (the
+    # package and the release preset) builds every GPU since Ampere, sm_80/86/89 and Hopper's
+    # arch-specific 90a as machine code, with compute_90 PTX that the driver JIT-compiles for newer
+    # GPUs (Blackwell); native (the default) builds for the GPU present only, or 90a without one.
+    set(RINGMM_CUDA_ARCHS "native" CACHE STRING "CUDA architectures when CMAKE_CUDA_ARCHITECTURES is unset: native or portable")
+    set_property(CACHE RINGMM_CUDA_ARCHS PROPERTY STRINGS native portable)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
-      set(ringmm_arch 90a)
-      find_program(RINGMM_NVIDIA_SMI nvidia-smi)
-      if(RINGMM_NVIDIA_SMI)
-        execute_process(COMMAND ${RINGMM_NVIDIA_SMI} --query-gpu=compute_cap --format=csv,noheader
-                        OUTPUT_VARIABLE ringmm_cap RESULT_VARIABLE ringmm_smi_rc ERROR_QUIET
-                        OUTPUT_STRIP_TRAILING_WHITESPACE)
-        if(ringmm_smi_rc EQUAL 0 AND ringmm_cap MATCHES "^([0-9]+)\\.([0-9]+)")
-          set(ringmm_arch "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
-          if(ringmm_arch STREQUAL "90")
-            set(ringmm_arch 90a)
+      if(RINGMM_CUDA_ARCHS STREQUAL "portable")
+        set(ringmm_arch "80-real;86-real;89-real;90a-real;90-virtual")
+      elseif(RINGMM_CUDA_ARCHS STREQUAL "native")
+        set(ringmm_arch 90a)
+        find_program(RINGMM_NVIDIA_SMI nvidia-smi)
+        if(RINGMM_NVIDIA_SMI)
+          execute_process(COMMAND ${RINGMM_NVIDIA_SMI} --query-gpu=compute_cap --format=csv,noheader
+                          OUTPUT_VARIABLE ringmm_cap RESULT_VARIABLE ringmm_smi_rc ERROR_QUIET
+                          OUTPUT_STRIP_TRAILING_WHITESPACE)
+          if(ringmm_smi_rc EQUAL 0 AND ringmm_cap MATCHES "^([0-9]+)\\.([0-9]+)")
+            set(ringmm_arch "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+            if(ringmm_arch STREQUAL "90")
+              set(ringmm_arch 90a)
+            endif()
           endif()
         endif()
+      else()
+        message(FATAL_ERROR "RINGMM_CUDA_ARCHS is '${RINGMM_CUDA_ARCHS}': native or portable")
       endif()
       set(CMAKE_CUDA_ARCHITECTURES ${ringmm_arch} CACHE STRING "CUDA architectures" FORCE)
     endif()

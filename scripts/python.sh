@@ -9,7 +9,9 @@
 # The package's CUDA backend is built where nvcc is found and a GPU answers. Without a GPU it
 # could not run, and building its kernels a second time (the C++ build has them) would add ~7
 # minutes on two cores, so the package is then built for the CPU; a plain `pip install .` builds
-# CUDA wherever nvcc is found. RINGMM_PYTHON_CUDA=ON|OFF|AUTO overrides the choice.
+# CUDA wherever nvcc is found. RINGMM_PYTHON_CUDA=ON|OFF|AUTO overrides the choice. Here the kernels
+# are built for the GPU present (RINGMM_CUDA_ARCHS=native); `pip install .` and wheels build every
+# architecture since Ampere (pyproject.toml).
 #
 # Exit status: 0 when installed; 2 when the build requirements cannot be had (no network and not
 # installed): callers skip the Python steps then; anything else is a failure.
@@ -80,7 +82,8 @@ fi
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 log "building the package (CUDA backend: $cuda; log: $LOG)"
 if ! "$PY" -m pip install --disable-pip-version-check --no-build-isolation -v "$ROOT" \
-    -Cbuild-dir="$BUILD_DIR/python" -Ccmake.define.RINGMM_ENABLE_CUDA="$cuda" >"$LOG" 2>&1; then
+    -Cbuild-dir="$BUILD_DIR/python" -Ccmake.define.RINGMM_ENABLE_CUDA="$cuda" \
+    -Ccmake.define.RINGMM_CUDA_ARCHS=native >"$LOG" 2>&1; then
   tail -40 "$LOG" >&2
   log "error: pip install failed (the whole log: $LOG)"
   exit 1

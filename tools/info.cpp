@@ -23,7 +23,7 @@ int info_command(const Args& args) {
   std::cout << "ringmm " << version() << "\n\n"
             << "backends compiled in\n"
             << "  cpu     yes\n"
-            << "  cuda    " << yes_no(cuda_compiled()) << "\n"
+            << "  cuda    " << yes_no(cuda_compiled()) << (cuda_compiled() ? " (architectures " + cuda_architectures() + ")" : "") << "\n"
             << "  blas    " << yes_no(blas_compiled()) << " (OpenBLAS: CPU plus-times baseline)\n"
             << "  mpi     " << yes_no(mpi_compiled()) << " (distributed SUMMA)\n"
             << "  nccl    " << yes_no(RINGMM_HAVE_NCCL) << " (SUMMA between GPUs)\n\n"

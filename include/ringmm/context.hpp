@@ -70,8 +70,13 @@ BooleanMma parse_boolean_mma(std::string_view text, std::string_view what = "boo
 bool cuda_compiled();
 bool blas_compiled();
 bool mpi_compiled();
-// True when the CUDA backend is compiled in and at least one device answers; `why` says otherwise.
+// True when the CUDA backend is compiled in, a device answers and this build has code for it (a GPU
+// older than Ampere, or one of an architecture the build left out, is unavailable); `why` says
+// otherwise, naming the device, its compute capability and the architectures built.
 bool cuda_device_available(std::string* why = nullptr);
+// The CUDA architectures the kernels were compiled for, as CMAKE_CUDA_ARCHITECTURES names them
+// ("80-real,86-real,89-real,90a-real,90-virtual"); empty in a build without CUDA.
+std::string cuda_architectures();
 std::string_view version();
 
 }  // namespace ringmm

@@ -171,6 +171,7 @@ nb::dict build_info() {
   nb::dict d;
   d["version"] = std::string(version());
   d["cuda_compiled"] = cuda_compiled();
+  d["cuda_architectures"] = cuda_architectures();  // as CMAKE_CUDA_ARCHITECTURES names them; "" without CUDA
   d["blas"] = blas_compiled();
   std::string why;
   const bool have_device = cuda_device_available(&why);

@@ -23,6 +23,11 @@ bool cuda_device_available(std::string* why) {
   }
 }
 
+std::string cuda_architectures() {
+  if constexpr (config::cuda) return cuda_detail::built_architectures();
+  else return "";
+}
+
 CudaChoice describe_cuda_choice(const Context& ctx, SemiringKind kind, DType type, index_t m, index_t n, index_t k,
                                 index_t batch, bool symmetric) {
   if constexpr (config::cuda) return cuda_detail::describe_choice(ctx, kind, type, m, n, k, batch, symmetric);

@@ -3,8 +3,9 @@
 // every instantiation of the engine template shares.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
-
+#include <cctype>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -19,6 +20,60 @@
 
 namespace ringmm {
 
+namespace {
+
+// Why the current device cannot run this build's kernels, or "" where it can (asked once a device).
+std::string unsupported_device() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return "";
+  constexpr int kDevices = 64;
+  static std::string answer[kDevices];
+  static std::once_flag asked[kDevices];
+  if (device >= kDevices) return "";
+  std::call_once(asked[device], [device] {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return void(cudaGetLastError());
+    const int cc = prop.major * 10 + prop.minor;
+    const std::string name = std::string(prop.name) + " (compute capability " + std::to_string(prop.major) + "." +
+                             std::to_string(prop.minor) + ")";
+    if (cc < 80) {
+      answer[device] = name + " is older than Ampere: ringmm's CUDA kernels need compute capability 8.0 or later";
+      return;
+    }
+    const std::string built = cuda_detail::built_architectures();
+    std::size_t start = 0;
+    for (std::size_t comma; start <= built.size(); start = comma + 1) {
+      comma = std::min(built.find(',', start), built.size());
+      if (cuda_detail::arch_runs_on(built.substr(start, comma - start), cc)) return;
+    }
+    answer[device] = name + " has no code in this build of ringmm, which was compiled for " + built +
+                     " (CMAKE_CUDA_ARCHITECTURES): rebuild with -DRINGMM_CUDA_ARCHS=portable, or with "
+                     "-DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(cc);
+  });
+  return answer[device];
+}
+
+}  // namespace
+
+std::string cuda_detail::built_architectures() { return RINGMM_CUDA_ARCHITECTURES; }
+
+// Whether kernels built for `arch`, as CMAKE_CUDA_ARCHITECTURES names it ("86-real", "90a-real",
+// "90-virtual", "80"), run on a device of compute capability `cc` (major × 10 + minor): machine
+// code runs on its own major version at the same or a later minor one (arch-specific "a" code on
+// its own capability only); PTX is JIT-compiled by the driver for its capability and any later.
+bool cuda_detail::arch_runs_on(const std::string& arch, int cc) {
+  std::size_t digits = 0;
+  while (digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[digits]))) ++digits;
+  if (digits == 0) return false;
+  const int built = std::stoi(arch.substr(0, digits));
+  const std::string rest = arch.substr(digits);
+  const bool specific = !rest.empty() && rest[0] == 'a';
+  const bool ptx = rest.find("-real") == std::string::npos;  // "80" is both machine code and PTX
+  const bool machine_code = rest.find("-virtual") == std::string::npos;
+  if (specific) return machine_code && cc == built;
+  return (machine_code && cc / 10 == built / 10 && cc >= built) || (ptx && cc >= built);
+}
+
 bool cuda_detail::device_available(std::string* why) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -31,6 +86,10 @@ bool cuda_detail::device_available(std::string* why) {
       else *why = std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
     }
     cudaGetLastError();
+    return false;
+  }
+  if (const std::string problem = unsupported_device(); !problem.empty()) {
+    if (why) *why = problem;
     return false;
   }
   return true;

@@ -10,6 +10,9 @@
 namespace ringmm::cuda_detail {
 
 bool is_device_pointer(const void* p);  // device or managed memory
+// Whether kernels compiled for `arch` (a CMAKE_CUDA_ARCHITECTURES entry: "86-real", "90a-real",
+// "90-virtual", "80") run on a device of compute capability `cc` (major × 10 + minor).
+bool arch_runs_on(const std::string& arch, int cc);
 int multiprocessor_count();             // of the current device
 ConfigId find_config(const std::string& name);  // throws invalid_argument naming cuda_config
 

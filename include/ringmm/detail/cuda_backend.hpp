@@ -21,7 +21,8 @@ namespace ringmm {
 
 namespace cuda_detail {
 // src/cuda/device.cu and tune.cu: what the public functions of the same meaning answer.
-bool device_available(std::string* why);
+bool device_available(std::string* why);  // false also for a device this build has no code for
+std::string built_architectures();        // CMAKE_CUDA_ARCHITECTURES, comma-separated
 tune::CacheKey tune_key();
 void reload_tune_cache();
 CudaChoice describe_choice(const Context& ctx, SemiringKind kind, DType type, index_t m, index_t n, index_t k,

@@ -64,6 +64,9 @@ wrote+=(docs/perf/shapes-profile.md)
 # ringmm.einsum beside its baselines (lab/python/einsum_bench.py), page and figure.
 python3 lab/reports/einsum_table.py --out docs/perf/einsum.md --figure docs/img/einsum.png > /dev/null
 wrote+=(docs/perf/einsum.md docs/img/einsum.png)
+# The portable CUDA build beside the native one (lab/device/portable_run.sh bench).
+python3 lab/reports/portable_table.py --out docs/perf/portable.md > /dev/null
+wrote+=(docs/perf/portable.md)
 # ringmm.jax's call costs (lab/python/jax_calls.py).
 python3 lab/reports/jax_table.py --out docs/perf/jax.md > /dev/null
 wrote+=(docs/perf/jax.md)

@@ -27,7 +27,9 @@ int info_command(const Args& args) {
             << "  blas    " << yes_no(blas_compiled()) << " (OpenBLAS: CPU plus-times baseline)\n"
             << "  mpi     " << yes_no(mpi_compiled()) << " (distributed SUMMA)\n"
             << "  nccl    " << yes_no(RINGMM_HAVE_NCCL) << " (SUMMA between GPUs)\n\n"
-            << "cpu       " << cpu_model() << ", " << omp_get_max_threads() << " threads\n";
+            << "cpu       " << cpu_model() << ", " << omp_get_max_threads() << " threads\n"
+            << "cpu isa   " << to_string(resolved_cpu_isa(CpuIsa::automatic)) << " (the CPU kernels' widest; this CPU's is "
+            << to_string(detected_cpu_isa()) << "; RINGMM_CPU_ISA=generic|avx2|avx512 lowers it)\n";
   std::string why;
   if (cuda_device_available(&why)) {
     for (const std::string& device : measure::describe_devices()) std::cout << "gpu       " << device << "\n";

@@ -19,11 +19,19 @@ enum class BorderPolicy { automatic, pad, predicate };
 // (docs/performance-log.md).
 enum class BooleanMma { automatic, int8, bits };
 
+// The widest x86-64 instruction set the CPU kernels may use (the blocked kernel and the b1 kernels
+// are built for each and pick one at run time; the rest are baseline x86-64). automatic: the
+// RINGMM_CPU_ISA environment variable where set, else the widest this CPU runs. A level the CPU
+// lacks is refused (Errc::unsupported). avx512 means F, BW, DQ and VL; b1 counts also take
+// VPOPCNTDQ where the CPU has it. Other processors run the generic code at every level.
+enum class CpuIsa { automatic, generic, avx2, avx512 };
+
 struct Context {
   Backend backend = Backend::automatic;
   BorderPolicy border = BorderPolicy::automatic;
   void* cuda_stream = nullptr;  // a cudaStream_t; null means the legacy default stream
   int cpu_threads = 0;          // 0 = OpenMP's default
+  CpuIsa cpu_isa = CpuIsa::automatic;  // lower it to test or compare the CPU kernels' narrower builds
   std::string cuda_config;      // a name from the CUDA configuration table; empty = heuristic
   // CUDA split-K: cut K into this many parts, each a member of one batched product, whose results
   // are ⊕-reduced; 0 = the engine's choice (no split when cuda_config or a border is named).
@@ -65,6 +73,12 @@ std::string_view to_string(BooleanMma m);
 Backend parse_backend(std::string_view text, std::string_view what = "backend");
 BorderPolicy parse_border(std::string_view text, std::string_view what = "border");
 BooleanMma parse_boolean_mma(std::string_view text, std::string_view what = "boolean MMA");
+std::string_view to_string(CpuIsa isa);
+CpuIsa parse_cpu_isa(std::string_view text, std::string_view what = "cpu isa");
+// The widest level this CPU runs (never automatic), and the level a call with `requested` runs:
+// automatic resolves through RINGMM_CPU_ISA, then the CPU; a level above the CPU's is refused.
+CpuIsa detected_cpu_isa();
+CpuIsa resolved_cpu_isa(CpuIsa requested);
 
 // What this build of ringmm contains.
 bool cuda_compiled();

@@ -55,7 +55,7 @@ template <class S> void run(const Context& ctx, const Problem<S>& p) {
   }
   check_host_inputs<S>(p);
   if constexpr (is_builtin_v<S>) cpu_run<S>(ctx, p);
-  else cpu::blocked_gemm<S>(p, ctx.cpu_threads);
+  else cpu::blocked_gemm<S>(p, ctx.cpu_threads, ctx.cpu_isa);
 }
 
 template <class S>

@@ -64,10 +64,10 @@ Record time_blocked(const std::string& kernel, index_t m, index_t n, index_t k, 
 // The configuration blocked_gemm runs on this CPU, as "blocked avx512 8x48".
 template <class T> std::string shipped_name() {
 #if RINGMM_CPU_MULTIVERSION
-  switch (bd::detect_isa()) {
-    case bd::Isa::avx512: return "blocked avx512 " + tile_name<T, bd::IsaAvx512>();
-    case bd::Isa::avx2: return "blocked avx2 " + tile_name<T, bd::IsaAvx2>();
-    case bd::Isa::generic: break;
+  switch (detected_cpu_isa()) {
+    case CpuIsa::avx512: return "blocked avx512 " + tile_name<T, bd::IsaAvx512>();
+    case CpuIsa::avx2: return "blocked avx2 " + tile_name<T, bd::IsaAvx2>();
+    default: break;  // generic
   }
 #endif
   return "blocked generic " + tile_name<T, bd::IsaGeneric>();
@@ -78,12 +78,12 @@ template <class S> void shipped_and_narrower(std::vector<Record>& out, index_t m
   using T = typename S::value_type;
   out.push_back(time_blocked<S>(shipped_name<T>(), m, n, k, reps, cpu::blocked_gemm<S>));
 #if RINGMM_CPU_MULTIVERSION
-  if (bd::detect_isa() == bd::Isa::avx512)
+  if (detected_cpu_isa() == CpuIsa::avx512)
     out.push_back(time_blocked<S>("blocked avx2 " + tile_name<T, bd::IsaAvx2>(), m, n, k, reps,
                                   [](const detail::Problem<S>& p, int threads) {
                                     bd::run_isa<S, bd::IsaAvx2>(p, threads, bd::run_team_avx2<S>);
                                   }));
-  if (bd::detect_isa() != bd::Isa::generic)
+  if (detected_cpu_isa() != CpuIsa::generic)
     out.push_back(time_blocked<S>("blocked generic " + tile_name<T, bd::IsaGeneric>(), m, n, k, reps,
                                   [](const detail::Problem<S>& p, int threads) {
                                     bd::run_isa<S, bd::IsaGeneric>(p, threads, bd::run_team_generic<S>);
@@ -172,10 +172,10 @@ template <class S, class Isa> Record time_ceiling(const std::string& isa, MicroL
 
 template <class S> Record ceiling(int reps) {
 #if RINGMM_CPU_MULTIVERSION
-  switch (bd::detect_isa()) {
-    case bd::Isa::avx512: return time_ceiling<S, bd::IsaAvx512>("avx512", micro_loop_avx512<S>, reps);
-    case bd::Isa::avx2: return time_ceiling<S, bd::IsaAvx2>("avx2", micro_loop_avx2<S>, reps);
-    case bd::Isa::generic: break;
+  switch (detected_cpu_isa()) {
+    case CpuIsa::avx512: return time_ceiling<S, bd::IsaAvx512>("avx512", micro_loop_avx512<S>, reps);
+    case CpuIsa::avx2: return time_ceiling<S, bd::IsaAvx2>("avx2", micro_loop_avx2<S>, reps);
+    default: break;  // generic
   }
 #endif
   return time_ceiling<S, bd::IsaGeneric>("generic", micro_loop_generic<S>, reps);
@@ -192,7 +192,7 @@ std::vector<Record> tune_blocked(index_t m, index_t n, index_t k, int reps) {
   shipped_and_narrower<MaxPlus<float>>(out, m, n, k, reps);
   shipped_and_narrower<PlusTimes<float>>(out, m, n, k, reps);
 #if RINGMM_CPU_MULTIVERSION
-  if (bd::detect_isa() == bd::Isa::avx512) tune_avx512(out, m, n, k, reps);
+  if (detected_cpu_isa() == CpuIsa::avx512) tune_avx512(out, m, n, k, reps);
 #endif
   return out;
 }

@@ -173,6 +173,7 @@ nb::dict build_info() {
   d["cuda_compiled"] = cuda_compiled();
   d["cuda_architectures"] = cuda_architectures();  // as CMAKE_CUDA_ARCHITECTURES names them; "" without CUDA
   d["blas"] = blas_compiled();
+  d["cpu_isa"] = std::string(to_string(resolved_cpu_isa(CpuIsa::automatic)));  // RINGMM_CPU_ISA lowers it
   std::string why;
   const bool have_device = cuda_device_available(&why);
   nb::list devices;

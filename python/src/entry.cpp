@@ -54,6 +54,20 @@ nb::object check(PyObject* result) {
   return nb::steal(result);
 }
 
+// The full C API's macros where the extension is built with it; the stable ABI's functions where it
+// is built for abi3 wheels (Py_LIMITED_API, Python >= 3.12).
+void tuple_set(PyObject* tuple, Py_ssize_t i, PyObject* stolen) {
+#ifdef Py_LIMITED_API
+  PyTuple_SetItem(tuple, i, stolen);
+#else
+  tuple_set(tuple, i, stolen);
+#endif
+}
+PyObject* call_one(PyObject* callable, PyObject* arg) {
+  PyObject* args[] = {arg};
+  return PyObject_Vectorcall(callable, args, 1, nullptr);
+}
+
 // type(x).__name__, as Python's messages name types.
 std::string python_type_name(nb::handle x) {
   return nb::cast<std::string>(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(x.ptr()))).attr("__name__"));
@@ -77,7 +91,7 @@ template <class E, class Parse> E cached_name(PyObject* cache, nb::handle name, 
 nb::object dims_of(const Shape& shape) {
   nb::object dims = check(PyTuple_New(Py_ssize_t(shape.size())));
   for (std::size_t i = 0; i < shape.size(); ++i)
-    PyTuple_SET_ITEM(dims.ptr(), Py_ssize_t(i), check(PyLong_FromLongLong(shape[i])).release().ptr());
+    tuple_set(dims.ptr(), Py_ssize_t(i), check(PyLong_FromLongLong(shape[i])).release().ptr());
   return dims;
 }
 
@@ -91,7 +105,7 @@ PyObject* framework_dtype(Framework fw, nb::dlpack::dtype dtype) {
     if (k == key) return object;
   const Registry& r = registry();
   const nb::object name = check(PyUnicode_FromString(dtype_name(dtype).c_str()));
-  nb::object made = fw == Framework::numpy ? check(PyObject_CallOneArg(r.numpy_dtype, name.ptr()))
+  nb::object made = fw == Framework::numpy ? check(call_one(r.numpy_dtype, name.ptr()))
                                            : check(PyObject_GetAttr(r.torch_module, name.ptr()));
   cache.emplace_back(key, made.release().ptr());  // kept until exit
   return cache.back().second;
@@ -101,7 +115,7 @@ PyObject* framework_dtype(Framework fw, nb::dlpack::dtype dtype) {
 // tensor.__dlpack__ costs ~4 µs a call in stream bookkeeping that ringmm does not need).
 template <class Array> bool import_native(Framework fw, nb::handle x, Array& array) {
   if (fw == Framework::numpy) return nb::try_cast(x, array, false);
-  PyObject* capsule = PyObject_CallOneArg(registry().torch_to_dlpack, x.ptr());
+  PyObject* capsule = call_one(registry().torch_to_dlpack, x.ptr());
   if (!capsule) {
     PyErr_Clear();
     return false;
@@ -168,7 +182,7 @@ Backend backend_of(nb::handle backend) {
 
 std::optional<double> number_of(nb::handle x, const char* name) {
   if (x.is_none()) return std::nullopt;
-  if (PyFloat_CheckExact(x.ptr())) return PyFloat_AS_DOUBLE(x.ptr());
+  if (PyFloat_CheckExact(x.ptr())) return PyFloat_AsDouble(x.ptr());
   if (!PyLong_Check(x.ptr())) {
     const int real = registry().real ? PyObject_IsInstance(x.ptr(), registry().real) : 0;
     if (real < 0) throw nb::python_error();
@@ -197,7 +211,7 @@ std::int64_t integer_of(nb::handle x, const char* name) {
   const long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow) {
     const nb::object text = check(PyObject_Str(index.ptr()));
-    value_error(std::string(name) + " = " + PyUnicode_AsUTF8(text.ptr()) + " is out of range (a 64-bit integer)");
+    value_error(std::string(name) + " = " + PyUnicode_AsUTF8AndSize(text.ptr(), nullptr) + " is out of range (a 64-bit integer)");
   }
   if (value == -1 && PyErr_Occurred()) throw nb::python_error();
   return value;
@@ -255,8 +269,8 @@ void Call::adapt() {
   nb::object names = check(PyTuple_New(Py_ssize_t(present.size())));
   nb::object values = check(PyTuple_New(Py_ssize_t(present.size())));
   for (std::size_t i = 0; i < present.size(); ++i) {
-    PyTuple_SET_ITEM(names.ptr(), Py_ssize_t(i), check(PyUnicode_FromString(present[i]->name)).release().ptr());
-    PyTuple_SET_ITEM(values.ptr(), Py_ssize_t(i), present[i]->given.inc_ref().ptr());
+    tuple_set(names.ptr(), Py_ssize_t(i), check(PyUnicode_FromString(present[i]->name)).release().ptr());
+    tuple_set(values.ptr(), Py_ssize_t(i), present[i]->given.inc_ref().ptr());
   }
   PyObject* args[] = {names.ptr(), values.ptr()};
   const nb::object adapted = check(PyObject_Vectorcall(r.adapt, args, 2, nullptr));
@@ -275,7 +289,7 @@ std::uintptr_t Call::stream(const Place& place) {
   if (framework_ == Framework::torch) {
     if (!place.gpu) return 0;
     const nb::object device = check(PyLong_FromLong(place.id));
-    stream = check(PyObject_CallOneArg(registry().torch_stream, device.ptr()));
+    stream = check(call_one(registry().torch_stream, device.ptr()));
   } else {
     stream = adapter_.attr("stream")();
   }

@@ -37,6 +37,8 @@ constexpr std::pair<std::string_view, BorderPolicy> border_names[] = {
     {"auto", BorderPolicy::automatic}, {"pad", BorderPolicy::pad}, {"predicate", BorderPolicy::predicate}};
 constexpr std::pair<std::string_view, BooleanMma> boolean_mma_names[] = {
     {"auto", BooleanMma::automatic}, {"int8", BooleanMma::int8}, {"bits", BooleanMma::bits}};
+constexpr std::pair<std::string_view, CpuIsa> cpu_isa_names[] = {
+    {"auto", CpuIsa::automatic}, {"generic", CpuIsa::generic}, {"avx2", CpuIsa::avx2}, {"avx512", CpuIsa::avx512}};
 
 template <class E, std::size_t N> std::string_view name_of(E value, const std::pair<std::string_view, E> (&table)[N]) {
   for (const auto& [name, v] : table)
@@ -51,6 +53,7 @@ std::string_view use_of(SemiringKind s) { return name_of(s, semiring_uses); }
 std::string_view to_string(Backend b) { return name_of(b, backend_names); }
 std::string_view to_string(BorderPolicy b) { return name_of(b, border_names); }
 std::string_view to_string(BooleanMma m) { return name_of(m, boolean_mma_names); }
+std::string_view to_string(CpuIsa isa) { return name_of(isa, cpu_isa_names); }
 std::string_view to_string(Op op) { return op == Op::N ? "N" : "T"; }
 std::string_view to_string(Layout layout) { return layout == Layout::row_major ? "row-major" : "col-major"; }
 
@@ -63,6 +66,7 @@ BorderPolicy parse_border(std::string_view text, std::string_view what) { return
 BooleanMma parse_boolean_mma(std::string_view text, std::string_view what) {
   return parse_enum(text, what, boolean_mma_names);
 }
+CpuIsa parse_cpu_isa(std::string_view text, std::string_view what) { return parse_enum(text, what, cpu_isa_names); }
 
 std::string_view to_string(Errc code) {
   switch (code) {

@@ -127,7 +127,7 @@ template <class S> void cpu_run(const Context& ctx, const Problem<S>& p) {
       return;
     }
   }
-  cpu::blocked_gemm<S>(p, ctx.cpu_threads);
+  cpu::blocked_gemm<S>(p, ctx.cpu_threads, ctx.cpu_isa);
 }
 
 #define RINGMM_INSTANTIATE(S) template void cpu_run<S>(const Context&, const Problem<S>&);

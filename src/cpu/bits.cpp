@@ -357,6 +357,14 @@ Isa best_isa(bool count) {
   return count || widest != Isa::avx512_popcnt ? widest : Isa::avx512;
 }
 
+Isa isa_for(CpuIsa requested, bool count) {
+  switch (resolved_cpu_isa(requested)) {
+    case CpuIsa::avx512: return best_isa(count);  // with VPOPCNTDQ for counts where the CPU has it
+    case CpuIsa::avx2: return Isa::avx2;
+    default: return Isa::generic;
+  }
+}
+
 void run_cpu(const Product& p, int threads, Isa isa) {
   const index_t m = p.m(), n = p.n();
   if (m == 0 || n == 0) return;
@@ -484,7 +492,7 @@ void gemm_b1(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<
   auto p = product(a, bt, alpha, beta);
   p.output = detail::b1::Output::u8;
   p.c_u8 = c;
-  detail::b1::run_cpu(p, ctx.cpu_threads, detail::b1::best_isa(false));
+  detail::b1::run_cpu(p, ctx.cpu_threads, detail::b1::isa_for(ctx.cpu_isa, false));
 }
 
 void gemm_b1(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<const bit_word> bt,
@@ -502,7 +510,7 @@ void gemm_b1(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<
   auto p = product(a, bt, alpha, beta);
   p.output = detail::b1::Output::bits;
   p.c_bits = c;
-  detail::b1::run_cpu(p, ctx.cpu_threads, detail::b1::best_isa(false));
+  detail::b1::run_cpu(p, ctx.cpu_threads, detail::b1::isa_for(ctx.cpu_isa, false));
 }
 
 void gemm_b1_count(const Context& ctx, BitMatrixView<const bit_word> a, BitMatrixView<const bit_word> bt,
@@ -532,7 +540,7 @@ void gemm_b1_count(const Context& ctx, BitMatrixView<const bit_word> a, BitMatri
   auto p = product(a, bt, alpha, beta);
   p.output = detail::b1::Output::count;
   p.c_count = c;
-  detail::b1::run_cpu(p, ctx.cpu_threads, detail::b1::best_isa(true));
+  detail::b1::run_cpu(p, ctx.cpu_threads, detail::b1::isa_for(ctx.cpu_isa, true));
 }
 
 }  // namespace ringmm

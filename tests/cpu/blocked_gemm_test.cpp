@@ -103,7 +103,7 @@ const char* path_name(Path path) {
 // Whether this CPU can run the kernel built for `path`.
 bool path_available(Path path) {
 #if RINGMM_CPU_MULTIVERSION
-  if (path == Path::avx2) return cpu::blocked_detail::detect_isa() != cpu::blocked_detail::Isa::generic;
+  if (path == Path::avx2) return detected_cpu_isa() != CpuIsa::generic;
   return true;
 #else
   return path != Path::avx2;

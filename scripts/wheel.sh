@@ -58,12 +58,13 @@ wheel=$(ls "$OUT"/ringmm-*.whl)
 seconds=$((SECONDS - start))
 
 if [[ $test_it == 1 ]]; then
-  # A fresh environment with nothing but the wheel, numpy and pytest: no compiler, no CUDA toolkit
-  # on PATH. Installing the wheel is timed (numpy and pytest come first).
+  # A fresh environment with nothing but the wheel and its dependencies (numpy; pytest and
+  # opt_einsum, its test and einsum extras): no compiler, no CUDA toolkit on PATH. Installing the
+  # wheel is timed (its dependencies come first).
   rm -rf "$work/test-venv"
   "$PYTHON" -m venv "$work/test-venv"
   tpy="$work/test-venv/bin/python"
-  "$tpy" -m pip install -q --disable-pip-version-check numpy pytest >>"$log" 2>&1
+  "$tpy" -m pip install -q --disable-pip-version-check numpy pytest opt_einsum >>"$log" 2>&1
   install_start=$(date +%s%N)
   env PATH=/usr/bin:/bin "$tpy" -m pip install -q --disable-pip-version-check --no-deps --no-index "$wheel" >>"$log" 2>&1
   install_ms=$((($(date +%s%N) - install_start) / 1000000))

@@ -53,6 +53,16 @@ template <class S> struct ArgmaxMaxArgs {
 // Two blocks per SM where the registers allow (4-byte elements: 96 for the entries' state).
 template <class S> inline constexpr int argmax_min_blocks = sizeof(element_t<S>) >= 8 ? 1 : 2;
 
+// The max kernel's double-buffered panels of A and B, in dynamic shared memory: 49 KiB for 8-byte
+// elements, past the 48 KiB a kernel may declare statically (ptxas refuses that for sm_100 and
+// sm_120); the launch raises the kernel's limit where it needs to.
+template <class S> struct ArgmaxPanels {
+  using A = PanelStage<S, ArgmaxTile::BM, ArgmaxTile::BK, ArgmaxTile::threads, Border::pad>;
+  using B = PanelStage<S, ArgmaxTile::BN, ArgmaxTile::BK, ArgmaxTile::threads, Border::pad>;
+  static constexpr int a_elements = 2 * ArgmaxTile::BK * A::LD, b_elements = 2 * ArgmaxTile::BK * B::LD;
+  static constexpr std::size_t bytes = std::size_t(a_elements + b_elements) * sizeof(element_t<S>);
+};
+
 template <class S>
 __global__ void __launch_bounds__(ArgmaxTile::threads, argmax_min_blocks<S>) argmax_max_kernel(const ArgmaxMaxArgs<S> args) {
   using T = element_t<S>;
@@ -60,10 +70,11 @@ __global__ void __launch_bounds__(ArgmaxTile::threads, argmax_min_blocks<S>) arg
   using traits = semiring_traits<S>;
   using Cfg = ArgmaxTile;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN, Sub = Cfg::Sub;
-  using StageA = PanelStage<S, BM, BK, Cfg::threads, Border::pad>;
-  using StageB = PanelStage<S, BN, BK, Cfg::threads, Border::pad>;
-  __shared__ alignas(16) T a_s[2 * BK * StageA::LD];
-  __shared__ alignas(16) T b_s[2 * BK * StageB::LD];
+  using StageA = typename ArgmaxPanels<S>::A;
+  using StageB = typename ArgmaxPanels<S>::B;
+  extern __shared__ __align__(16) unsigned char argmax_panels[];
+  T* const a_s = reinterpret_cast<T*>(argmax_panels);
+  T* const b_s = a_s + ArgmaxPanels<S>::a_elements;
 
   const index_t i0 = index_t(blockIdx.x / unsigned(args.tiles_n)) * BM, j0 = index_t(blockIdx.x % unsigned(args.tiles_n)) * BN;
   const index_t member = blockIdx.z;
@@ -209,12 +220,23 @@ void argmax_product(const detail::Problem<S>& d, detail::Strided<std::int32_t> k
 
   ArgmaxMaxArgs<S> mx{a_pack.get(), b_pack.get(), sum.get(), tile.get(), mp, np, kp,
                       members_a == 1 ? 0 : mp * kp, members_b == 1 ? 0 : np * kp, int(np / Cfg::BN)};
+  constexpr std::size_t panel_bytes = ArgmaxPanels<S>::bytes;
+  if constexpr (panel_bytes > 48 * 1024) {  // once a device: above the default dynamic limit
+    static thread_local int raised_on = -1;
+    int device = 0;
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+    if (raised_on != device) {
+      cuda_check(cudaFuncSetAttribute(argmax_max_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(panel_bytes)),
+                 "cudaFuncSetAttribute");
+      raised_on = device;
+    }
+  }
   constexpr index_t max_z = 65535;
   for (index_t b0 = 0; b0 < batch; b0 += max_z) {
     ArgmaxMaxArgs<S> part = mx;
     part.a += b0 * mx.stride_a, part.b += b0 * mx.stride_b, part.sum += b0 * mp * np, part.tile += b0 * mp * np;
     const unsigned z = unsigned(std::min(max_z, batch - b0));
-    argmax_max_kernel<S><<<dim3(unsigned((mp / Cfg::BM) * (np / Cfg::BN)), 1, z), Cfg::threads, 0, stream>>>(part);
+    argmax_max_kernel<S><<<dim3(unsigned((mp / Cfg::BM) * (np / Cfg::BN)), 1, z), Cfg::threads, panel_bytes, stream>>>(part);
     check_launch("argmax_max_kernel");
   }
   ArgmaxLocateArgs<S> loc{a_runs.get(), b_runs.get(), sum.get(), tile.get(), d.c, k_star, d.stride_c, stride_k,

@@ -82,6 +82,23 @@ def write(path, records):
             f.write(json.dumps({k: v for k, v in r.items() if not k.startswith("_")}, ensure_ascii=False) + "\n")
 
 
+def page_main(kind, page, description):
+    """The command line of a generator of one Markdown page: `[FILE ...] [--out PAGE]`. Without FILEs
+    it reads the latest campaign of `kind`; page(records, source) gives the text, which is printed
+    and written to --out."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("files", nargs="*")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    paths = args.files or [latest(kind)]
+    if not paths or paths[0] is None:
+        sys.exit(f"error: no {kind} campaign in lab/results/{kind}")
+    text = page(read_all(paths), ", ".join(label(p) for p in paths))
+    if args.out:
+        pathlib.Path(args.out).write_text(text)
+    print(text, end="")
+
+
 def pack(kind, name, files, prefix=None, results=RESULTS):
     stems = [pathlib.Path(p).stem for p in files]
     if prefix is None:

@@ -5,10 +5,6 @@
 
 Without FILEs it reads the latest campaign of kind "jax" (lab/reports/campaigns.py).
 """
-import argparse
-import pathlib
-import sys
-
 import campaigns
 
 
@@ -44,17 +40,7 @@ def page(records, source):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*")
-    parser.add_argument("--out")
-    args = parser.parse_args()
-    paths = args.files or [campaigns.latest("jax")]
-    if not paths or paths[0] is None:
-        sys.exit("error: no jax campaign in lab/results/jax")
-    text = page(campaigns.read_all(paths), ", ".join(campaigns.label(p) for p in paths))
-    if args.out:
-        pathlib.Path(args.out).write_text(text)
-    print(text, end="")
+    campaigns.page_main("jax", page, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

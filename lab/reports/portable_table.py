@@ -8,10 +8,6 @@ bench` records of one GPU, part "native" (the build for that GPU, e.g. 90a) and 
 (PTX for compute_80 only, JIT-compiled by the driver). The page gives ringmm's rate of each pair in
 both builds and their ratio, and checks the target: the portable f32 max-plus at ≥ 0.8× native.
 """
-import argparse
-import pathlib
-import sys
-
 import campaigns
 
 TARGET = ("max-plus", "f32", 0.8)
@@ -56,17 +52,7 @@ def page(records, source):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*")
-    parser.add_argument("--out")
-    args = parser.parse_args()
-    paths = args.files or [campaigns.latest("portable")]
-    if not paths or paths[0] is None:
-        sys.exit("error: no portable campaign in lab/results/portable")
-    text = page(campaigns.read_all(paths), ", ".join(campaigns.label(p) for p in paths))
-    if args.out:
-        pathlib.Path(args.out).write_text(text)
-    print(text, end="")
+    campaigns.page_main("portable", page, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

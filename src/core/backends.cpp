@@ -18,7 +18,7 @@ bool cuda_device_available(std::string* why) {
   if constexpr (config::cuda) {
     return cuda_detail::device_available(why);
   } else {
-    if (why) *why = "this build of ringmm has no CUDA backend (nvcc was not found at configure time)";
+    if (why) *why = "this build of ringmm has no CUDA backend (nvcc was not found at configure time, or RINGMM_ENABLE_CUDA was OFF)";
     return false;
   }
 }

@@ -76,7 +76,8 @@ template <class T> std::string shipped_name() {
 // The shipped kernel, then its builds for instruction sets narrower than this CPU's widest.
 template <class S> void shipped_and_narrower(std::vector<Record>& out, index_t m, index_t n, index_t k, int reps) {
   using T = typename S::value_type;
-  out.push_back(time_blocked<S>(shipped_name<T>(), m, n, k, reps, cpu::blocked_gemm<S>));
+  out.push_back(time_blocked<S>(shipped_name<T>(), m, n, k, reps,
+                                [](const detail::Problem<S>& p, int threads) { cpu::blocked_gemm<S>(p, threads); }));
 #if RINGMM_CPU_MULTIVERSION
   if (detected_cpu_isa() == CpuIsa::avx512)
     out.push_back(time_blocked<S>("blocked avx2 " + tile_name<T, bd::IsaAvx2>(), m, n, k, reps,

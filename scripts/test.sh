@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build with tests, and run every test (GPU tests skip without a device;
 # MPI tests run through mpirun), then build the Python package (scripts/python.sh) and run its
-# pytest suite. Extra arguments go to ctest, e.g. scripts/test.sh -L gpu.
+# pytest suite, then builds a CPU wheel (scripts/wheel.sh) and tests it installed in a fresh
+# virtual environment. Extra arguments go to ctest, e.g. scripts/test.sh -L gpu.
 # The last line counts passed, failed and skipped tests of both; the lines before it say why tests
 # skipped and how ctest and pytest each counted.
 set -euo pipefail
@@ -53,6 +54,16 @@ elif [[ $py_build -eq 2 ]]; then
   echo "pytest: skipped: the Python package's build requirements could not be installed (see above)"
 else
   py_failed=1  # the package did not build
+  status=1
+fi
+
+# The CPU wheel (scripts/wheel.sh), installed into a fresh virtual environment and tested there
+# (no compiler, no CUDA toolkit on PATH); skipped, and said so, where its build tools cannot be had.
+wheel_status=0
+RINGMM_WHEEL_CUDA=OFF "$ROOT/scripts/wheel.sh" --test "$BUILD_DIR/wheel" | tee Testing/wheel-output.log || wheel_status=${PIPESTATUS[0]}
+if [[ $wheel_status -eq 2 ]]; then
+  echo "wheel: skipped: its build tools could not be installed (see above)"
+elif [[ $wheel_status -ne 0 ]]; then
   status=1
 fi
 

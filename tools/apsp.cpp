@@ -138,7 +138,7 @@ Args split_positionals(const Args& args, ApspRequest& req, std::initializer_list
 template <class T> void check_room(index_t n, const std::string& name) {
   const std::optional<index_t> entries = checked_mul(n, n);
   const double bytes = double(n) * double(n) * double(2 * sizeof(T) + sizeof(std::int32_t));
-  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  const double memory = machine_memory_bytes();
   if (entries && (memory <= 0 || bytes <= memory)) return;
   throw Error(Errc::out_of_memory, name,
               std::to_string(n) + " vertices need " + bytes_text(bytes) +

@@ -3,8 +3,6 @@
 // and not the output needs is ⊕-reduced away (a contraction with a vector of 1̄), and a repeated
 // index within one operand is read as its diagonal (a strided view). ringmm.einsum (Python) adds
 // contraction paths, '...' and gradients; this command keeps the order it is given.
-#include <unistd.h>
-
 #include <algorithm>
 #include <iostream>
 #include <optional>
@@ -28,6 +26,12 @@ struct Expression {
   std::vector<std::string> terms;
   std::string out;
 };
+
+index_t element_count(const std::vector<index_t>& shape) {
+  index_t count = 1;
+  for (index_t d : shape) count *= d;
+  return count;
+}
 
 bool is_index(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
@@ -113,7 +117,7 @@ void check_room(const std::vector<index_t>& shape, std::size_t element, const st
     if (bytes) bytes = checked_mul(*bytes, d);
     wanted *= double(d);
   }
-  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  const double memory = machine_memory_bytes();
   if (!bytes || (memory > 0 && double(*bytes) > memory))
     throw Error(Errc::out_of_memory, what,
                 "would be " + bytes_text(wanted) + ", more than this machine's " + bytes_text(memory) + " of memory");
@@ -135,9 +139,7 @@ Tensor<element_t<S>> contract_step(Run& run, const Tensor<element_t<S>>& a, cons
   const std::string spec = a.term + "," + b.term + "->" + out_term;
   check_room(c.shape, sizeof(T), "the intermediate " + out_term + " of step " + std::to_string(run.steps + 1) + " (" + spec + ")");
   c.strides = contiguous_strides(c.shape);
-  index_t count = 1;
-  for (index_t d : c.shape) count *= d;
-  c.storage.resize(std::size_t(count));
+  c.storage.resize(std::size_t(element_count(c.shape)));
   c.data = c.storage.data();
   const double seconds = measure::HostClock{}(
       [&] { contract<S>(run.ctx, spec, a.view(), b.view(), TensorView<T>{c.storage.data(), c.shape, c.strides}); });
@@ -160,9 +162,7 @@ template <class S> Tensor<element_t<S>> reduce(Run& run, Tensor<element_t<S>> t,
   }
   if (ones.term.empty()) return t;
   ones.strides = contiguous_strides(ones.shape);
-  index_t count = 1;
-  for (index_t d : ones.shape) count *= d;
-  ones.storage.assign(std::size_t(count), S::one());
+  ones.storage.assign(std::size_t(element_count(ones.shape)), S::one());
   ones.data = ones.storage.data();
   return contract_step<S>(run, t, ones, kept);
 }
@@ -203,9 +203,7 @@ int run_einsum(const Context& ctx, const Expression& e, const std::vector<npy::A
       order.push_back(int(acc.term.find(x)));
       shape.push_back(acc.size_of(x));
     }
-    index_t count = 1;
-    for (index_t d : shape) count *= d;
-    std::vector<T> result(static_cast<std::size_t>(count));
+    std::vector<T> result(static_cast<std::size_t>(element_count(shape)));
     detail::gather(run.ctx, acc.data, acc.shape, acc.strides, order, sizeof(T), result.data());
     npy::write_array(out_path, dtype_of<T>::value, shape, result.data());
     std::cout << "semiring  " << to_string(S::kind) << " (" << to_string(dtype_of<T>::value) << ")\n"

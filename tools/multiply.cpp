@@ -74,7 +74,7 @@ std::size_t room_for_c(const MultiplyRequest& req, index_t m, index_t n, std::si
                        std::string_view element_name) {
   const int copies = req.check ? 2 : 1;
   const std::optional<index_t> bytes = checked_mul(m, n, index_t(element_size), copies);
-  const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  const double memory = machine_memory_bytes();
   if (bytes && (memory <= 0 || double(*bytes) <= memory)) return std::size_t(m) * std::size_t(n);
   throw Error(Errc::out_of_memory, req.out_path,
               "C would be " + dims(m, n) + " " + std::string(element_name) + " = " +

@@ -26,6 +26,8 @@ std::string unsupported_message(SemiringKind kind, DType type) {
          " (supported: " + supported_types(kind) + ")";
 }
 
+double machine_memory_bytes() { return double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE)); }
+
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;

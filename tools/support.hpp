@@ -129,6 +129,9 @@ std::string supported_types(SemiringKind kind);
 std::string unsupported_message(SemiringKind kind, DType type);
 // The CPU model (from /proc/cpuinfo) and the first GPU's name (empty without one).
 std::string cpu_model();
+// This machine's physical memory in bytes (0 where the system does not say): what the commands
+// check a result's size against before allocating it.
+double machine_memory_bytes();
 std::string gpu_name();
 // The semiring/type pairs chosen by --semiring and --type, each a comma-separated list of names
 // or "all" (the defaults name what an absent option means): every supported pair of the two

@@ -5,6 +5,7 @@
 # integer min/max, no programmatic dependent launch), so the non-Hopper code runs here.
 # Usage, repository root on the GPU machine:
 #   lab/device/portable_run.sh tests   # build 80-virtual (tests, CLI, Python), ctest -L gpu, pytest
+#   lab/device/portable_run.sh native-tests   # the same with the native 90a build
 #   lab/device/portable_run.sh bench   # build the native 90a CLI; `ringmm bench` at 4096³ with both
 #   lab/device/portable_run.sh blackwell   # compile-only: the library for sm_100 and sm_120 (any
 #                                          # machine whose nvcc knows them, no GPU needed)
@@ -24,29 +25,34 @@ configure() {  # <dir> <architectures> <cmake options...>
     -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_ENABLE_MPI=OFF -DRINGMM_BUILD_LAB=OFF \
     -DRINGMM_BUILD_EXAMPLES=OFF "$@" > "$out/configure-$(basename "$dir").log" 2>&1
 }
+# The whole GPU suite with one build: ctest -L gpu, then pytest tests/python on its extension.
+suite() {  # <dir> <architectures>
+  local dir=$1 archs=$2 start
+  local gtest_src=${GTEST_SRC:-$root/.carry/googletest}
+  [ -d /tmp/gtest-prefix ] || { cmake -S "$gtest_src" -B /tmp/gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX=/tmp/gtest-prefix > "$out/gtest.log" 2>&1 &&
+    cmake --build /tmp/gtest-build -j "$(nproc)" --target install >> "$out/gtest.log" 2>&1; }
+  start=$SECONDS
+  configure "$dir" "$archs" -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_PYTHON=ON -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix
+  cmake --build "$dir" -j "$(nproc)" > "$out/build-$archs.log" 2>&1
+  echo "build ($archs) rc=$? in $((SECONDS - start)) s"
+  start=$SECONDS
+  (cd "$dir" && ctest -L gpu -j 4 --timeout 300 > "$out/ctest-$archs.log" 2>&1)
+  echo "ctest -L gpu ($archs) rc=$? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$out/ctest-$archs.log")"
+  grep -E "\*\*\*Failed|Not Run|Timeout" "$out/ctest-$archs.log" | head -10
+  local pkg=/tmp/package-$archs
+  rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/ringmm" "$pkg/" && cp "$(find "$dir" -name '_core*.so' | head -1)" "$pkg/ringmm/"
+  start=$SECONDS
+  PYTHONPATH=$pkg RINGMM_CLI=$dir/tools/ringmm timeout 360 python3 -m pytest tests/python -q -p no:cacheprovider \
+    > "$out/pytest-$archs.log" 2>&1
+  echo "pytest tests/python ($archs) rc=$? in $((SECONDS - start)) s: $(tail -1 "$out/pytest-$archs.log")"
+  grep -E "^(FAILED|ERROR)" "$out/pytest-$archs.log" | head -10
+  PYTHONPATH=$pkg python3 -c "import ringmm; i = ringmm.info(); print('ringmm.info:', i['cuda_architectures'], i['cuda_devices'], i['cuda_status'])"
+}
 for step in "$@"; do
   case $step in
-    tests)
-      gtest_src=${GTEST_SRC:-$root/.carry/googletest}
-      cmake -S "$gtest_src" -B /tmp/gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/tmp/gtest-prefix \
-        > "$out/gtest.log" 2>&1 && cmake --build /tmp/gtest-build -j "$(nproc)" --target install >> "$out/gtest.log" 2>&1
-      start=$SECONDS
-      configure "$portable" 80-virtual -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_PYTHON=ON -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix
-      cmake --build "$portable" -j "$(nproc)" > "$out/build-portable.log" 2>&1
-      echo "portable build (80-virtual) rc=$? in $((SECONDS - start)) s"
-      start=$SECONDS
-      (cd "$portable" && ctest -L gpu -j 4 --timeout 300 > "$out/ctest-portable.log" 2>&1)
-      echo "ctest -L gpu (80-virtual) rc=$? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$out/ctest-portable.log")"
-      grep -E "\*\*\*Failed|Not Run|Timeout" "$out/ctest-portable.log" | head -10
-      pkg=/tmp/portable-package
-      rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/ringmm" "$pkg/" && cp "$(find "$portable" -name '_core*.so' | head -1)" "$pkg/ringmm/"
-      start=$SECONDS
-      PYTHONPATH=$pkg RINGMM_CLI=$portable/tools/ringmm timeout 360 python3 -m pytest tests/python -q -p no:cacheprovider \
-        > "$out/pytest-portable.log" 2>&1
-      echo "pytest tests/python (80-virtual) rc=$? in $((SECONDS - start)) s: $(tail -1 "$out/pytest-portable.log")"
-      grep -E "^(FAILED|ERROR)" "$out/pytest-portable.log" | head -10
-      PYTHONPATH=$pkg python3 -c "import ringmm; i = ringmm.info(); print('ringmm.info:', i['cuda_architectures'], i['cuda_devices'], i['cuda_status'])"
-      ;;
+    tests) suite "$portable" 80-virtual ;;
+    native-tests) suite "$native" 90a ;;
     bench)
       start=$SECONDS
       configure "$native" 90a -DRINGMM_BUILD_TESTS=ON -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix
@@ -77,6 +83,6 @@ for step in "$@"; do
       echo "blackwell compile-only ($archs, nvcc $(nvcc --version | grep -o 'release [0-9.]*')) rc=$rc in $((SECONDS - start)) s"
       grep -m 5 "error" "$out/build-blackwell.log"
       ;;
-    *) echo "unknown step $step (tests, bench, blackwell)" ;;
+    *) echo "unknown step $step (tests, native-tests, bench, blackwell)" ;;
   esac
 done

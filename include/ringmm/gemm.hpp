@@ -146,8 +146,8 @@ template <class S> void run_argmax(const Context& ctx, const Problem<S>& p) {
 #endif
   }
   check_host_inputs<S>(p);
-  if (p.k_star_wide.p) cpu::argmax_gemm_wide<S>(p, ctx.cpu_threads);
-  else cpu::argmax_gemm<S>(p, ctx.cpu_threads);
+  if (p.k_star_wide.p) cpu::argmax_gemm_wide<S>(p, ctx.cpu_threads, ctx.cpu_isa);
+  else cpu::argmax_gemm<S>(p, ctx.cpu_threads, ctx.cpu_isa);
 }
 }  // namespace detail
 

@@ -1,10 +1,12 @@
-// gemm_argmax on the CPU: every pair whose ⊕ selects, against an oracle that takes the reference
-// product's value and looks for the first k whose term equals it; deliberate ties; entries of
-// 0̄; β carrying indexes across a K split into parts; bad arguments.
+// gemm_argmax on the CPU: every pair whose ⊕ selects, at every instruction set this CPU runs,
+// against an oracle that takes the reference product's value and looks for the first k whose term
+// equals it; deliberate ties; entries of 0̄; β carrying indexes across a K split into parts; bad
+// arguments.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "nan_policy.hpp"
@@ -33,6 +35,13 @@ std::vector<std::int32_t> oracle_indexes(const detail::Problem<S>& p, const Host
   return expected;
 }
 
+// Two threads at the widest instruction set, and one at each (the kernel is built per set).
+std::vector<std::pair<int, CpuIsa>> threads_and_levels() {
+  std::vector<std::pair<int, CpuIsa>> runs{{2, CpuIsa::automatic}};
+  for (CpuIsa isa : cpu_isa_levels()) runs.emplace_back(1, isa);
+  return runs;
+}
+
 struct Shape {
   index_t m, n, k;
   Op op_a, op_b;
@@ -49,17 +58,17 @@ TYPED_TEST(CpuArgmax, OddShapesMatchTheOracle) {
                           {129, 33, 1000, Op::T, Op::T, Layout::col_major, 0}, {5, 6, 0, Op::N, Op::N, Layout::row_major, 0},
                           {2, 1025, 9, Op::N, Op::N, Layout::row_major, 3}};
   for (const Shape& s : shapes)
-    for (int threads : {1, 2}) {
+    for (const auto& [threads, isa] : threads_and_levels()) {
       const auto a = random_matrix<S>(s.op_a == Op::N ? s.m : s.k, s.op_a == Op::N ? s.k : s.m, s.layout, s.pad, rng, s.k);
       const auto b = random_matrix<S>(s.op_b == Op::N ? s.k : s.n, s.op_b == Op::N ? s.n : s.k, s.layout, s.pad, rng, s.k);
       HostMatrix<T> c(s.m, s.n, Layout::row_major), expected(s.m, s.n, Layout::row_major);
       HostMatrix<std::int32_t> ks(s.m, s.n, s.layout, s.pad);
       for (auto& x : ks.storage) x = 12345;  // poison: every entry must be written
-      gemm_argmax<S>(cpu_context(threads), s.op_a, a.cview(), s.op_b, b.cview(), c.view, ks.view);
+      gemm_argmax<S>(cpu_context(threads, isa), s.op_a, a.cview(), s.op_b, b.cview(), c.view, ks.view);
       auto p = detail::make_problem<S>(s.op_a, a.cview(), s.op_b, b.cview(), expected.view, S::one(), S::zero());
       cpu::reference_gemm<S>(p);
       const std::string what = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
-                               " threads " + std::to_string(threads);
+                               " threads " + std::to_string(threads) + " " + std::string(to_string(isa));
       ASSERT_TRUE(same_bits(c.storage, expected.storage)) << what;
       const auto want = oracle_indexes<S>(p, expected);
       for (index_t i = 0; i < s.m; ++i)

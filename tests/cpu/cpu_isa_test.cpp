@@ -1,6 +1,6 @@
 // Context::cpu_isa through the public gemm: every built-in semiring and type at every instruction
 // set this CPU runs (generic x86-64, AVX2, AVX-512), against the reference; the b1 kernels at each
-// level give the same bits and counts; a level above the CPU's is refused, naming both.
+// level give the same bits and counts (the argmax kernel's levels: argmax_test.cpp); a level above the CPU's is refused, naming both.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,13 +15,6 @@
 namespace ringmm::testing {
 namespace {
 
-std::vector<CpuIsa> levels_of_this_cpu() {
-  std::vector<CpuIsa> levels;
-  for (CpuIsa isa : {CpuIsa::generic, CpuIsa::avx2, CpuIsa::avx512})
-    if (int(isa) <= int(detected_cpu_isa())) levels.push_back(isa);
-  return levels;
-}
-
 template <class S> class CpuIsaTest : public ::testing::Test {};
 TYPED_TEST_SUITE(CpuIsaTest, BuiltinSemirings, SemiringNames);
 
@@ -35,7 +28,7 @@ TYPED_TEST(CpuIsaTest, EveryLevelMatchesTheReference) {
     HostMatrix<T> expected(m, n, Layout::row_major);
     const auto p = make_problem<S>(Op::N, a.cview(), Op::N, b.cview(), expected.view, S::one(), S::zero());
     cpu::reference_gemm<S>(p);
-    for (CpuIsa isa : levels_of_this_cpu()) {
+    for (CpuIsa isa : cpu_isa_levels()) {
       Context ctx = cpu_context(2);
       ctx.cpu_isa = isa;
       ctx.vendor_blas = false;  // ringmm's own kernel for plus-times too
@@ -56,7 +49,7 @@ TEST(CpuIsa, BitKernelsAgreeAtEveryLevel) {
   const auto a = bit_matrix<const bit_word>(a_words.data(), m, k), bt = bit_matrix<const bit_word>(b_words.data(), n, k);
   std::vector<std::int32_t> first_counts;
   std::vector<std::uint8_t> first_or;
-  for (CpuIsa isa : levels_of_this_cpu()) {
+  for (CpuIsa isa : cpu_isa_levels()) {
     Context ctx = cpu_context(2);
     ctx.cpu_isa = isa;
     std::vector<std::int32_t> counts(std::size_t(m * n));

@@ -21,11 +21,20 @@
 namespace ringmm::testing {
 
 // A context that runs on the CPU backend with `threads` threads (0: OpenMP's default).
-inline Context cpu_context(int threads = 0) {
+inline Context cpu_context(int threads = 0, CpuIsa isa = CpuIsa::automatic) {
   Context ctx;
   ctx.backend = Backend::cpu;
   ctx.cpu_threads = threads;
+  ctx.cpu_isa = isa;
   return ctx;
+}
+
+// The instruction sets this CPU runs, narrowest first: the CPU kernels' builds a test can force.
+inline std::vector<CpuIsa> cpu_isa_levels() {
+  std::vector<CpuIsa> levels;
+  for (CpuIsa isa : {CpuIsa::generic, CpuIsa::avx2, CpuIsa::avx512})
+    if (int(isa) <= int(detected_cpu_isa())) levels.push_back(isa);
+  return levels;
 }
 
 // An owning host matrix with a view; `pad` extra elements per leading-dimension line.

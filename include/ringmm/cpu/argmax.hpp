@@ -8,7 +8,7 @@
 //              terms of an earlier part of K, as in SUMMA's panels) the incoming index stays
 //
 // Rows are processed in groups that share each row of B as it streams by; OpenMP spreads the
-// groups over threads. Argmax needs the compare and two selects per update that the plain kernel
+// groups over threads; the loop is built per instruction set (cpu/multiversion.hpp). Argmax needs the compare and two selects per update that the plain kernel
 // avoids, so it is a separate, simpler kernel. An int64 K* runs it over parts of K
 // (detail::argmax_by_parts, with ArgmaxParts below).
 #pragma once
@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "ringmm/context.hpp"
+#include "ringmm/cpu/multiversion.hpp"
 #include "ringmm/detail/argmax.hpp"
 #include "ringmm/error.hpp"
 #include "ringmm/detail/problem.hpp"
@@ -28,11 +30,15 @@
 
 namespace ringmm::cpu {
 
+namespace argmax_detail {
+
+constexpr index_t rows_per_group = 4;  // rows of A that share each row of B
+
 // best[j], winner[j] ← the better of themselves and the term a ⊗ b[j·stride] at index k. A
 // separate function so that the contiguous case (stride 1) vectorises to compares and blends.
 template <class S>
-inline void update_row(element_t<S>* best, std::int32_t* winner, element_t<S> a, const element_t<S>* b, index_t stride,
-                       index_t n, index_t k) {
+RINGMM_CPU_INLINE void update_row(element_t<S>* best, std::int32_t* winner, element_t<S> a, const element_t<S>* b,
+                                  index_t stride, index_t n, index_t k) {
   const auto index = std::int32_t(k);
 #pragma omp simd
   for (index_t j = 0; j < n; ++j) {
@@ -43,48 +49,67 @@ inline void update_row(element_t<S>* best, std::int32_t* winner, element_t<S> a,
   }
 }
 
-template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads) {
+// One thread's share of the product: the groups of rows (over the batch) that OpenMP's loop hands
+// it. Called inside the parallel region; the loop is an orphaned `omp for`.
+template <class S> RINGMM_CPU_INLINE void run_team(const detail::Problem<S>& p) {
   using T = element_t<S>;
   using traits = semiring_traits<S>;
-  static_assert(traits::selects, "argmax products need a semiring whose ⊕ selects one term");
-  constexpr index_t rows_per_group = 4;  // rows of A that share each row of B
   const index_t m = p.m(), n = p.n(), k = p.k();
   const index_t groups = (m + rows_per_group - 1) / rows_per_group;
-  const index_t items = groups * p.batch;
-  const int team = threads > 0 ? threads : omp_get_max_threads();
   const bool reads_c = !(p.beta == scalar_t<S>(S::zero()));
-
-#pragma omp parallel num_threads(int(std::max<index_t>(1, std::min<index_t>(team, items))))
-  {
-    std::vector<T> best(std::size_t(rows_per_group * n));
-    std::vector<std::int32_t> winner(std::size_t(rows_per_group * n));
+  std::vector<T> best(std::size_t(rows_per_group * n));
+  std::vector<std::int32_t> winner(std::size_t(rows_per_group * n));
 #pragma omp for schedule(dynamic, 1)
-    for (index_t item = 0; item < items; ++item) {
-      const index_t bt = item / groups, i0 = (item % groups) * rows_per_group;
-      const index_t rows = std::min(rows_per_group, m - i0);
-      const T* a = p.a.p + bt * p.stride_a;
-      const T* b = p.b.p + bt * p.stride_b;
-      std::fill(best.begin(), best.end(), S::zero());
-      std::fill(winner.begin(), winner.end(), -1);
-      for (index_t kk = 0; kk < k; ++kk) {
-        const T* b_row = b + kk * p.b.rs;
-        for (index_t r = 0; r < rows; ++r) {
-          const T a_ik = a[(i0 + r) * p.a.rs + kk * p.a.cs];
-          if (p.b.cs == 1) update_row<S>(best.data() + r * n, winner.data() + r * n, a_ik, b_row, 1, n, p.k_offset + kk);
-          else update_row<S>(best.data() + r * n, winner.data() + r * n, a_ik, b_row, p.b.cs, n, p.k_offset + kk);
-        }
+  for (index_t item = 0; item < groups * p.batch; ++item) {
+    const index_t bt = item / groups, i0 = (item % groups) * rows_per_group;
+    const index_t rows = std::min(rows_per_group, m - i0);
+    const T* a = p.a.p + bt * p.stride_a;
+    const T* b = p.b.p + bt * p.stride_b;
+    std::fill(best.begin(), best.end(), S::zero());
+    std::fill(winner.begin(), winner.end(), -1);
+    for (index_t kk = 0; kk < k; ++kk) {
+      const T* b_row = b + kk * p.b.rs;
+      for (index_t r = 0; r < rows; ++r) {
+        const T a_ik = a[(i0 + r) * p.a.rs + kk * p.a.cs];
+        if (p.b.cs == 1) update_row<S>(best.data() + r * n, winner.data() + r * n, a_ik, b_row, 1, n, p.k_offset + kk);
+        else update_row<S>(best.data() + r * n, winner.data() + r * n, a_ik, b_row, p.b.cs, n, p.k_offset + kk);
       }
-      T* c = p.c.p + bt * p.stride_c;
-      std::int32_t* ks = p.k_star.p + bt * p.stride_k;
-      for (index_t r = 0; r < rows; ++r)
-        for (index_t j = 0; j < n; ++j) {
-          const index_t i = i0 + r;
-          const std::size_t at = std::size_t(r * n + j);
-          detail::argmax_store<S>(traits::finalize(best[at]), winner[at], p.alpha, p.beta, reads_c,
-                                  c + i * p.c.rs + j * p.c.cs, ks + i * p.k_star.rs + j * p.k_star.cs);
-        }
     }
+    T* c = p.c.p + bt * p.stride_c;
+    std::int32_t* ks = p.k_star.p + bt * p.stride_k;
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t j = 0; j < n; ++j) {
+        const index_t i = i0 + r;
+        const std::size_t at = std::size_t(r * n + j);
+        detail::argmax_store<S>(traits::finalize(best[at]), winner[at], p.alpha, p.beta, reads_c,
+                                c + i * p.c.rs + j * p.c.cs, ks + i * p.k_star.rs + j * p.k_star.cs);
+      }
   }
+}
+
+template <class S> void run_team_generic(const detail::Problem<S>& p) { run_team<S>(p); }
+#if RINGMM_CPU_MULTIVERSION
+template <class S> RINGMM_CPU_TARGET_AVX2 void run_team_avx2(const detail::Problem<S>& p) { run_team<S>(p); }
+template <class S> RINGMM_CPU_TARGET_AVX512 void run_team_avx512(const detail::Problem<S>& p) { run_team<S>(p); }
+#endif
+
+}  // namespace argmax_detail
+
+// gemm_argmax with an int32 K* on the CPU: groups of rows that share each row of B as it streams
+// by, spread over `threads` OpenMP threads (0 = OpenMP's default), with the widest build `isa`
+// allows (Context::cpu_isa).
+template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads, CpuIsa isa = CpuIsa::automatic) {
+  static_assert(semiring_traits<S>::selects, "argmax products need a semiring whose ⊕ selects one term");
+  const CpuIsa level = resolved_cpu_isa(isa);  // refuses a level the CPU lacks, even for an empty product
+  void (*team_run)(const detail::Problem<S>&) = argmax_detail::run_team_generic<S>;
+#if RINGMM_CPU_MULTIVERSION
+  if (level == CpuIsa::avx512) team_run = argmax_detail::run_team_avx512<S>;
+  if (level == CpuIsa::avx2) team_run = argmax_detail::run_team_avx2<S>;
+#endif
+  const index_t items = (p.m() + argmax_detail::rows_per_group - 1) / argmax_detail::rows_per_group * p.batch;
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel num_threads(int(std::max<index_t>(1, std::min<index_t>(team, items))))
+  team_run(p);
 }
 
 // The CPU's side of detail::argmax_by_parts (an int64 K*): scratch in host memory, the kernel
@@ -92,7 +117,7 @@ template <class S> void argmax_gemm(const detail::Problem<S>& p, int threads) {
 template <class S> class ArgmaxParts {
  public:
   using Scratch = detail::ArgmaxScratch<element_t<S>>;
-  explicit ArgmaxParts(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {}
+  ArgmaxParts(int threads, CpuIsa isa) : threads_(threads > 0 ? threads : omp_get_max_threads()), isa_(isa) {}
 
   Scratch scratch(index_t entries) {
     try {
@@ -105,7 +130,7 @@ template <class S> class ArgmaxParts {
     }
     return {sum_.data(), part_.data(), winner_.data()};
   }
-  void product(const detail::Problem<S>& part) { argmax_gemm<S>(part, threads_); }
+  void product(const detail::Problem<S>& part) { argmax_gemm<S>(part, threads_, isa_); }
   void take(const Scratch& s, index_t entries, index_t first_k, bool first) const {
 #pragma omp parallel for num_threads(threads_) schedule(static)
     for (index_t e = 0; e < entries; ++e) detail::take_part_index(s.winner[e], s.part[e], first_k, first);
@@ -124,14 +149,15 @@ template <class S> class ArgmaxParts {
 
  private:
   int threads_;
+  CpuIsa isa_;
   std::vector<element_t<S>> sum_;
   std::vector<std::int32_t> part_;
   std::vector<std::int64_t> winner_;
 };
 
 // gemm_argmax with an int64 K* on the CPU.
-template <class S> void argmax_gemm_wide(const detail::Problem<S>& p, int threads) {
-  ArgmaxParts<S> backend(threads);
+template <class S> void argmax_gemm_wide(const detail::Problem<S>& p, int threads, CpuIsa isa = CpuIsa::automatic) {
+  ArgmaxParts<S> backend(threads, isa);
   detail::argmax_by_parts<S>(p, backend);
 }
 

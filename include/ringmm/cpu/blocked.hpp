@@ -8,10 +8,10 @@
 //           jr, ir: the micro-kernel on one MR×NR tile of C
 //
 // The micro-kernel is plain C++ over fixed-size arrays that the compiler vectorises. It is built
-// three times (generic x86-64 / AVX2+FMA / AVX-512) with function target attributes and the
-// widest one the running CPU supports is picked at run time, so the library itself needs no
-// -march flag. Accumulators live in registers for one KC chunk; between chunks they are parked in
-// a per-thread workspace, and only the last chunk applies the epilogue to C, so C is read only
+// three times (generic x86-64 / AVX2+FMA / AVX-512; cpu/multiversion.hpp) and the widest one the
+// running CPU supports is picked at run time, so the library itself needs no -march flag.
+// Accumulators live in registers for one KC chunk; between chunks they are parked in a per-thread
+// workspace, and only the last chunk applies the epilogue to C, so C is read only
 // where the contract allows (β ≠ 0̄) and the integer finalize sees the whole sum.
 #pragma once
 
@@ -27,16 +27,9 @@
 #include <omp.h>
 
 #include "ringmm/context.hpp"
+#include "ringmm/cpu/multiversion.hpp"
 #include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define RINGMM_CPU_MULTIVERSION 1
-#define RINGMM_CPU_INLINE [[gnu::always_inline]] inline
-#else
-#define RINGMM_CPU_MULTIVERSION 0
-#define RINGMM_CPU_INLINE inline
-#endif
 
 namespace ringmm::cpu {
 
@@ -331,9 +324,9 @@ template <class S, class Isa> RINGMM_CPU_INLINE void run_team(const Call<S>& cal
 }
 
 #if RINGMM_CPU_MULTIVERSION
-template <class S> [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2,prefer-vector-width=512")]]
+template <class S> RINGMM_CPU_TARGET_AVX512
 void run_team_avx512(const Call<S>& call, int id, int size) { run_team<S, IsaAvx512>(call, id, size); }
-template <class S> [[gnu::target("avx2,fma,bmi2")]]
+template <class S> RINGMM_CPU_TARGET_AVX2
 void run_team_avx2(const Call<S>& call, int id, int size) { run_team<S, IsaAvx2>(call, id, size); }
 #endif
 

@@ -199,8 +199,9 @@ Stats gemm(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& 
 // Collective SUMMA with the argmax (ringmm::gemm_argmax), for semirings whose ⊕ selects one term:
 // K* (C's shape and block size, int32) receives the global k of each entry's winning term, the
 // smallest among equal ones (panels run in k order, and a panel's tie keeps the index carried in),
-// or −1 where the result is 0̄; with β ≠ 0̄ it is read as C is. Panels move as in gemm; the local
-// products run on options.context's backend over host panels. Other semirings throw Errc::unsupported.
+// or −1 where the result is 0̄; with β ≠ 0̄ it is read as C is. Panels move as in gemm: with the
+// cuda backend through the devices (NCCL), on the CPU over host panels and MPI. Other semirings
+// throw Errc::unsupported.
 template <class S>
 Stats gemm_argmax(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
                   const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,

@@ -68,11 +68,21 @@ template <class T> void gather(const Grid& grid, const DeviceDistMatrix<T>& in, 
 // no host staging (Stats::staged_bytes = 0): transposed operands are redistributed on the
 // devices (NCCL), panels move by NCCL, local multiplies run on each rank's device; C stays there.
 // C must be neither A nor B. options.context.backend must be automatic or cuda. Instantiated for
-// every built-in semiring. (dist::gemm_argmax has no device-resident form: its panels travel
-// through host memory.)
+// every built-in semiring.
 template <class S>
 Stats gemm(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::value_type>& a, Op op_b,
            const DeviceDistMatrix<typename S::value_type>& b, DeviceDistMatrix<typename S::value_type>& c,
            typename S::value_type alpha, typename S::value_type beta, const Options& options = {});
+
+// Collective SUMMA with the argmax on device-resident matrices: dist::gemm_argmax's semantics
+// (ringmm::gemm_argmax's, with K* counting columns of the whole K, ties to the smallest k) and
+// dist::gemm's device path above. Each panel's winners and indexes are kept apart from C on the
+// devices and merged there; α, β and the incoming K* apply once at the end. K* shares C's shape
+// and block. Throws unsupported for a semiring whose ⊕ does not select.
+template <class S>
+Stats gemm_argmax(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::value_type>& a, Op op_b,
+                  const DeviceDistMatrix<typename S::value_type>& b, DeviceDistMatrix<typename S::value_type>& c,
+                  DeviceDistMatrix<std::int32_t>& k_star, typename S::value_type alpha, typename S::value_type beta,
+                  const Options& options = {});
 
 }  // namespace ringmm::dist

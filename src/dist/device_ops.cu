@@ -1,11 +1,12 @@
 // Kernels of the device side of ringmm::dist: the element-wise steps of SUMMA (integer tropical
-// types accumulate apart), the input check's scan and the transposes' block copies.
+// types and argmax products accumulate apart), the input check's scan and the transposes' block copies.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "device_ops.hpp"
+#include "ringmm/detail/argmax.hpp"
 #include "ringmm/cuda/device.hpp"
 #include "ringmm/cuda/support_kernels.cuh"
 #include "ringmm/error.hpp"
@@ -24,6 +25,22 @@ __global__ void epilogue_kernel(typename S::value_type* c, const typename S::val
                                 typename S::value_type alpha, typename S::value_type beta) {
   for (index_t i = index_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += index_t(gridDim.x) * blockDim.x)
     c[i] = semiring_traits<S>::epilogue(alpha, acc ? acc[i] : S::zero(), beta, &c[i]);
+}
+
+template <class S>
+__global__ void take_better_kernel(typename S::value_type* acc, std::int32_t* acc_k, const typename S::value_type* part,
+                                   const std::int32_t* part_k, index_t count) {
+  for (index_t i = index_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += index_t(gridDim.x) * blockDim.x)
+    if (semiring_traits<S>::better(part[i], acc[i])) acc[i] = part[i], acc_k[i] = part_k[i];
+}
+
+template <class S>
+__global__ void argmax_epilogue_kernel(typename S::value_type* c, std::int32_t* k_star, const typename S::value_type* acc,
+                                       const std::int32_t* acc_k, index_t count, typename S::value_type alpha,
+                                       typename S::value_type beta) {
+  const bool reads_c = !(beta == S::zero());
+  for (index_t i = index_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += index_t(gridDim.x) * blockDim.x)
+    ringmm::detail::argmax_store<S>(acc ? acc[i] : S::zero(), acc ? acc_k[i] : -1, alpha, beta, reads_c, &c[i], &k_star[i]);
 }
 
 // A tile of 32 × 32 through shared memory, so that both the reads and the writes are coalesced.
@@ -69,6 +86,32 @@ void device_epilogue(typename S::value_type* c, const typename S::value_type* ac
 }
 
 template <class S>
+void device_take_better(typename S::value_type* acc, std::int32_t* acc_k, const typename S::value_type* part,
+                        const std::int32_t* part_k, index_t count, void* stream) {
+  if constexpr (!semiring_traits<S>::selects) {
+    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+  } else {
+    if (count == 0) return;
+    take_better_kernel<S><<<blocks_for(count), threads, 0, static_cast<cudaStream_t>(stream)>>>(acc, acc_k, part, part_k, count);
+    check_launch("dist argmax accumulate kernel");
+  }
+}
+
+template <class S>
+void device_argmax_epilogue(typename S::value_type* c, std::int32_t* k_star, const typename S::value_type* acc,
+                            const std::int32_t* acc_k, index_t count, typename S::value_type alpha,
+                            typename S::value_type beta, void* stream) {
+  if constexpr (!semiring_traits<S>::selects) {
+    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+  } else {
+    if (count == 0) return;
+    argmax_epilogue_kernel<S><<<blocks_for(count), threads, 0, static_cast<cudaStream_t>(stream)>>>(c, k_star, acc, acc_k,
+                                                                                                    count, alpha, beta);
+    check_launch("dist argmax epilogue kernel");
+  }
+}
+
+template <class S>
 ringmm::detail::ValueScan device_scan(const typename S::value_type* x, index_t rows, index_t cols, index_t ld,
                                       void* stream) {
   ringmm::detail::ValueScan result;
@@ -105,6 +148,11 @@ template void device_transpose_block<std::uint8_t>(std::uint8_t*, const std::uin
   template void device_accumulate<S>(typename S::value_type*, const typename S::value_type*, index_t, void*);         \
   template void device_epilogue<S>(typename S::value_type*, const typename S::value_type*, index_t,                   \
                                    typename S::value_type, typename S::value_type, void*);                     \
+  template void device_take_better<S>(typename S::value_type*, std::int32_t*, const typename S::value_type*,         \
+                                      const std::int32_t*, index_t, void*);                                          \
+  template void device_argmax_epilogue<S>(typename S::value_type*, std::int32_t*, const typename S::value_type*,     \
+                                          const std::int32_t*, index_t, typename S::value_type,                      \
+                                          typename S::value_type, void*);                                            \
   template ringmm::detail::ValueScan device_scan<S>(const typename S::value_type*, index_t, index_t, index_t, void*);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_DEVICE_OPS(::ringmm::S)
 #include "ringmm/builtins.def"

@@ -55,14 +55,13 @@ template <class S> class HostSumma {
   static constexpr bool accumulate_apart = semiring_traits<S>::checks_inputs;
 
  public:
-  // k_star: the argmax's index matrix (gemm_argmax), null for plain products; local_backend runs
-  // the local multiplies (the CPU for plain ones, whose device path is summa_nccl.cpp).
+  // k_star: the argmax's index matrix (gemm_argmax), null for plain products. The local
+  // multiplies run on the CPU (the device path is summa_nccl.cpp).
   HostSumma(const Grid& grid, const detail::Plan& plan, const DistMatrix<T>& a, const DistMatrix<T>& b,
-            DistMatrix<T>& c, T alpha, T beta, const Options& options, DistMatrix<std::int32_t>* k_star = nullptr,
-            Backend local_backend = Backend::cpu)
+            DistMatrix<T>& c, T alpha, T beta, const Options& options, DistMatrix<std::int32_t>* k_star = nullptr)
       : grid_(grid), plan_(plan), a_(a), b_(b), c_(c), k_star_(k_star), alpha_(alpha), beta_(beta), elem_(sizeof(T)) {
     ctx_ = options.context;
-    ctx_.backend = local_backend;
+    ctx_.backend = Backend::cpu;
     for (int slot = 0; slot < 2; ++slot) {
       a_panel_[slot].resize(std::size_t(std::max<index_t>(1, plan.m_local * plan.nb)));
       b_panel_[slot].resize(std::size_t(std::max<index_t>(1, plan.nb * plan.n_local)));
@@ -296,9 +295,9 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
   }
 
 #if RINGMM_HAVE_NCCL
-  // The device path of host matrices: to the devices, the device-resident SUMMA, C back.
-  if (!k_star && stats.backend == Backend::cuda) {
-    detail::summa_via_devices<S>(grid, op_a, a, op_b, b, c, alpha, beta, options, stats);
+  // The device path of host matrices: to the devices, the device-resident SUMMA, C (and K*) back.
+  if (stats.backend == Backend::cuda) {
+    detail::summa_via_devices<S>(grid, op_a, a, op_b, b, c, k_star, alpha, beta, options, stats);
     return stats;
   }
 #endif
@@ -310,9 +309,9 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
   const DistMatrix<T>& a_n = a_t ? *a_t : a;
   const DistMatrix<T>& b_n = b_t ? *b_t : b;
 
-  // Host panels; the local products on the agreed backend (the argmax's may run on the device).
+  // Host panels, local products on the CPU.
   const detail::Plan plan = detail::make_plan(grid, c, k, options.variant);
-  HostSumma<S>(grid, plan, a_n, b_n, c, alpha, beta, options, k_star, stats.backend).run(stats);
+  HostSumma<S>(grid, plan, a_n, b_n, c, alpha, beta, options, k_star).run(stats);
   return stats;
 }
 

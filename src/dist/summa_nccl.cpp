@@ -171,23 +171,31 @@ DeviceDistMatrix<T> transpose_on_devices(const Grid& grid, Grid::DeviceState& de
 }
 
 // The SUMMA loop over device views: `a` is M×K and `b` K×N in the plan's layout (transposes
-// already applied), `c` M×N. Fills the traffic fields of `stats`.
+// already applied), `c` M×N, and for gemm_argmax `k_star` M×N (null data otherwise). Fills the
+// traffic fields of `stats`.
 template <class S>
 void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, MatrixView<const typename S::value_type> a,
                 MatrixView<const typename S::value_type> b, MatrixView<typename S::value_type> c,
-                typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats) {
+                MatrixView<std::int32_t> k_star, typename S::value_type alpha, typename S::value_type beta,
+                const Options& options, Stats& stats) {
   using T = typename S::value_type;
-  constexpr bool accumulate_apart = semiring_traits<S>::checks_inputs;
+  // Integer tropical types accumulate apart from C, as partial results can leave the accepted
+  // input range; argmax products too, so that the winner is chosen among unscaled terms and α
+  // and β apply once at the end, as in a one-GPU product.
+  const bool argmax = k_star.data != nullptr;
+  const bool accumulate_apart = semiring_traits<S>::checks_inputs || argmax;
   const index_t m = plan.m_local, n = plan.n_local, nb = plan.nb;
-  const std::size_t elem = sizeof(T), c_elems = std::size_t(m * n);
+  const std::size_t elem = sizeof(T), c_elems = std::size_t(m * n), index_bytes = argmax ? c_elems * sizeof(std::int32_t) : 0;
 
-  // Panels (two slots each) and, for the integer tropical types, the accumulator apart from C.
-  std::optional<DeviceBuffer> panels, acc, part;
+  // Panels (two slots each) and the accumulator apart from C (with its indexes for the argmax).
+  std::optional<DeviceBuffer> panels, acc, part, acc_k, part_k;
   std::optional<Error> problem;
   try {
     panels.emplace(2 * std::size_t(m * nb + nb * n) * elem);
     acc.emplace(accumulate_apart ? c_elems * elem : 0);
     part.emplace(accumulate_apart ? c_elems * elem : 0);
+    acc_k.emplace(index_bytes);
+    part_k.emplace(index_bytes);
   } catch (const Error& e) {
     problem = e;
   }
@@ -239,7 +247,19 @@ void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, Matr
     if (m > 0 && n > 0) {
       const MatrixView<const T> ap{a_panel[slot], m, st.width, std::max<index_t>(1, st.width), Layout::row_major};
       const MatrixView<const T> bp{b_panel[slot], st.width, n, n, Layout::row_major};
-      if constexpr (accumulate_apart) {
+      if (argmax) {
+        if constexpr (semiring_traits<S>::selects) {
+          // Indexes count from the panel's first column of K; a later panel's winner replaces the
+          // running one only when strictly better, so ties keep the smallest k.
+          T* target = s == 0 ? acc->as<T>() : part->as<T>();
+          std::int32_t* target_k = s == 0 ? acc_k->as<std::int32_t>() : part_k->as<std::int32_t>();
+          gemm_argmax<S>(ctx, Op::N, ap, Op::N, bp, MatrixView<T>{target, m, n, n, Layout::row_major},
+                         MatrixView<std::int32_t>{target_k, m, n, n, Layout::row_major}, S::one(), S::zero(), s * nb);
+          if (s > 0)
+            device_take_better<S>(acc->as<T>(), acc_k->as<std::int32_t>(), part->as<T>(), part_k->as<std::int32_t>(),
+                                  m * n, dev.compute_stream);
+        }
+      } else if (accumulate_apart) {
         T* target = s == 0 ? acc->as<T>() : part->as<T>();
         gemm<S>(ctx, Op::N, ap, Op::N, bp, MatrixView<T>{target, m, n, n, Layout::row_major}, S::one(), S::zero());
         if (s > 0) device_accumulate<S>(acc->as<T>(), part->as<T>(), m * n, dev.compute_stream);
@@ -250,23 +270,30 @@ void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, Matr
     }
     check_cuda(cudaEventRecord(used[slot], dev.compute_stream), "cudaEventRecord");
   }
-  if constexpr (accumulate_apart) device_epilogue<S>(c.data, acc->as<T>(), m * n, alpha, beta, dev.compute_stream);
+  if (argmax)
+    device_argmax_epilogue<S>(c.data, k_star.data, acc->as<T>(), acc_k->as<std::int32_t>(), m * n, alpha, beta,
+                              dev.compute_stream);
+  else if (accumulate_apart)
+    device_epilogue<S>(c.data, acc->as<T>(), m * n, alpha, beta, dev.compute_stream);
   check_cuda(cudaStreamSynchronize(dev.compute_stream), "SUMMA loop");
   check_cuda(cudaStreamSynchronize(dev.comm_stream), "SUMMA communication");
   stats.steps = steps;
 }
 
-// The checked product on device-resident matrices (K = the agreed inner dimension): transposes
-// on the devices, then the loop. C stays on the devices.
+// The checked product on device-resident matrices (K = the agreed inner dimension; k_star: the
+// argmax's indexes, or null): transposes on the devices, then the loop. C stays on the devices.
 template <class S>
 void resident_product(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::value_type>& a, Op op_b,
                       const DeviceDistMatrix<typename S::value_type>& b, DeviceDistMatrix<typename S::value_type>& c,
-                      index_t k, typename S::value_type alpha, typename S::value_type beta, const Options& options,
-                      Stats& stats) {
+                      DeviceDistMatrix<std::int32_t>* k_star, index_t k, typename S::value_type alpha,
+                      typename S::value_type beta, const Options& options, Stats& stats) {
   using T = typename S::value_type;
   Grid::DeviceState& dev = device_state(grid);
-  if (k == 0) {  // no panels: C ← α ⊗ 0̄ ⊕ β ⊗ C
-    device_epilogue<S>(c.local().data, nullptr, c.local_rows() * c.local_cols(), alpha, beta, dev.compute_stream);
+  const MatrixView<std::int32_t> k_view = k_star ? k_star->local() : MatrixView<std::int32_t>{};
+  if (k == 0) {  // no panels: C ← α ⊗ 0̄ ⊕ β ⊗ C (K*: the incoming index where β ⊗ C wins, else −1)
+    const index_t count = c.local_rows() * c.local_cols();
+    if (k_star) device_argmax_epilogue<S>(c.local().data, k_view.data, nullptr, nullptr, count, alpha, beta, dev.compute_stream);
+    else device_epilogue<S>(c.local().data, nullptr, count, alpha, beta, dev.compute_stream);
     check_cuda(cudaStreamSynchronize(dev.compute_stream), "dist::gemm (K = 0)");
     return;
   }
@@ -275,7 +302,54 @@ void resident_product(const Grid& grid, Op op_a, const DeviceDistMatrix<typename
   if (op_a == Op::T) a_t = transpose_on_devices(grid, dev, a, stats.bytes_sent);
   if (op_b == Op::T) b_t = transpose_on_devices(grid, dev, b, stats.bytes_sent);
   const MatrixView<const T> a_n = a_t ? a_t->local() : a.local(), b_n = b_t ? b_t->local() : b.local();
-  summa_loop<S>(grid, dev, make_plan(grid, c, k, options.variant), a_n, b_n, c.local(), alpha, beta, options, stats);
+  summa_loop<S>(grid, dev, make_plan(grid, c, k, options.variant), a_n, b_n, c.local(), k_view, alpha, beta, options,
+                stats);
+}
+
+// dist::gemm and dist::gemm_argmax (k_star not null) on device-resident matrices: one collective
+// call, checked as the host matrices' calls are.
+template <class S>
+Stats resident_call(const Grid& grid, const char* call, Op op_a, const DeviceDistMatrix<typename S::value_type>& a,
+                    Op op_b, const DeviceDistMatrix<typename S::value_type>& b,
+                    DeviceDistMatrix<typename S::value_type>& c, DeviceDistMatrix<std::int32_t>* k_star,
+                    typename S::value_type alpha, typename S::value_type beta, const Options& options) {
+  using T = typename S::value_type;
+  Grid::DeviceState& dev = device_state(grid);
+  // This rank's own complaints, agreed with the rest in check_product.
+  std::optional<Error> problem;
+  if (options.context.backend == Backend::cpu)
+    problem = Error(Errc::invalid_argument, "backend",
+                    "device-resident matrices multiply on their devices (backend automatic or cuda), not on the cpu");
+  else if (&c == &a || &c == &b)
+    problem = Error(Errc::invalid_argument, "C", "C must be neither A nor B (their panels are read while C is written)");
+  const auto on_other_device = [&](int device, const char* name) {
+    if (!problem && device != dev.device)
+      problem = Error(Errc::invalid_argument, name,
+                      "matrix lives on device " + std::to_string(device) + ", but rank " + std::to_string(grid.rank()) +
+                          " of this grid runs on device " + std::to_string(dev.device));
+  };
+  on_other_device(a.device(), "A");
+  on_other_device(b.device(), "B");
+  on_other_device(c.device(), "C");
+  if (k_star) on_other_device(k_star->device(), "K*");
+  const index_t k = check_product<S>(grid, call, op_a, a, op_b, b, c, k_star, alpha, beta, options, problem);
+
+  check_values<S>(
+      grid, a.local(), b.local(), MatrixView<const T>(c.local()), alpha, beta, k,
+      [&](auto& operand) {
+        operand.scan = device_scan<S>(operand.view.p, operand.view.rows, operand.view.cols, operand.view.rs,
+                                      dev.compute_stream);
+      },
+      [](const T* address) {
+        T value{};
+        check_cuda(cudaMemcpy(&value, address, sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+        return value;
+      });
+  Stats stats;
+  stats.backend = Backend::cuda;
+  stats.updates = double(c.rows()) * double(c.cols()) * double(k);
+  resident_product<S>(grid, op_a, a, op_b, b, c, k_star, k, alpha, beta, options, stats);
+  return stats;
 }
 
 }  // namespace
@@ -283,18 +357,23 @@ void resident_product(const Grid& grid, Op op_a, const DeviceDistMatrix<typename
 template <class S>
 void summa_via_devices(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>& a, Op op_b,
                        const DistMatrix<typename S::value_type>& b, DistMatrix<typename S::value_type>& c,
-                       typename S::value_type alpha, typename S::value_type beta, const Options& options, Stats& stats) {
+                       DistMatrix<std::int32_t>* k_star, typename S::value_type alpha, typename S::value_type beta,
+                       const Options& options, Stats& stats) {
   using T = typename S::value_type;
   const DeviceDistMatrix<T> a_dev = to_device(grid, a), b_dev = to_device(grid, b);
   DeviceDistMatrix<T> c_dev = to_device(grid, c);
-  resident_product<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, op_a == Op::N ? a.cols() : a.rows(), alpha, beta, options,
-                      stats);
+  std::optional<DeviceDistMatrix<std::int32_t>> k_dev;
+  if (k_star) k_dev = to_device(grid, *k_star);  // its incoming indexes matter where β ⊗ C wins
+  resident_product<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, k_dev ? &*k_dev : nullptr,
+                      op_a == Op::N ? a.cols() : a.rows(), alpha, beta, options, stats);
   to_host(grid, c_dev, c);
-  // C crosses twice (up and back), A and B once.
-  const auto local_bytes = [](const DistMatrix<T>& x) {
-    return std::uint64_t(x.local_rows()) * std::uint64_t(x.local_cols()) * sizeof(T);
+  if (k_star) to_host(grid, *k_dev, *k_star);
+  // C and K* cross twice (up and back), A and B once.
+  const auto local_bytes = [](const DistLayout& x, std::size_t elem) {
+    return std::uint64_t(x.local_rows()) * std::uint64_t(x.local_cols()) * elem;
   };
-  stats.staged_bytes = local_bytes(a) + local_bytes(b) + 2 * local_bytes(c);
+  stats.staged_bytes = local_bytes(a, sizeof(T)) + local_bytes(b, sizeof(T)) + 2 * local_bytes(c, sizeof(T)) +
+                       (k_star ? 2 * local_bytes(*k_star, sizeof(std::int32_t)) : 0);
 }
 
 }  // namespace detail
@@ -303,49 +382,32 @@ template <class S>
 Stats gemm(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::value_type>& a, Op op_b,
            const DeviceDistMatrix<typename S::value_type>& b, DeviceDistMatrix<typename S::value_type>& c,
            typename S::value_type alpha, typename S::value_type beta, const Options& options) {
-  using T = typename S::value_type;
-  const char* call = "dist::gemm";
-  Grid::DeviceState& dev = detail::device_state(grid);
-  // This rank's own complaints, agreed with the rest in check_product.
-  std::optional<Error> problem;
-  if (options.context.backend == Backend::cpu)
-    problem = Error(Errc::invalid_argument, "backend",
-                    "device-resident matrices multiply on their devices (backend automatic or cuda), not on the cpu");
-  else if (&c == &a || &c == &b)
-    problem = Error(Errc::invalid_argument, "C", "C must be neither A nor B (their panels are read while C is written)");
-  for (const DeviceDistMatrix<T>* m : {&a, &b, static_cast<const DeviceDistMatrix<T>*>(&c)})
-    if (!problem && m->device() != dev.device)
-      problem = Error(Errc::invalid_argument, m == &a ? "A" : m == &b ? "B" : "C",
-                      "matrix lives on device " + std::to_string(m->device()) + ", but rank " +
-                          std::to_string(grid.rank()) + " of this grid runs on device " + std::to_string(dev.device));
-  const index_t k = detail::check_product<S>(grid, call, op_a, a, op_b, b, c, nullptr, alpha, beta, options, problem);
+  return detail::resident_call<S>(grid, "dist::gemm", op_a, a, op_b, b, c, nullptr, alpha, beta, options);
+}
 
-  detail::check_values<S>(
-      grid, a.local(), b.local(), MatrixView<const T>(c.local()), alpha, beta, k,
-      [&](auto& operand) {
-        operand.scan = detail::device_scan<S>(operand.view.p, operand.view.rows, operand.view.cols, operand.view.rs,
-                                              dev.compute_stream);
-      },
-      [](const T* address) {
-        T value{};
-        detail::check_cuda(cudaMemcpy(&value, address, sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
-        return value;
-      });
-  Stats stats;
-  stats.backend = Backend::cuda;
-  stats.updates = double(c.rows()) * double(c.cols()) * double(k);
-  detail::resident_product<S>(grid, op_a, a, op_b, b, c, k, alpha, beta, options, stats);
-  return stats;
+template <class S>
+Stats gemm_argmax(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::value_type>& a, Op op_b,
+                  const DeviceDistMatrix<typename S::value_type>& b, DeviceDistMatrix<typename S::value_type>& c,
+                  DeviceDistMatrix<std::int32_t>& k_star, typename S::value_type alpha, typename S::value_type beta,
+                  const Options& options) {
+  if constexpr (!semiring_traits<S>::selects)
+    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+  else
+    return detail::resident_call<S>(grid, "dist::gemm_argmax", op_a, a, op_b, b, c, &k_star, alpha, beta, options);
 }
 
 #define RINGMM_DIST_DEVICE(S)                                                                                       \
   template void detail::summa_via_devices<S>(const Grid&, Op, const DistMatrix<typename S::value_type>&, Op,        \
                                              const DistMatrix<typename S::value_type>&,                             \
-                                             DistMatrix<typename S::value_type>&, typename S::value_type,           \
-                                             typename S::value_type, const Options&, Stats&);                       \
+                                             DistMatrix<typename S::value_type>&, DistMatrix<std::int32_t>*,        \
+                                             typename S::value_type, typename S::value_type, const Options&, Stats&); \
   template Stats gemm<S>(const Grid&, Op, const DeviceDistMatrix<typename S::value_type>&, Op,                      \
                          const DeviceDistMatrix<typename S::value_type>&, DeviceDistMatrix<typename S::value_type>&, \
-                         typename S::value_type, typename S::value_type, const Options&);
+                         typename S::value_type, typename S::value_type, const Options&);                           \
+  template Stats gemm_argmax<S>(const Grid&, Op, const DeviceDistMatrix<typename S::value_type>&, Op,               \
+                                const DeviceDistMatrix<typename S::value_type>&,                                    \
+                                DeviceDistMatrix<typename S::value_type>&, DeviceDistMatrix<std::int32_t>&,         \
+                                typename S::value_type, typename S::value_type, const Options&);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_DEVICE(::ringmm::S)
 #include "ringmm/builtins.def"
 

@@ -1,6 +1,7 @@
 // Device-resident matrices (ringmm/dist_device.hpp) and their SUMMA against the single-process
 // reference: every grid the world admits, both variants, odd shapes (0, 1, 7, 33, 129,
-// rectangular), transposed operands, α/β; a chain of two products with C kept on the devices;
+// rectangular), transposed operands, α/β; the argmax SUMMA against the single-process argmax,
+// ties included; a chain of two products with C kept on the devices;
 // the refusals, the same on every rank. Skips on every rank alike when a rank has no GPU or the
 // ranks would share one.
 #include <gtest/gtest.h>
@@ -140,6 +141,110 @@ TYPED_TEST(DeviceResidentSumma, MatchesTheSingleProcessProduct) {
         check_case<TypeParam>(grid, cs, general, seed++, variant);
       }
     }
+  }
+}
+
+// dist::gemm_argmax on the devices against the single-process gemm_argmax on the CPU of the whole
+// matrices, with the same α, β and incoming K*: C and K* equal exactly, and each index, walked,
+// names a term that gives C. `ties`: A and B all 1̄, so every term ties and every panel of every
+// rank must leave the first k (0) in place.
+template <class S>
+void check_argmax_case(const dist::Grid& grid, const Case& cs, bool general_scalars, bool ties, std::uint64_t seed,
+                       dist::Variant variant) {
+  using T = typename S::value_type;
+  std::mt19937_64 rng(seed);
+  const index_t a_rows = cs.op_a == Op::N ? cs.m : cs.k, a_cols = cs.op_a == Op::N ? cs.k : cs.m;
+  const index_t b_rows = cs.op_b == Op::N ? cs.k : cs.n, b_cols = cs.op_b == Op::N ? cs.n : cs.k;
+  HostMatrix<T> a = random_matrix<S>(a_rows, a_cols, Layout::row_major, 0, rng, cs.k);
+  HostMatrix<T> b = random_matrix<S>(b_rows, b_cols, Layout::row_major, 0, rng, cs.k);
+  if (ties) {
+    for (auto& x : a.storage) x = S::one();
+    for (auto& x : b.storage) x = S::one();
+  }
+  HostMatrix<T> c = random_matrix<S>(cs.m, cs.n, Layout::row_major, 0, rng, cs.k);
+  HostMatrix<std::int32_t> ks(cs.m, cs.n, Layout::row_major);
+  for (auto& x : ks.storage) x = std::int32_t(rng() % 1000);  // incoming indexes, kept where β ⊗ C wins
+  const T alpha = general_scalars ? random_value<S>(rng) : S::one();
+  const T beta = general_scalars ? random_value<S>(rng) : S::zero();
+
+  const dist::DeviceDistMatrix<T> da = on_devices(grid, a, cs.nb), db = on_devices(grid, b, cs.nb);
+  dist::DeviceDistMatrix<T> dc = on_devices(grid, c, cs.nb);
+  dist::DeviceDistMatrix<std::int32_t> dk = on_devices(grid, ks, cs.nb);
+  const dist::Stats stats =
+      dist::gemm_argmax<S>(grid, cs.op_a, da, cs.op_b, db, dc, dk, alpha, beta, device_options(variant));
+  EXPECT_EQ(stats.backend, Backend::cuda);
+  const HostMatrix<T> got_c = gathered(grid, dc);
+  const HostMatrix<std::int32_t> got_k = gathered(grid, dk);
+  if (grid.rank() != 0) return;
+  HostMatrix<T> want_c = c;
+  HostMatrix<std::int32_t> want_k = ks;
+  gemm_argmax<S>(cpu_context(1), cs.op_a, a.cview(), cs.op_b, b.cview(), want_c.view, want_k.view, alpha, beta);
+  index_t wrong_c = 0, wrong_k = 0, bad_walk = 0;
+  for (index_t i = 0; i < cs.m; ++i)
+    for (index_t j = 0; j < cs.n; ++j) {
+      wrong_c += !same_bits(std::vector<T>{got_c(i, j)}, std::vector<T>{want_c(i, j)});
+      wrong_k += got_k(i, j) != want_k(i, j);
+      // The walk: an index from this product (not the incoming one) names the term α ⊗ A(i, k) ⊗ B(k, j)
+      // that, ⊕ β ⊗ C, gives the result.
+      const std::int32_t k = got_k(i, j);
+      if (k < 0 || k >= cs.k || (general_scalars && k == ks(i, j))) continue;
+      const T ai = cs.op_a == Op::N ? a(i, k) : a(k, i), bj = cs.op_b == Op::N ? b(k, j) : b(j, k);
+      const T term = semiring_traits<S>::scale(alpha, semiring_traits<S>::finalize(S::mul(ai, bj)));
+      const T incoming = beta == S::zero() ? S::zero() : semiring_traits<S>::scale(beta, c(i, j));
+      bad_walk += !same_bits(std::vector<T>{S::add(term, incoming)}, std::vector<T>{got_c(i, j)});
+    }
+  EXPECT_EQ(wrong_c, 0) << "entries of C that differ from the single-process product";
+  EXPECT_EQ(wrong_k, 0) << "entries of K* that differ from the single-process product";
+  EXPECT_EQ(bad_walk, 0) << "indexes whose term does not give C";
+  if (ties && cs.m > 0 && cs.n > 0 && cs.k > 0 && !general_scalars) EXPECT_EQ(got_k(0, 0), 0);
+}
+
+template <class S> class DeviceResidentArgmax : public ::testing::Test {};
+TYPED_TEST_SUITE(DeviceResidentArgmax, SelectingSemirings, SemiringNames);
+
+TYPED_TEST(DeviceResidentArgmax, MatchesTheSingleProcessArgmax) {
+  RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK();
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    const dist::Grid& grid = SharedGrids::get(pr, pc);
+    for (dist::Variant variant : {dist::Variant::broadcast, dist::Variant::ring}) {
+      std::uint64_t seed = 500;
+      for (const Case& cs : cases)
+        for (bool ties : {false, true}) {
+          if (ties && cs.k <= cs.nb) continue;  // ties across panels need two panels at least
+          const bool general = seed % 3 == 1;
+          SCOPED_TRACE(describe(grid, variant, cs) + (general ? " general alpha/beta" : "") + (ties ? " all ties" : ""));
+          check_argmax_case<TypeParam>(grid, cs, general, ties, seed++, variant);
+        }
+    }
+  }
+}
+
+// The host matrices' dist::gemm_argmax with the cuda backend goes through the devices and gives
+// the CPU SUMMA's C and K*.
+TEST(DeviceResident, HostArgmaxThroughTheDevicesEqualsTheCpuSumma) {
+  RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK();
+  using S = MinPlus<float>;
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    const dist::Grid& grid = SharedGrids::get(pr, pc);
+    std::mt19937_64 rng(17);
+    const index_t m = 65, n = 40, k = 90, nb = 8;
+    const HostMatrix<float> a = random_matrix<S>(m, k, Layout::row_major, 0, rng, k);
+    const HostMatrix<float> b = random_matrix<S>(k, n, Layout::row_major, 0, rng, k);
+    dist::DistMatrix<float> ha(grid, m, k, nb), hb(grid, k, n, nb), c_cpu(grid, m, n, nb), c_gpu(grid, m, n, nb);
+    dist::DistMatrix<std::int32_t> k_cpu(grid, m, n, nb), k_gpu(grid, m, n, nb);
+    dist::scatter<float>(grid, a.cview(), ha, 0);
+    dist::scatter<float>(grid, b.cview(), hb, 0);
+    dist::Options cpu;
+    cpu.context.backend = Backend::cpu;
+    dist::gemm_argmax<S>(grid, Op::N, ha, Op::N, hb, c_cpu, k_cpu, S::one(), S::zero(), cpu);
+    const dist::Stats stats = dist::gemm_argmax<S>(grid, Op::N, ha, Op::N, hb, c_gpu, k_gpu, S::one(), S::zero(),
+                                                   device_options(dist::Variant::broadcast));
+    EXPECT_EQ(stats.backend, Backend::cuda);
+    EXPECT_GT(stats.staged_bytes, 0u) << "host matrices are staged to the devices";
+    index_t differ = 0;
+    for (index_t e = 0; e < c_cpu.local_rows() * c_cpu.local_cols(); ++e)
+      differ += !(c_cpu.local().data[e] == c_gpu.local().data[e]) || k_cpu.local().data[e] != k_gpu.local().data[e];
+    EXPECT_EQ(differ, 0) << grid_name(grid) << " rank " << grid.rank();
   }
 }
 

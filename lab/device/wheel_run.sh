@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA wheel on the GPU machine, which has no network: scripts/wheel.sh builds it (every GPU
 # since Ampere, the CUDA runtime inside) with its build tools from .carry/build-wheels, then the
-# wheel is installed into a virtual environment that also sees the machine's torch, cupy and jax,
-# and the whole pytest suite runs against it from outside the source tree.
+# wheel is installed (pip install --target) beside the machine's torch, cupy and jax, and the whole
+# pytest suite runs against it from outside the source tree.
 # Usage, repository root on the GPU machine (the steps in one call or in two back-to-back calls,
 # the second while the machine is warm: the wheel waits in /tmp/wheel):
 #   lab/device/wheel_run.sh build test
@@ -28,11 +28,14 @@ for step in "$@"; do
     test)
       wheel=$(ls "$dist"/ringmm-*.whl 2>/dev/null | head -1)
       [ -n "$wheel" ] || { echo "no wheel in $dist (run the build step first)"; continue; }
-      rm -rf /tmp/wheel-venv && python3 -m venv --system-site-packages /tmp/wheel-venv
-      py=/tmp/wheel-venv/bin/python
+      # The machine's python3 is itself a virtual environment (torch, cupy, jax); a venv made from it
+      # would not see them, so the wheel is installed into a folder put first on PYTHONPATH.
+      rm -rf /tmp/wheel-site
+      py=python3
       start=$(date +%s%N)
-      "$py" -m pip install -q --disable-pip-version-check --no-deps "$wheel"
+      "$py" -m pip install -q --disable-pip-version-check --no-deps --target /tmp/wheel-site "$wheel"
       echo "installed $(basename "$wheel") in $((($(date +%s%N) - start) / 1000000)) ms"
+      export PYTHONPATH=/tmp/wheel-site
       cd /tmp
       "$py" -c "
 import numpy as np, ringmm
@@ -44,7 +47,7 @@ c = ringmm.matmul(a, a, 'max_plus', backend='cuda')
 print('512^3 max-plus on cuda matches the cpu:', bool((c == ringmm.matmul(a, a, 'max_plus', backend='cpu')).all()))
 "
       start=$SECONDS
-      timeout 480 "$py" -m pytest -q -p no:cacheprovider --rootdir "$root" "$root/tests/python" > "$out/pytest-wheel.log" 2>&1
+      timeout 480 "$py" -m pytest -q -rs -p no:cacheprovider --rootdir "$root" "$root/tests/python" > "$out/pytest-wheel.log" 2>&1
       echo "pytest tests/python with the wheel rc=$? in $((SECONDS - start)) s: $(tail -1 "$out/pytest-wheel.log")"
       grep -E "^(FAILED|ERROR)" "$out/pytest-wheel.log" | head -10
       cd "$root"

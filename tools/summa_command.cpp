@@ -50,6 +50,9 @@ product:
                               u8 for or-and)
   --transa, --transb          use op(A) = Aᵀ / op(B) = Bᵀ (redistributed once before the loop)
   --alpha X, --beta X         scalars (inf / -inf are the tropical 0̄)
+  --argmax                    also the index K* of each entry's winning term (dist::gemm_argmax; for
+                              max-plus, min-plus, max-min, max-times, min-max): ties to the smallest
+                              k, −1 where the result is 0̄; --check compares it too, --out writes C
 distribution:
   --grid PRxPC                process grid (default: the near-square factorisation of P)
   --block NB                  block size of the block-cyclic layout (default 256)
@@ -75,7 +78,7 @@ struct Request {
   std::uint64_t seed = 1;
   SemiringKind kind = SemiringKind::plus_times;
   std::optional<DType> type;
-  bool trans_a = false, trans_b = false, check = false, resident = false;
+  bool trans_a = false, trans_b = false, check = false, resident = false, argmax = false;
   std::optional<double> alpha, beta;
   int prow = 0, pcol = 0;  // 0: near-square
   index_t block = 256;
@@ -90,7 +93,7 @@ Request parse(const Args& args) {
                            {"size", true},    {"seed", true},    {"semiring", true}, {"type", true},    {"transa", false},
                            {"transb", false}, {"alpha", true},   {"beta", true},     {"grid", true},    {"block", true},
                            {"variant", true}, {"backend", true}, {"threads", true},  {"reps", true},    {"check", false},
-                           {"resident", false}});
+                           {"resident", false}, {"argmax", false}});
   Request req;
   req.a_path = opt.get("a");
   req.b_path = opt.get("b");
@@ -122,6 +125,7 @@ Request parse(const Args& args) {
   req.threads = int(opt.integer_or("threads", 0, 0, 4096));
   req.reps = int(opt.integer_or("reps", 3, 1, 1000));
   req.resident = opt.flag("resident");
+  req.argmax = opt.flag("argmax");
   if (req.resident && req.backend == Backend::cpu)
     throw UsageError("--resident", "keeps the matrices on the devices; it cannot run with --backend cpu");
 #if !RINGMM_HAVE_NCCL
@@ -178,6 +182,11 @@ template <class S>
 int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Matrix& b_file,
         std::optional<npy::Matrix>& c_file) {
   using T = typename S::value_type;
+  if constexpr (!semiring_traits<S>::selects) {
+    if (req.argmax)
+      throw UsageError("--argmax", std::string(to_string(S::kind)) + "'s ⊕ does not select one term; --argmax needs "
+                                   "max-plus, min-plus, max-min, max-times or min-max");
+  }
   const bool root = grid.rank() == 0;
   const Op op_a = req.trans_a ? Op::T : Op::N, op_b = req.trans_b ? Op::T : Op::N;
   const bool files = bool(req.a_path);
@@ -220,6 +229,10 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
 
   // One warm-up, then the timed repetitions; each rep starts from C0. Times are the slowest rank's.
   dist::DistMatrix<T> c = c0;
+  // --argmax: the indexes, −1 coming in (an entry where β ⊗ C0 wins keeps it).
+  dist::DistMatrix<std::int32_t> k_star0(grid, m, n, req.block);
+  std::fill_n(k_star0.local().data, k_star0.local_rows() * k_star0.local_cols(), std::int32_t(-1));
+  dist::DistMatrix<std::int32_t> k_star = k_star0;
   dist::Stats stats;
   std::vector<double> times;
   Summary sum;
@@ -252,19 +265,33 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
     const dist::DeviceDistMatrix<T> a_dev = distribute(files ? &a_file : nullptr, a);
     const dist::DeviceDistMatrix<T> b_dev = distribute(files ? &b_file : nullptr, b);
     dist::DeviceDistMatrix<T> c_dev = distribute(c_file ? &*c_file : nullptr, c0);
+    dist::DeviceDistMatrix<std::int32_t> k_dev = dist::to_device(grid, k_star0);
     sum.distribution = slowest(MPI_Wtime() - start);
     const bool reads_c = !(beta == S::zero());
     for (int rep = 0; rep <= req.reps; ++rep) {
-      if (rep > 0 && reads_c) c_dev = dist::to_device(grid, c0);  // untimed: each rep starts from C0
-      const double seconds = timed([&] { return dist::gemm<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, alpha, beta, options); });
+      if (rep > 0 && reads_c) {  // untimed: each rep starts from C0 (and K*0)
+        c_dev = dist::to_device(grid, c0);
+        if (req.argmax) k_dev = dist::to_device(grid, k_star0);
+      }
+      const double seconds = timed([&] {
+        if constexpr (semiring_traits<S>::selects)
+          if (req.argmax) return dist::gemm_argmax<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, k_dev, alpha, beta, options);
+        return dist::gemm<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, alpha, beta, options);
+      });
       if (rep > 0) times.push_back(seconds);
     }
     c = dist::to_host(grid, c_dev);
+    if (req.argmax) k_star = dist::to_host(grid, k_dev);
 #endif
   } else {
     for (int rep = 0; rep <= req.reps; ++rep) {
       c = c0;
-      const double seconds = timed([&] { return dist::gemm<S>(grid, op_a, a, op_b, b, c, alpha, beta, options); });
+      k_star = k_star0;
+      const double seconds = timed([&] {
+        if constexpr (semiring_traits<S>::selects)
+          if (req.argmax) return dist::gemm_argmax<S>(grid, op_a, a, op_b, b, c, k_star, alpha, beta, options);
+        return dist::gemm<S>(grid, op_a, a, op_b, b, c, alpha, beta, options);
+      });
       if (rep > 0) times.push_back(seconds);
     }
   }
@@ -284,15 +311,37 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
   if (req.check) {
     const std::vector<T> a_all = gather_all(grid, a), b_all = gather_all(grid, b), c0_all = gather_all(grid, c0);
     const std::vector<T> c_all = gather_all(grid, c);
+    const std::vector<std::int32_t> k_all = req.argmax ? gather_all(grid, k_star) : std::vector<std::int32_t>{};
     int pass = 1;
     if (root) {
       std::vector<T> expected = c0_all;
-      const auto p = ringmm::make_problem<S>(
-          op_a, MatrixView<const T>{a_all.data(), a_rows, a_cols, std::max<index_t>(1, a_cols), Layout::row_major}, op_b,
-          MatrixView<const T>{b_all.data(), b_rows, b_cols, std::max<index_t>(1, b_cols), Layout::row_major},
-          MatrixView<T>{expected.data(), m, n, std::max<index_t>(1, n), Layout::row_major}, alpha, beta);
-      parallel_reference<S>(p);
-      check = compare_results<S>(p, expected, c_all, c0_all.data());
+      const MatrixView<const T> a_view{a_all.data(), a_rows, a_cols, std::max<index_t>(1, a_cols), Layout::row_major};
+      const MatrixView<const T> b_view{b_all.data(), b_rows, b_cols, std::max<index_t>(1, b_cols), Layout::row_major};
+      const MatrixView<T> expected_view{expected.data(), m, n, std::max<index_t>(1, n), Layout::row_major};
+      const auto p = ringmm::make_problem<S>(op_a, a_view, op_b, b_view, expected_view, alpha, beta);
+      if (!req.argmax) {
+        parallel_reference<S>(p);
+        check = compare_results<S>(p, expected, c_all, c0_all.data());
+      } else if constexpr (semiring_traits<S>::selects) {
+        // The single-process argmax on the CPU; its ⊕ selects, so C and K* must match exactly.
+        std::vector<std::int32_t> expected_k(std::size_t(m * n), -1);
+        Context cpu;
+        cpu.backend = Backend::cpu;
+        cpu.cpu_threads = options.context.cpu_threads;
+        gemm_argmax<S>(cpu, op_a, a_view, op_b, b_view, expected_view,
+                       MatrixView<std::int32_t>{expected_k.data(), m, n, std::max<index_t>(1, n), Layout::row_major}, alpha,
+                       beta);
+        check = compare_results<S>(p, expected, c_all, c0_all.data());
+        std::size_t wrong = 0, first = 0;
+        for (std::size_t e = 0; e < expected_k.size(); ++e)
+          if (expected_k[e] != k_all[e] && wrong++ == 0) first = e;
+        if (wrong > 0 && check->pass)
+          *check = CheckResult{false, true, std::to_string(wrong) + " indexes of K* differ from the single-process argmax, the first at (" +
+                                                std::to_string(first / std::size_t(std::max<index_t>(1, n))) + ", " +
+                                                std::to_string(first % std::size_t(std::max<index_t>(1, n))) + "): " +
+                                                std::to_string(k_all[first]) + " instead of " +
+                                                std::to_string(expected_k[first])};
+      }
       pass = check->pass;
     }
     MPI_Bcast(&pass, 1, MPI_INT, 0, grid.comm());
@@ -304,7 +353,8 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
   const double bound_bytes = dist::lower_bound_words(m, n, k, grid.size()) * double(sizeof(T));
   const double rate = sum.seconds > 0 ? updates / sum.seconds : 0;
   if (root) {
-    std::cout << "semiring  " << to_string(S::kind) << " (" << to_string(dtype_of<T>::value) << ")\n"
+    std::cout << "semiring  " << to_string(S::kind) << " (" << to_string(dtype_of<T>::value) << ")"
+              << (req.argmax ? ", with the argmax" : "") << "\n"
               << "shape     M=" << m << " N=" << n << " K=" << k << "  (op(A) " << to_string(op_a) << ", op(B) "
               << to_string(op_b) << ")\n"
               << "grid      " << grid.rows() << "x" << grid.cols() << ", block " << req.block << ", variant "
@@ -335,7 +385,7 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
       out << "[{\"suite\": \"summa\", \"date\": \"" << utc_timestamp() << "\", \"device\": \""
           << json_escape(stats.backend == Backend::cuda ? gpu_name() : cpu_model()) << "\", \"backend\": \""
           << to_string(stats.backend) << "\", \"semiring\": \"" << to_string(S::kind) << "\", \"type\": \""
-          << to_string(dtype_of<T>::value) << "\", \"m\": " << m << ", \"n\": " << n << ", \"k\": " << k
+          << to_string(dtype_of<T>::value) << "\", \"product\": \"" << (req.argmax ? "argmax" : "gemm") << "\", \"m\": " << m << ", \"n\": " << n << ", \"k\": " << k
           << ", \"transa\": " << (req.trans_a ? "true" : "false") << ", \"transb\": " << (req.trans_b ? "true" : "false")
           << ", \"ranks\": " << grid.size() << ", \"grid_rows\": " << grid.rows() << ", \"grid_cols\": " << grid.cols()
           << ", \"block\": " << req.block << ", \"variant\": \"" << dist::to_string(req.variant)

@@ -1,0 +1,32 @@
+# `mpirun -n RANKS ringmm summa --argmax --check`: the distributed argmax's C and K* against the
+# single-process argmax (the tool's --check compares both, and exits 1 on a difference), on odd
+# shapes, transposed operands, a general α, both variants; and a semiring whose ⊕ does not select is
+# refused with exit status 2, naming --argmax.
+# cmake -DRINGMM=... -DMPIEXEC=... -DRANKS=N -P summa_argmax_test.cmake
+cmake_policy(SET CMP0007 NEW)
+set(mpirun ${MPIEXEC} -n ${RANKS} --oversubscribe)
+
+function(run_tool expected_rc output_var)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL expected_rc)
+    message(FATAL_ERROR "exit status ${rc}, expected ${expected_rc}: ${ARGN}\n${out}\n${err}")
+  endif()
+  set(${output_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+foreach(run "max-plus;f32;129,33,77;8;broadcast"
+            "min-plus;i32;7,130,33;5;ring;--transa"
+            "max-min;i32;33,33,200;16;ring;--alpha;5"
+            "max-times;f32;64,65,66;7;broadcast;--transb")
+  list(POP_FRONT run semiring type size block variant)
+  run_tool(0 out ${mpirun} ${RINGMM} summa --argmax --check --reps 1 --backend cpu --threads 1 --semiring ${semiring}
+           --type ${type} --size ${size} --block ${block} --variant ${variant} ${run})
+  if(NOT out MATCHES "with the argmax" OR NOT out MATCHES "check     PASS")
+    message(FATAL_ERROR "${semiring} ${type} ${size}: no passing argmax check:\n${out}")
+  endif()
+endforeach()
+
+run_tool(2 refused ${mpirun} ${RINGMM} summa --argmax --semiring plus-times --size 16 --backend cpu)
+if(NOT refused MATCHES "--argmax: plus-times's")
+  message(FATAL_ERROR "plus-times with --argmax was not refused by name:\n${refused}")
+endif()

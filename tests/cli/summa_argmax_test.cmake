@@ -6,13 +6,7 @@
 cmake_policy(SET CMP0007 NEW)
 set(mpirun ${MPIEXEC} -n ${RANKS} --oversubscribe)
 
-function(run_tool expected_rc output_var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL expected_rc)
-    message(FATAL_ERROR "exit status ${rc}, expected ${expected_rc}: ${ARGN}\n${out}\n${err}")
-  endif()
-  set(${output_var} "${out}${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_tool.cmake)
 
 foreach(run "max-plus;f32;129,33,77;8;broadcast"
             "min-plus;i32;7,130,33;5;ring;--transa"

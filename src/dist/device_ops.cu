@@ -1,5 +1,6 @@
 // Kernels of the device side of ringmm::dist: the element-wise steps of SUMMA (integer tropical
-// types and argmax products accumulate apart), the input check's scan and the transposes' block copies.
+// types and argmax products accumulate apart), the input check's scan and the transposes' block
+// copies.
 #include <cuda_runtime.h>
 
 #include <algorithm>

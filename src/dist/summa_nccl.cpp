@@ -1,7 +1,8 @@
 // The device path of SUMMA: one rank per GPU, local A, B, C resident on the device
 // (DeviceDistMatrix), panels moved by NCCL on row and column communicators (the MPI of the GPU
-// machines is not CUDA-aware), local multiplies by ringmm::gemm on the CUDA backend. Communication
-// for step s + 1 runs on its own stream while step s multiplies; events order the two streams.
+// machines is not CUDA-aware), local multiplies by ringmm::gemm (gemm_argmax for the argmax
+// SUMMA) on the CUDA backend. Communication for step s + 1 runs on its own stream while step s
+// multiplies; events order the two streams.
 // Host matrices take the same loop: to the devices, the loop, C back (summa_via_devices).
 //
 // The loop was tested on the H100 (1×1) and on two H200s (1×2, 2×1) while it still staged host

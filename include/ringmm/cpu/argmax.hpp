@@ -8,9 +8,10 @@
 //              terms of an earlier part of K, as in SUMMA's panels) the incoming index stays
 //
 // Rows are processed in groups that share each row of B as it streams by; OpenMP spreads the
-// groups over threads; the loop is built per instruction set (cpu/multiversion.hpp). Argmax needs the compare and two selects per update that the plain kernel
-// avoids, so it is a separate, simpler kernel. An int64 K* runs it over parts of K
-// (detail::argmax_by_parts, with ArgmaxParts below).
+// groups over threads; the loop is built per instruction set (cpu/multiversion.hpp). Argmax needs
+// the compare and two selects per update that the plain kernel avoids, so it is a separate,
+// simpler kernel. An int64 K* runs it over parts of K (detail::argmax_by_parts, with ArgmaxParts
+// below).
 #pragma once
 
 #include <omp.h>

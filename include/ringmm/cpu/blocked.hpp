@@ -11,8 +11,8 @@
 // three times (generic x86-64 / AVX2+FMA / AVX-512; cpu/multiversion.hpp) and the widest one the
 // running CPU supports is picked at run time, so the library itself needs no -march flag.
 // Accumulators live in registers for one KC chunk; between chunks they are parked in a per-thread
-// workspace, and only the last chunk applies the epilogue to C, so C is read only
-// where the contract allows (β ≠ 0̄) and the integer finalize sees the whole sum.
+// workspace, and only the last chunk applies the epilogue to C, so C is read only where the
+// contract allows (β ≠ 0̄) and the integer finalize sees the whole sum.
 #pragma once
 
 #include <algorithm>

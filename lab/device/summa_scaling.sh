@@ -18,6 +18,7 @@
 # SUMMA_RESIDENT=1 (the default) runs `ringmm summa --resident`: A, B and C stay on the devices, and
 # each record holds the product's time (seconds) and the one-time distribution to the devices
 # (distribution_seconds) apart; SUMMA_RESIDENT=0 stages the host matrices in each call, as before.
+# SUMMA_ARGMAX=1 times the argmax SUMMA (`--argmax`; selecting semirings only).
 # One record per run goes to $OUT (or /tmp/summa-scaling) as summa_<semiring>_<type>_<n>_<grid>_<variant>.json,
 # and summary.txt lists time, rate and efficiency E = T(1x1) / (P · T(grid)) per run, with the
 # distribution and the time with it for resident runs.
@@ -59,6 +60,8 @@ nvidia-smi topo -m >> "$summary" 2>&1
 
 resident_flag=
 [ "$resident" = 1 ] && resident_flag=--resident
+argmax_flag=  # SUMMA_ARGMAX=1: dist::gemm_argmax (ringmm summa --argmax), records named *_argmax.json
+[ "${SUMMA_ARGMAX:-0}" = 1 ] && argmax_flag=--argmax
 echo "GPUs $gpus, grids $grids, resident $resident" | tee -a "$summary"
 
 for pair in ${semirings//,/ }; do
@@ -78,11 +81,11 @@ for pair in ${semirings//,/ }; do
       fi
       for variant in ${variants//,/ }; do
         [ "$grid" = 1x1 ] && [ "$variant" != broadcast ] && continue
-        record=$out/summa_${semiring}_${type}_${weak_base:+weak${weak_base}_}${n}_${grid}_${variant}.json
+        record=$out/summa_${semiring}_${type}_${weak_base:+weak${weak_base}_}${n}_${grid}_${variant}${argmax_flag:+_argmax}.json
         # --bind-to none: each rank drives one GPU (cudaSetDevice(node-local rank)) and uses its own CPU threads.
         timeout "${SUMMA_TIMEOUT:-400}" mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
           "$tool" summa --size "$n" --semiring "$semiring" --type "$type" --grid "$grid" --block 1024 \
-          --variant "$variant" --backend cuda --reps "$reps" ${resident_flag} --results "$record" > "$out/run.log" 2>&1
+          --variant "$variant" --backend cuda --reps "$reps" ${resident_flag} ${argmax_flag} --results "$record" > "$out/run.log" 2>&1
         rc=$?
         if [ $rc -eq 0 ] && [ -n "$weak_base" ]; then  # mark the record as a weak-scaling run
           python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); rs = d if isinstance(d, list) else [d]

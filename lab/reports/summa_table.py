@@ -36,18 +36,20 @@ def size_of(r):
 
 def rows(records):
     # The baseline comes from the same file: one file is one build and one machine.
-    key = lambda r: (r["_file"], r.get("device"), r["semiring"], r["type"], size_of(r), r.get("resident", False))
+    key = lambda r: (r["_file"], r.get("device"), r["semiring"], r.get("product", "gemm"), r["type"], size_of(r),
+                     r.get("resident", False))
     base = {key(r): r["updates_per_s"] for r in records if r["ranks"] == 1}
     out = []
-    for r in sorted(records, key=lambda r: (r["_file"], r.get("device"), r["semiring"], r["type"], size_of(r), r["ranks"],
-                                            r["grid_rows"], r["variant"])):
+    for r in sorted(records, key=lambda r: (r["_file"], r.get("device"), r["semiring"], r.get("product", "gemm"), r["type"],
+                                            size_of(r), r["ranks"], r["grid_rows"], r["variant"])):
         r1 = base.get(key(r))
         eff = r["updates_per_s"] / (r["ranks"] * r1) if r1 else None
         n = f"{r['n']} (weak {r['weak_base']})" if "weak_base" in r else str(r["n"])
         bound = r["bytes_received_mean"] / r["lower_bound_bytes"] if r["lower_bound_bytes"] else 0.0
         resident = r.get("resident", False)
         distribution = r.get("distribution_seconds", 0)
-        out.append([r["_file"].removesuffix(".json"), r.get("device", "?"), r["semiring"], r["type"], n, f"{r['grid_rows']}x{r['grid_cols']}",
+        semiring = r["semiring"] + (" argmax" if r.get("product") == "argmax" else "")
+        out.append([r["_file"].removesuffix(".json"), r.get("device", "?"), semiring, r["type"], n, f"{r['grid_rows']}x{r['grid_cols']}",
                     r["variant"], str(r["block"]), f"{r['seconds'] * 1e3:.1f}", f"{r['updates_per_s'] / 1e12:.2f}",
                     "" if eff is None else f"{eff:.3f}", f"{bound:.3f}",
                     "" if resident else f"{r.get('staging_seconds', 0) * 1e3:.0f}",

@@ -2,7 +2,8 @@
 # Install what is missing, build with tests, and run every test (GPU tests skip without a device;
 # MPI tests run through mpirun), then build the Python package (scripts/python.sh) and run its
 # pytest suite, then builds a CPU wheel (scripts/wheel.sh) and tests it installed in a fresh
-# virtual environment. Extra arguments go to ctest, e.g. scripts/test.sh -L gpu.
+# virtual environment, then cross-compiles for aarch64 and runs the demo there under qemu
+# (scripts/cross_aarch64.sh). Extra arguments go to ctest, e.g. scripts/test.sh -L gpu.
 # The last line counts passed, failed and skipped tests of both; the lines before it say why tests
 # skipped and how ctest and pytest each counted.
 set -euo pipefail
@@ -66,6 +67,11 @@ if [[ $wheel_status -eq 2 ]]; then
 elif [[ $wheel_status -ne 0 ]]; then
   status=1
 fi
+
+# The library and the CLI cross-compiled for aarch64, and the demo run there under qemu
+# (scripts/cross_aarch64.sh); skipped, and said so, where no cross compiler can be installed.
+RINGMM_CROSS_OPTIONAL=1 "$ROOT/scripts/cross_aarch64.sh" "$BUILD_DIR-aarch64" > Testing/cross-aarch64.log 2>&1 || status=1
+tail -2 Testing/cross-aarch64.log
 
 [ "$skipped" -gt 0 ] && echo "skipped because: ${reasons:-see Testing/Temporary/LastTest.log}"
 [ "$py_skipped" -gt 0 ] && echo "pytest skipped because: ${py_reasons:-see Testing/pytest-output.log}"

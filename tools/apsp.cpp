@@ -182,27 +182,28 @@ template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std
   return w;
 }
 
-// A random dense graph: each edge present with probability `density`, weights uniform in [1, 100).
-// A counter-based hash per entry, so that rows fill in parallel and the graph depends only on the seed.
+// The whole --bench graph, rows filled in parallel.
 template <class T> std::vector<T> random_weights(index_t n, double density, std::uint64_t seed) {
   std::vector<T> w(std::size_t(n) * std::size_t(n));
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < n; ++j) w[std::size_t(i * n + j)] = bench_weight<T>(i, j, n, density, seed);
+  return w;
+}
+
+}  // namespace
+
+template <class T> T bench_weight(index_t i, index_t j, index_t n, double density, std::uint64_t seed) {
   auto mix = [](std::uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
   };
-#pragma omp parallel for schedule(static)
-  for (index_t i = 0; i < n; ++i)
-    for (index_t j = 0; j < n; ++j) {
-      const std::uint64_t h = mix(seed * 0x100000001b3ull ^ std::uint64_t(i * n + j));
-      const double u = double(h >> 11) * 0x1.0p-53, v = double(mix(h) >> 11) * 0x1.0p-53;
-      w[std::size_t(i * n + j)] = u < density ? T(1 + 99 * v) : std::numeric_limits<T>::infinity();
-    }
-  return w;
+  const std::uint64_t h = mix(seed * 0x100000001b3ull ^ std::uint64_t(i * n + j));
+  const double u = double(h >> 11) * 0x1.0p-53, v = double(mix(h) >> 11) * 0x1.0p-53;
+  return u < density ? T(1 + 99 * v) : std::numeric_limits<T>::infinity();
 }
-
-}  // namespace
 
 template <class T> std::vector<T> load_graph(ApspRequest& req, index_t& n, std::string& summary) {
   if (req.graph_path) return load_weights<T>(req, n, summary);
@@ -328,6 +329,7 @@ int apsp_command(const Args& args) {
 }
 
 #define RINGMM_APSP_TOOL(T)                                                                                   \
+  template T bench_weight<T>(index_t, index_t, index_t, double, std::uint64_t);                                 \
   template std::vector<T> load_graph<T>(ApspRequest&, index_t&, std::string&);                                \
   template void write_outputs<T>(const ApspRequest&, index_t, const T*, const std::int32_t*);                 \
   template void print_route<T>(const ApspRequest&, index_t, const T*, const std::int32_t*);

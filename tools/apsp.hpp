@@ -35,6 +35,10 @@ ApspRequest parse_apsp(const Args& args);
 bool is_npy(const ApspRequest& req);
 // The element type of the solve: --type, else the .npy file's (npy_dtype), f64 for .mtx, f32 for --bench.
 DType apsp_type(const ApspRequest& req, std::optional<DType> npy_dtype);
+// Entry (i, j) of the --bench graph of n vertices: an edge with probability `density`, of weight
+// uniform in [1, 100), else +inf; a counter-based hash of (seed, i, j), so that any part of the
+// graph can be made anywhere (each rank of --summa makes its own blocks).
+template <class T> T bench_weight(index_t i, index_t j, index_t n, double density, std::uint64_t seed);
 // The weights (n×n row-major, +inf for no edge) of the graph file or of the --bench graph.
 template <class T> std::vector<T> load_graph(ApspRequest& req, index_t& n, std::string& summary);
 std::string graph_name(const ApspRequest& req);

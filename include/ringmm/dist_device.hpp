@@ -85,4 +85,14 @@ Stats gemm_argmax(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::
                   DeviceDistMatrix<std::int32_t>& k_star, typename S::value_type alpha, typename S::value_type beta,
                   const Options& options = {});
 
+// Collective blocked Floyd–Warshall with successors on device-resident matrices: dist::apsp's
+// semantics, checks and errors (ringmm/dist.hpp), with every step on the ranks' devices: the
+// column strip's diagonal and relax kernels and the local argmax products of the one-GPU solver,
+// panels broadcast by NCCL. Its sub-blocks are the one-GPU solver's, so distances and successors
+// equal ringmm::apsp on one GPU with ApspOptions::block = the layout's block, bit for bit.
+// options.context.backend must be automatic or cuda; T is float or double.
+template <class T>
+Stats apsp(const Grid& grid, DeviceDistMatrix<T>& dist, DeviceDistMatrix<std::int32_t>& next,
+           const ApspOptions& apsp = {}, const Options& options = {});
+
 }  // namespace ringmm::dist

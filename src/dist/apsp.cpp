@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "apsp_checks.hpp"
 #include "fw_host.hpp"
 #include "mpi_util.hpp"
 #include "ringmm/dist.hpp"
@@ -31,20 +32,14 @@ namespace ringmm::dist {
 
 namespace {
 
-template <class T> std::string shape(const DistMatrix<T>& m) {
-  return std::to_string(m.rows()) + "x" + std::to_string(m.cols());
-}
-
-// Blocking broadcast of `count` elements over `comm`, counted as SUMMA counts its panels: the root
-// is charged the q − 1 copies of a flat broadcast, every other rank what it receives.
+// Blocking broadcast of `count` elements over `comm`, counted by detail::count_broadcast.
 void broadcast(void* buffer, index_t count, MPI_Datatype type, std::size_t bytes, int root, MPI_Comm comm, Stats& stats) {
   int size = 1, me = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &me);
   if (size == 1 || count == 0) return;  // count is the same on every rank of comm
   MPI_Bcast(buffer, int(count), type, root, comm);
-  if (me == root) stats.bytes_sent += std::uint64_t(size - 1) * std::uint64_t(count) * bytes;
-  else stats.bytes_received += std::uint64_t(count) * bytes;
+  detail::count_broadcast(stats, std::uint64_t(count) * bytes, size, me == root);
 }
 
 // The backend of the local products, alike on every rank: automatic is the CPU (the local
@@ -69,15 +64,9 @@ template <class T> void refuse_bad_weights(const Grid& grid, const DistMatrix<T>
         first = std::min<std::int64_t>(first, i * dist.cols() + j);
         break;  // later entries of this local row lie further along the same global row
       }
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT64_T, MPI_MIN, grid.comm());
-  if (first == std::numeric_limits<std::int64_t>::max()) return;
-  const index_t i = first / dist.cols(), j = first % dist.cols();
-  const int owner = grid.rank_of(dist.row_map().owner(i), dist.col_map().owner(j));
-  T w{};
-  if (grid.rank() == owner)
-    w = dist.local()(dist.row_map().to_local(i), dist.col_map().to_local(j));
-  MPI_Bcast(&w, int(sizeof(T)), MPI_BYTE, owner, grid.comm());
-  throw graph::refused_weight_error(i, j, w);
+  detail::refuse_first_weight<T>(grid, dist, first, [&](index_t i, index_t j) {
+    return dist.local()(dist.row_map().to_local(i), dist.col_map().to_local(j));
+  });
 }
 
 // The vertices whose diagonal left 0 (they lie on a cycle of the wrong sign), from every rank.
@@ -88,16 +77,7 @@ template <class T> void check_cycles(const Grid& grid, const DistMatrix<T>& dist
     const index_t v = dist.row_map().to_global(dist.grid_row(), li);
     if (dist.col_map().owner(v) == dist.grid_col() && !(local(li, dist.col_map().to_local(v)) == T(0))) mine.push_back(v);
   }
-  int count = int(mine.size());
-  std::vector<int> counts(std::size_t(grid.size())), offsets(std::size_t(grid.size()));
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, grid.comm());
-  int total = 0;
-  for (int r = 0; r < grid.size(); ++r) offsets[r] = total, total += counts[r];
-  if (total == 0) return;
-  std::vector<std::int64_t> all(static_cast<std::size_t>(total));
-  MPI_Allgatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), offsets.data(), MPI_INT64_T, grid.comm());
-  std::sort(all.begin(), all.end());
-  throw CycleError(longest, std::vector<index_t>(all.begin(), all.end()));
+  detail::report_cycles(grid, mine, longest);
 }
 
 template <class S> class DistFloydWarshall {
@@ -197,43 +177,9 @@ template <class T>
 Stats apsp(const Grid& grid, DistMatrix<T>& dist, DistMatrix<std::int32_t>& next, const ApspOptions& apsp,
            const Options& options) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "apsp takes float or double weights");
-  check_agreement(grid.comm(),
-                  {{"type", detail::type_fingerprint<T>(), detail::type_name<T>()},
-                   {"longest", apsp.longest},
-                   {"block", apsp.block},
-                   {"grid rows", grid.rows()},
-                   {"grid cols", grid.cols()},
-                   {"dist.rows", dist.rows()},
-                   {"dist.cols", dist.cols()},
-                   {"dist.block", dist.block()},
-                   {"next.rows", next.rows()},
-                   {"next.cols", next.cols()},
-                   {"next.block", next.block()},
-                   {"variant", std::int64_t(options.variant), std::string(to_string(options.variant))},
-                   {"backend", std::int64_t(options.context.backend), std::string(to_string(options.context.backend))}},
-                  "dist::apsp");
-  std::optional<Error> problem;
-  if (!dist.fits(grid)) problem = Error(Errc::invalid_argument, "dist", "matrix was built for another process grid");
-  else if (!next.fits(grid)) problem = Error(Errc::invalid_argument, "next", "matrix was built for another process grid");
-  throw_if_any(grid.comm(), problem);
-
-  // Agreed values: every rank reaches the same verdict.
+  detail::check_apsp<T>(grid, "dist::apsp", dist, next, apsp, options);
+  detail::check_count(dist.row_map(), dist.col_map(), "dist");  // a panel or part is one MPI message
   const index_t n = dist.rows(), nb = dist.block();
-  if (dist.cols() != n) throw Error(Errc::dimension_mismatch, "dist", "an adjacency matrix must be square, got " + shape(dist));
-  if (next.rows() != n || next.cols() != n)
-    throw Error(Errc::dimension_mismatch, "next", "is " + shape(next) + " but dist is " + shape(dist));
-  if (next.block() != nb)
-    throw Error(Errc::invalid_argument, "next", "block size " + std::to_string(next.block()) + " differs from dist's " +
-                                                    std::to_string(nb));
-  if (n > std::numeric_limits<std::int32_t>::max())
-    throw Error(Errc::unsupported, "dist", std::to_string(n) + " vertices do not fit the int32 successor matrix");
-  if (apsp.block != 0 && apsp.block != nb)
-    throw Error(Errc::invalid_argument, "block",
-                "the Floyd-Warshall block (" + std::to_string(apsp.block) + ") must be 0 or the layout's block size (" +
-                    std::to_string(nb) + "), so that each round's panels live on one process row and column");
-  if (options.variant != Variant::broadcast)
-    throw Error(Errc::unsupported, "variant", "dist::apsp broadcasts its panels; the ring variant is not implemented");
-  detail::check_count(dist.row_map(), dist.col_map(), "dist");
 
   Stats stats;
   stats.backend = agree_on_backend(grid, options.context.backend);

@@ -1,10 +1,12 @@
 // Kernels of the device side of ringmm::dist: the element-wise steps of SUMMA (integer tropical
-// types and argmax products accumulate apart), the input check's scan and the transposes' block
-// copies.
+// types and argmax products accumulate apart), the input check's scan, the transposes' block
+// copies, and the element-wise steps of the distributed APSP (weights, initial entries, cycles).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "device_ops.hpp"
 #include "ringmm/detail/argmax.hpp"
@@ -68,6 +70,49 @@ void check_call(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw Error(Errc::device_error, what, cudaGetErrorString(status));
 }
 void check_launch(const char* what) { check_call(cudaGetLastError(), what); }
+
+// ---- the distributed APSP's element-wise steps -------------------------------------------------
+
+template <class T>
+__global__ void first_refused_kernel(const T* d, index_t ld, index_t rows, index_t cols, LocalAxis row, LocalAxis col,
+                                     index_t n, unsigned long long* first) {
+  for (index_t i = blockIdx.y; i < rows; i += gridDim.y)
+    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols; j += index_t(gridDim.x) * blockDim.x) {
+      const T w = d[i * ld + j];
+      if (w != w || w == -std::numeric_limits<T>::infinity())  // NaN or −∞
+        atomicMin(first, (unsigned long long)(row.to_global(i) * n + col.to_global(j)));
+    }
+}
+
+template <class T>
+__global__ void initial_entries_kernel(T* d, index_t ld_d, std::int32_t* next, index_t ld_next, index_t rows, index_t cols,
+                                       LocalAxis row, LocalAxis col, bool longest) {
+  const T none = longest ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  for (index_t li = blockIdx.y; li < rows; li += gridDim.y)
+    for (index_t lj = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lj < cols; lj += index_t(gridDim.x) * blockDim.x) {
+      const index_t i = row.to_global(li), j = col.to_global(lj);
+      T w = d[li * ld_d + lj];
+      if (w == std::numeric_limits<T>::infinity() || w == -std::numeric_limits<T>::infinity()) w = none;
+      if (i == j && !(longest ? w > T(0) : w < T(0))) w = T(0);  // a self-loop of the wrong sign stays
+      d[li * ld_d + lj] = w;
+      next[li * ld_next + lj] = i == j ? std::int32_t(i) : (w == none ? -1 : std::int32_t(j));
+    }
+}
+
+// diagonal[li] ← the entry (v, v) of local row li (v its global vertex) where this rank holds it, else 0.
+template <class T>
+__global__ void owned_diagonal_kernel(const T* d, index_t ld, index_t rows, LocalAxis row, LocalAxis col, T* diagonal) {
+  for (index_t li = index_t(blockIdx.x) * blockDim.x + threadIdx.x; li < rows; li += index_t(gridDim.x) * blockDim.x) {
+    const index_t v = row.to_global(li);
+    diagonal[li] = col.owns(v) ? d[li * ld + col.to_local(v)] : T(0);
+  }
+}
+
+// Rows on the grid's y axis (strided past 65535), columns on x.
+dim3 grid_2d(index_t rows, index_t cols) {
+  return dim3(unsigned(std::min<index_t>((cols + threads - 1) / threads, 1 << 16)),
+              unsigned(std::clamp<index_t>(rows, 1, 65535)));
+}
 
 }  // namespace
 
@@ -157,5 +202,59 @@ template void device_transpose_block<std::uint8_t>(std::uint8_t*, const std::uin
   template ringmm::detail::ValueScan device_scan<S>(const typename S::value_type*, index_t, index_t, index_t, void*);
 #define RINGMM_BUILTIN(semiring, dtype, S) RINGMM_DIST_DEVICE_OPS(::ringmm::S)
 #include "ringmm/builtins.def"
+
+template <class T>
+std::int64_t device_first_refused_weight(const T* d, index_t ld, index_t rows, index_t cols, LocalAxis row, LocalAxis col,
+                                         index_t n, void* stream) {
+  if (rows == 0 || cols == 0) return -1;
+  const auto s = static_cast<cudaStream_t>(stream);
+  unsigned long long* first = nullptr;
+  unsigned long long result = 0;
+  check_call(cudaMallocAsync(reinterpret_cast<void**>(&first), sizeof result, s), "cudaMallocAsync");
+  check_call(cudaMemsetAsync(first, 0xff, sizeof result, s), "cudaMemsetAsync");  // none
+  first_refused_kernel<T><<<grid_2d(rows, cols), threads, 0, s>>>(d, ld, rows, cols, row, col, n, first);
+  check_launch("dist apsp weight check kernel");
+  check_call(cudaMemcpyAsync(&result, first, sizeof result, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+  check_call(cudaFreeAsync(first, s), "cudaFreeAsync");
+  check_call(cudaStreamSynchronize(s), "dist apsp weight check (cudaStreamSynchronize)");
+  return result == ~0ull ? -1 : std::int64_t(result);
+}
+
+template <class T>
+void device_initial_entries(T* d, index_t ld_d, std::int32_t* next, index_t ld_next, index_t rows, index_t cols,
+                            LocalAxis row, LocalAxis col, bool longest, void* stream) {
+  if (rows == 0 || cols == 0) return;
+  initial_entries_kernel<T><<<grid_2d(rows, cols), threads, 0, static_cast<cudaStream_t>(stream)>>>(
+      d, ld_d, next, ld_next, rows, cols, row, col, longest);
+  check_launch("dist apsp initial entries kernel");
+}
+
+template <class T>
+std::vector<std::int64_t> device_cycle_vertices(const T* d, index_t ld, index_t rows, LocalAxis row, LocalAxis col,
+                                                void* stream) {
+  std::vector<std::int64_t> vertices;
+  if (rows == 0) return vertices;
+  const auto s = static_cast<cudaStream_t>(stream);
+  T* diagonal = nullptr;
+  std::vector<T> host(static_cast<std::size_t>(rows));
+  check_call(cudaMallocAsync(reinterpret_cast<void**>(&diagonal), host.size() * sizeof(T), s), "cudaMallocAsync");
+  owned_diagonal_kernel<T><<<blocks_for(rows), threads, 0, s>>>(d, ld, rows, row, col, diagonal);
+  check_launch("dist apsp diagonal kernel");
+  check_call(cudaMemcpyAsync(host.data(), diagonal, host.size() * sizeof(T), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+  check_call(cudaFreeAsync(diagonal, s), "cudaFreeAsync");
+  check_call(cudaStreamSynchronize(s), "dist apsp diagonal (cudaStreamSynchronize)");
+  for (index_t li = 0; li < rows; ++li)
+    if (!(host[std::size_t(li)] == T(0))) vertices.push_back(row.to_global(li));
+  return vertices;
+}
+
+#define RINGMM_DIST_APSP_OPS(T)                                                                                       \
+  template std::int64_t device_first_refused_weight<T>(const T*, index_t, index_t, index_t, LocalAxis, LocalAxis,     \
+                                                        index_t, void*);                                              \
+  template void device_initial_entries<T>(T*, index_t, std::int32_t*, index_t, index_t, index_t, LocalAxis, LocalAxis, \
+                                          bool, void*);                                                               \
+  template std::vector<std::int64_t> device_cycle_vertices<T>(const T*, index_t, index_t, LocalAxis, LocalAxis, void*);
+RINGMM_DIST_APSP_OPS(float)
+RINGMM_DIST_APSP_OPS(double)
 
 }  // namespace ringmm::dist::detail

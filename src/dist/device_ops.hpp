@@ -1,9 +1,10 @@
 // Kernels of the device side of ringmm::dist (device_ops.cu): element-wise semiring helpers on
-// contiguous buffers, the input check's scan, and a block transpose. Kept free of MPI so that
-// nvcc never sees the MPI headers.
+// contiguous buffers, the input check's scan, a block transpose, and the element-wise steps of
+// the distributed APSP. Kept free of MPI so that nvcc never sees the MPI headers.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ringmm/detail/input_check.hpp"
 #include "ringmm/semiring.hpp"
@@ -40,5 +41,32 @@ ringmm::detail::ValueScan device_scan(const typename S::value_type* x, index_t r
 
 // dst ← the transpose of the rows × cols block at src (leading dimension ld): cols × rows, dense.
 template <class T> void device_transpose_block(T* dst, const T* src, index_t rows, index_t cols, index_t ld, void* stream);
+
+// One dimension of the block-cyclic layout seen from rank `me` of `procs` (BlockCyclic of
+// ringmm/dist.hpp, which device code cannot include), for kernels that need global indexes.
+struct LocalAxis {
+  index_t nb = 1;
+  int procs = 1, me = 0;
+  RINGMM_HD index_t to_global(index_t local) const { return ((local / nb) * procs + me) * nb + local % nb; }
+  RINGMM_HD bool owns(index_t global) const { return (global / nb) % procs == me; }
+  RINGMM_HD index_t to_local(index_t global) const { return (global / nb / procs) * nb + global % nb; }
+};
+
+// The distributed APSP's steps on a rank's rows × cols blocks (src/dist/apsp_devices.cpp), each
+// waiting for its result where it returns one. T is float or double.
+// The smallest global row-major position i·n + j of a weight APSP refuses (NaN or −∞) among
+// these blocks, or −1 where there is none.
+template <class T>
+std::int64_t device_first_refused_weight(const T* d, index_t ld, index_t rows, index_t cols, LocalAxis row, LocalAxis col,
+                                         index_t n, void* stream);
+// graph::initial_entry (src/graph/fw_host.hpp) on every entry: +∞ → 0̄, the diagonal, the successors.
+template <class T>
+void device_initial_entries(T* d, index_t ld_d, std::int32_t* next, index_t ld_next, index_t rows, index_t cols,
+                            LocalAxis row, LocalAxis col, bool longest, void* stream);
+// The global vertices whose diagonal entry these blocks hold and which is not 0 (a cycle of the
+// wrong sign passes through them), in increasing order.
+template <class T>
+std::vector<std::int64_t> device_cycle_vertices(const T* d, index_t ld, index_t rows, LocalAxis row, LocalAxis col,
+                                                void* stream);
 
 }  // namespace ringmm::dist::detail

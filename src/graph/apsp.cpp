@@ -157,9 +157,12 @@ void blocked_floyd_warshall(const Context& gemm_ctx, const FwBuffers<element_t<S
 struct CudaSteps {
   void* stream;
   template <class T> void diagonal(const FwBuffers<T>& b, index_t s0, index_t sb) const {
-    graph::cuda_diagonal(b, s0, sb, stream);
+    graph::cuda_diagonal(b.dist + s0 * b.ld_dist + s0, b.ld_dist, b.next + s0 * b.ld_next + s0, b.ld_next, sb, b.longest,
+                         b.snapshot, stream);
   }
-  template <class T> void relax(const FwBuffers<T>& b, index_t s0, index_t sb) const { graph::cuda_relax(b, s0, sb, stream); }
+  template <class T> void relax(const FwBuffers<T>& b, index_t s0, index_t sb) const {
+    graph::cuda_relax(b.dist + s0, b.ld_dist, b.next + s0, b.ld_next, b.n, sb, b.snapshot, b.longest, s0, stream);
+  }
   template <class T> void copy_columns(const FwBuffers<T>& b, index_t c0, index_t width) const {
     graph::cuda_copy_columns(b, c0, width, stream);
   }

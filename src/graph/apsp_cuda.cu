@@ -43,29 +43,29 @@ template <class T> __global__ void prepare_kernel(const FwBuffers<T> b, unsigned
 }
 
 // Step a of a round (apsp.cpp): classic Floyd–Warshall inside a diagonal sub-block of at most
-// cuda_sub_block vertices, one thread block with its distances and successors in shared memory,
-// and row k as it stood at iteration k into the snapshot. In step k only entries outside row k and
-// column k change (D[k][k] = 0 when no cycle of the wrong sign exists), so threads may read row k
-// and column k while others write.
-template <class T> __global__ void __launch_bounds__(1024) diagonal_kernel(const FwBuffers<T> b, index_t s0, int sb) {
+// cuda_sub_block vertices at `dist` / `next` (its top-left entries), one thread block with its
+// distances and successors in shared memory, and row k as it stood at iteration k into the
+// snapshot. In step k only entries outside row k and column k change (D[k][k] = 0 when no cycle of
+// the wrong sign exists), so threads may read row k and column k while others write.
+template <class T>
+__global__ void __launch_bounds__(1024)
+    diagonal_kernel(T* gd, index_t ld_dist, std::int32_t* gn, index_t ld_next, int sb, bool longest, T* snapshot) {
   extern __shared__ unsigned char shared[];
   T* d = reinterpret_cast<T*>(shared);
   std::int32_t* nx = reinterpret_cast<std::int32_t*>(d + sb * sb);
-  T* gd = b.dist + s0 * b.ld_dist + s0;
-  std::int32_t* gn = b.next + s0 * b.ld_next + s0;
   const int cells = sb * sb;
   for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
     const int i = e / sb, j = e % sb;
-    d[e] = gd[i * b.ld_dist + j];
-    nx[e] = gn[i * b.ld_next + j];
+    d[e] = gd[i * ld_dist + j];
+    nx[e] = gn[i * ld_next + j];
   }
   for (int k = 0; k < sb; ++k) {
     __syncthreads();
-    for (int j = int(threadIdx.x); j < sb; j += int(blockDim.x)) b.snapshot[k * sb + j] = d[k * sb + j];
+    for (int j = int(threadIdx.x); j < sb; j += int(blockDim.x)) snapshot[k * sb + j] = d[k * sb + j];
     for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
       const int i = e / sb, j = e - i * sb;
       const T term = d[i * sb + k] + d[k * sb + j];
-      if (improves(term, d[e], b.longest)) {
+      if (improves(term, d[e], longest)) {
         d[e] = term;
         nx[e] = nx[i * sb + k];
       }
@@ -74,27 +74,30 @@ template <class T> __global__ void __launch_bounds__(1024) diagonal_kernel(const
   __syncthreads();
   for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
     const int i = e / sb, j = e % sb;
-    gd[i * b.ld_dist + j] = d[e];
-    gn[i * b.ld_next + j] = nx[e];
+    gd[i * ld_dist + j] = d[e];
+    gn[i * ld_next + j] = nx[e];
   }
 }
 
-// Step b: every row of the strip outside the sub-block, in classic order through the snapshot. A
-// warp holds one row's sb ≤ 128 entries, four a lane (j = lane + 32·t), and walks k in order,
-// taking d[i][k] and next[i][k] from the lane that holds them; the snapshot sits in shared memory,
-// read once per thread block.
+// Step b: rows 0 … rows−1 of the strip at `dist` / `next` (sb columns), except the sub-block's own
+// rows skip … skip+sb−1, in classic order through the snapshot. A warp holds one row's sb ≤ 128
+// entries, four a lane (j = lane + 32·t), and walks k in order, taking d[i][k] and next[i][k] from
+// the lane that holds them; the snapshot sits in shared memory, read once per thread block.
 constexpr int relax_warps = 8;
-template <class T> __global__ void __launch_bounds__(relax_warps * 32) relax_kernel(const FwBuffers<T> b, index_t s0, int sb) {
+template <class T>
+__global__ void __launch_bounds__(relax_warps * 32)
+    relax_kernel(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t rows, int sb, const T* snapshot,
+                 bool longest, index_t skip) {
   extern __shared__ unsigned char shared[];
   T* snap = reinterpret_cast<T*>(shared);
-  for (int e = int(threadIdx.x); e < sb * sb; e += int(blockDim.x)) snap[e] = b.snapshot[e];
+  for (int e = int(threadIdx.x); e < sb * sb; e += int(blockDim.x)) snap[e] = snapshot[e];
   __syncthreads();
   const int lane = int(threadIdx.x) % 32;
   const index_t warps = index_t(gridDim.x) * relax_warps;
-  for (index_t i = index_t(blockIdx.x) * relax_warps + threadIdx.x / 32; i < b.n; i += warps) {
-    if (i >= s0 && i < s0 + sb) continue;
-    T* d = b.dist + i * b.ld_dist + s0;
-    std::int32_t* nx = b.next + i * b.ld_next + s0;
+  for (index_t i = index_t(blockIdx.x) * relax_warps + threadIdx.x / 32; i < rows; i += warps) {
+    if (i >= skip && i < skip + sb) continue;
+    T* d = dist + i * ld_dist;
+    std::int32_t* nx = next + i * ld_next;
     T x[4];
     std::int32_t via[4];
 #pragma unroll
@@ -114,7 +117,7 @@ template <class T> __global__ void __launch_bounds__(relax_warps * 32) relax_ker
           const int j = lane + 32 * u;
           if (j < sb) {
             const T term = dik + snap[k * sb + j];
-            if (improves(term, x[u], b.longest)) x[u] = term, via[u] = hop;
+            if (improves(term, x[u], longest)) x[u] = term, via[u] = hop;
           }
         }
       }
@@ -164,25 +167,32 @@ template <class T> void cuda_prepare(const FwBuffers<T>& b, unsigned long long* 
   cuda_detail::check_launch("apsp prepare_kernel");
 }
 
-template <class T> void cuda_diagonal(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream) {
+template <class T>
+void cuda_diagonal(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t sb, bool longest, T* snapshot,
+                   void* stream) {
   if (sb > cuda_sub_block) throw Error(Errc::invalid_argument, "block", "a diagonal sub-block takes at most 128 vertices");
   const std::size_t shared = std::size_t(sb * sb) * (sizeof(T) + sizeof(std::int32_t));
   cuda_detail::cuda_check(cudaFuncSetAttribute(diagonal_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                           "cudaFuncSetAttribute (apsp diagonal)");
-  diagonal_kernel<T><<<1, 1024, shared, static_cast<cudaStream_t>(stream)>>>(b, s0, int(sb));
+  diagonal_kernel<T><<<1, 1024, shared, static_cast<cudaStream_t>(stream)>>>(dist, ld_dist, next, ld_next, int(sb), longest,
+                                                                            snapshot);
   cuda_detail::check_launch("apsp diagonal_kernel");
 }
 
-template <class T> void cuda_relax(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream) {
+template <class T>
+void cuda_relax(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t rows, index_t sb,
+                const T* snapshot, bool longest, index_t skip, void* stream) {
   if (sb > cuda_sub_block) throw Error(Errc::invalid_argument, "block", "a relaxed sub-block takes at most 128 vertices");
-  if (b.n == sb) return;  // no row outside the sub-block
+  const index_t outside = rows - (skip >= 0 ? sb : 0);
+  if (outside <= 0) return;  // no row outside the sub-block
   const std::size_t shared = std::size_t(sb * sb) * sizeof(T);
   cuda_detail::cuda_check(cudaFuncSetAttribute(relax_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
                           "cudaFuncSetAttribute (apsp relax)");
   // Enough thread blocks to fill the GPU, few enough that each reads the snapshot for many rows.
   const index_t sms = cuda_detail::multiprocessor_count();
-  const index_t blocks = std::clamp<index_t>((b.n + relax_warps - 1) / relax_warps, 1, 2 * sms);
-  relax_kernel<T><<<unsigned(blocks), relax_warps * 32, shared, static_cast<cudaStream_t>(stream)>>>(b, s0, int(sb));
+  const index_t blocks = std::clamp<index_t>((rows + relax_warps - 1) / relax_warps, 1, 2 * sms);
+  relax_kernel<T><<<unsigned(blocks), relax_warps * 32, shared, static_cast<cudaStream_t>(stream)>>>(
+      dist, ld_dist, next, ld_next, rows, int(sb), snapshot, longest, skip < 0 ? rows : skip);
   cuda_detail::check_launch("apsp relax_kernel");
 }
 
@@ -206,8 +216,8 @@ void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t l
 
 #define RINGMM_APSP_INSTANTIATE(T)                                                                   \
   template void cuda_prepare<T>(const FwBuffers<T>&, unsigned long long*, void*);                   \
-  template void cuda_diagonal<T>(const FwBuffers<T>&, index_t, index_t, void*);                     \
-  template void cuda_relax<T>(const FwBuffers<T>&, index_t, index_t, void*);                        \
+  template void cuda_diagonal<T>(T*, index_t, std::int32_t*, index_t, index_t, bool, T*, void*);     \
+  template void cuda_relax<T>(T*, index_t, std::int32_t*, index_t, index_t, index_t, const T*, bool, index_t, void*); \
   template void cuda_copy_columns<T>(const FwBuffers<T>&, index_t, index_t, void*);                 \
   template void cuda_copy_rows<T>(const FwBuffers<T>&, index_t, index_t, index_t, index_t, void*);
 RINGMM_APSP_INSTANTIATE(float)

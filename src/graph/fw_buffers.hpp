@@ -36,9 +36,15 @@ inline constexpr index_t cuda_sub_block = 128;
 // prepare: +∞ → 0̄, diagonal, initial successors; the row-major position of the first NaN or
 // refused weight goes to *bad (an atomic minimum; initialise it to ~0).
 template <class T> void cuda_prepare(const FwBuffers<T>& b, unsigned long long* bad, void* stream);
-// Steps a and b of a round (apsp.cpp) on the sub-block of sb ≤ cuda_sub_block vertices at s0.
-template <class T> void cuda_diagonal(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream);
-template <class T> void cuda_relax(const FwBuffers<T>& b, index_t s0, index_t sb, void* stream);
+// Steps a and b of a round (apsp.cpp) on a sub-block of sb ≤ cuda_sub_block vertices, with
+// fw_host.hpp's arguments (host_diagonal, host_relax; the snapshot in device memory): the
+// single-GPU solver passes its whole matrix, the distributed one (src/dist) a rank's blocks.
+template <class T>
+void cuda_diagonal(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t sb, bool longest, T* snapshot,
+                   void* stream);
+template <class T>
+void cuda_relax(T* dist, index_t ld_dist, std::int32_t* next, index_t ld_next, index_t rows, index_t sb,
+                const T* snapshot, bool longest, index_t skip, void* stream);
 // dist and next's columns c0 … c0+width−1 into col and next_col (row stride b.block); dist's rows
 // r0 … r0+rows−1, columns c0 … c0+cols−1, into row (row stride cols).
 template <class T> void cuda_copy_columns(const FwBuffers<T>& b, index_t c0, index_t width, void* stream);

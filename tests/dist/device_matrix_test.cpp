@@ -6,61 +6,23 @@
 // ranks would share one.
 #include <gtest/gtest.h>
 
-#include <map>
-#include <memory>
 #include <random>
 #include <string>
 #include <utility>
 
-#include "dist_testing.hpp"
-#include "ringmm/dist_device.hpp"
+#include "device_testing.hpp"
 #include "ringmm_testing.hpp"
 
 namespace ringmm::testing {
-namespace {
 
-// The grids of this program, one per shape, made on first use with their NCCL communicators and
-// kept to the end: making communicators takes most of a second per grid, which every case of
-// every test paid before. Released in TearDown, which runs before MPI_Finalize.
-class SharedGrids : public ::testing::Environment {
- public:
-  static const dist::Grid& get(int rows, int cols) {
-    std::unique_ptr<dist::Grid>& grid = grids()[{rows, cols}];
-    if (!grid) grid = std::make_unique<dist::Grid>(MPI_COMM_WORLD, rows, cols);
-    return *grid;
-  }
-  void TearDown() override { grids().clear(); }
-
- private:
-  static std::map<std::pair<int, int>, std::unique_ptr<dist::Grid>>& grids() {
-    static std::map<std::pair<int, int>, std::unique_ptr<dist::Grid>> all;
-    return all;
-  }
-};
-[[maybe_unused]] const ::testing::Environment* const shared_grids = ::testing::AddGlobalTestEnvironment(new SharedGrids);
-
-// Why the device tests cannot run here ("" when they can), found once: a rank without a GPU, or
-// ranks that would share one. The device set-up refuses alike on every rank.
-const std::string& reason_to_skip() {
-  static const std::string reason = [] {
-    int have = cuda_device_available() ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!have) return std::string("needs a CUDA device on every rank");
-    try {
-      dist::DeviceDistMatrix<float> one(SharedGrids::get(1, world_size()), 1, 1, 1);
-    } catch (const Error& e) {
-      if (e.subject() == "ranks" || e.subject() == "device") return std::string(e.what());
-      throw;
-    }
-    return std::string();
-  }();
-  return reason;
+dist::Options device_options(dist::Variant variant) {
+  dist::Options options;
+  options.variant = variant;
+  options.context.backend = Backend::cuda;
+  return options;
 }
 
-#define RINGMM_SKIP_WITHOUT_A_GPU_PER_RANK()                           \
-  do {                                                                \
-    if (!reason_to_skip().empty()) GTEST_SKIP() << reason_to_skip(); \
-  } while (0)
+namespace {
 
 struct Case {
   index_t m, n, k, nb;
@@ -78,20 +40,6 @@ std::string describe(const dist::Grid& grid, dist::Variant variant, const Case& 
   return grid_name(grid) + " " + std::string(dist::to_string(variant)) + " " + std::to_string(cs.m) + "x" +
          std::to_string(cs.n) + "x" + std::to_string(cs.k) + " nb " + std::to_string(cs.nb) + " op " +
          std::string(to_string(cs.op_a)) + std::string(to_string(cs.op_b));
-}
-
-dist::Options device_options(dist::Variant variant) {
-  dist::Options options;
-  options.variant = variant;
-  options.context.backend = Backend::cuda;
-  return options;
-}
-
-// Root's matrix scattered to the devices.
-template <class T> dist::DeviceDistMatrix<T> on_devices(const dist::Grid& grid, const HostMatrix<T>& x, index_t nb) {
-  dist::DeviceDistMatrix<T> d(grid, x.view.rows, x.view.cols, nb);
-  dist::scatter<T>(grid, x.cview(), d, 0);
-  return d;
 }
 
 // The whole matrix gathered from the devices to root (poisoned first, so that a missed entry shows).
@@ -114,8 +62,8 @@ void check_case(const dist::Grid& grid, const Case& cs, bool general_scalars, st
   const T alpha = general_scalars ? random_value<S>(rng) : S::one();
   const T beta = general_scalars ? random_value<S>(rng) : S::zero();
 
-  const dist::DeviceDistMatrix<T> da = on_devices(grid, a, cs.nb), db = on_devices(grid, b, cs.nb);
-  dist::DeviceDistMatrix<T> dc = on_devices(grid, c, cs.nb);
+  const dist::DeviceDistMatrix<T> da = on_devices(grid, a.cview(), cs.nb), db = on_devices(grid, b.cview(), cs.nb);
+  dist::DeviceDistMatrix<T> dc = on_devices(grid, c.cview(), cs.nb);
   const dist::Stats stats = dist::gemm<S>(grid, cs.op_a, da, cs.op_b, db, dc, alpha, beta, device_options(variant));
   EXPECT_EQ(stats.backend, Backend::cuda);
   EXPECT_EQ(stats.staged_bytes, 0u) << "the resident product stages nothing through the host";
@@ -167,9 +115,9 @@ void check_argmax_case(const dist::Grid& grid, const Case& cs, bool general_scal
   const T alpha = general_scalars ? random_value<S>(rng) : S::one();
   const T beta = general_scalars ? random_value<S>(rng) : S::zero();
 
-  const dist::DeviceDistMatrix<T> da = on_devices(grid, a, cs.nb), db = on_devices(grid, b, cs.nb);
-  dist::DeviceDistMatrix<T> dc = on_devices(grid, c, cs.nb);
-  dist::DeviceDistMatrix<std::int32_t> dk = on_devices(grid, ks, cs.nb);
+  const dist::DeviceDistMatrix<T> da = on_devices(grid, a.cview(), cs.nb), db = on_devices(grid, b.cview(), cs.nb);
+  dist::DeviceDistMatrix<T> dc = on_devices(grid, c.cview(), cs.nb);
+  dist::DeviceDistMatrix<std::int32_t> dk = on_devices(grid, ks.cview(), cs.nb);
   const dist::Stats stats =
       dist::gemm_argmax<S>(grid, cs.op_a, da, cs.op_b, db, dc, dk, alpha, beta, device_options(variant));
   EXPECT_EQ(stats.backend, Backend::cuda);
@@ -288,7 +236,7 @@ template <class S> void check_chain(const dist::Grid& grid, dist::Variant varian
   const index_t n = 97, nb = 16;
   const HostMatrix<T> a = random_matrix<S>(n, n, Layout::row_major, 0, rng, n);
   const HostMatrix<T> b = random_matrix<S>(n, n, Layout::row_major, 0, rng, n);
-  const dist::DeviceDistMatrix<T> da = on_devices(grid, a, nb), db = on_devices(grid, b, nb);
+  const dist::DeviceDistMatrix<T> da = on_devices(grid, a.cview(), nb), db = on_devices(grid, b.cview(), nb);
   dist::DeviceDistMatrix<T> dc(grid, n, n, nb), dd(grid, n, n, nb);
   dist::gemm<S>(grid, Op::N, da, Op::N, db, dc, S::one(), S::zero(), device_options(variant));
   dist::gemm<S>(grid, Op::N, dc, Op::N, db, dd, S::one(), S::zero(), device_options(variant));

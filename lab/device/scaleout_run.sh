@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# ringmm::dist on the GPUs of one host: builds the library with MPI and NCCL, then runs the named
+# steps in the order given. Usage, repository root on the GPU machine:
+#   lab/device/scaleout_run.sh <steps...>
+# Steps:
+#   build       configure and build /tmp/build-dist (CUDA 90a, MPI, NCCL): dist_device_test and the CLI.
+#               The machine has no googletest: GTEST_SRC (default .carry/googletest) is built first.
+#   tests       dist_device_test with 1, 2, 4, 8 ranks up to the GPUs present (one rank per GPU;
+#               GTEST_FILTER narrows it), each run timed around mpirun
+#   apsp-check  `ringmm apsp --bench N` on one GPU, then `mpirun ringmm apsp --summa --bench N` on each
+#               multi-GPU grid; the distance and successor files must be the same bytes (N: APSP_CHECK_N,
+#               default 16384)
+#   apsp        lab/device/apsp_scaling.sh: the distributed solve's time per grid and size
+#               (APSP_SIZES, default 16384,32768; APSP_GRIDS, default every grid of the GPUs present)
+#   summa       lab/device/summa_scaling.sh with SUMMA_ARGS (sizes semirings grids variants)
+#   curve       the local products' rate curve for the scaling model: `ringmm bench` of max-plus and
+#               plus-times gemm and min-plus argmax on panel shapes M×N×K (CURVE_SHAPES)
+# Results land under $OUT (or /tmp/scaleout); the summary is printed last.
+set -uo pipefail
+root=$(pwd)
+out=${OUT:-/tmp/scaleout}
+mkdir -p "$out"
+build=/tmp/build-dist
+tool=$build/tools/ringmm
+summary=$out/summary.txt
+export PATH=/usr/local/cuda/bin:$PATH
+# NCCL lives in the nvidia-nccl wheel of python3 on the GPU machines (libnccl.so.2 only).
+nccl=$(python3 -c 'import nvidia.nccl as m; print(m.__path__[0])' 2>/dev/null || true)
+export LD_LIBRARY_PATH=${nccl:+$nccl/lib:}/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+gpus=$(nvidia-smi -L | grep -c '^GPU')
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+note() { echo "$*" | tee -a "$summary"; }
+note "$gpus x $device"
+
+# The grids of the GPUs present with more than one rank.
+multi_gpu_grids() {
+  local grids=
+  [ "$gpus" -ge 2 ] && grids+=" 1x2 2x1"
+  [ "$gpus" -ge 4 ] && grids+=" 2x2 1x4 4x1"
+  [ "$gpus" -ge 8 ] && grids+=" 2x4 4x2 1x8"
+  echo $grids
+}
+
+step_build() {
+  local gtest_src=${GTEST_SRC:-$root/.carry/googletest} start=$SECONDS
+  cmake -S "$gtest_src" -B /tmp/gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/tmp/gtest-prefix \
+    > "$out/gtest.log" 2>&1 && cmake --build /tmp/gtest-build -j "$(nproc)" --target install >> "$out/gtest.log" 2>&1
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a -DRINGMM_ENABLE_CUDA=ON \
+    -DRINGMM_ENABLE_MPI=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_LAB=OFF \
+    -DRINGMM_BUILD_EXAMPLES=OFF -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix > "$out/configure-dist.log" 2>&1
+  grep -E 'ringmm .*NCCL=' "$out/configure-dist.log"
+  cmake --build "$build" -j "$(nproc)" --target dist_device_test ringmm-cli > "$out/build-dist.log" 2>&1
+  local rc=$?
+  note "build rc=$rc in $((SECONDS - start)) s"
+  [ $rc -eq 0 ] || { grep -E "error|FAILED" "$out/build-dist.log" | head -20; exit 1; }
+}
+
+step_tests() {
+  for ranks in 1 2 4 8; do
+    [ "$ranks" -le "$gpus" ] || break
+    local start=$SECONDS log=$out/dist-device-np$ranks.log
+    mpirun -n "$ranks" --oversubscribe --bind-to none "$build/tests/dist/dist_device_test" \
+      ${GTEST_FILTER:+--gtest_filter="$GTEST_FILTER"} > "$log" 2>&1
+    note "dist_device_test np$ranks rc=$? in $((SECONDS - start)) s: $(grep -E '^\S*\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')"
+    grep -E "Failure|FAILED  \]" "$log" | head -10 | tee -a "$summary"
+    # The slowest tests (rank 0's times), for the time budget of the multi-rank runs.
+    grep -E '^\[       OK \]' "$log" | sed -E 's/.* ([^ ]+) \(([0-9]+) ms\)/\2 \1/' | sort -rn | head -6 | tee -a "$summary"
+  done
+}
+
+step_apsp_check() {
+  local n=${APSP_CHECK_N:-16384} dir=/tmp/apsp-check
+  mkdir -p "$dir"
+  "$tool" apsp --bench "$n" --backend cuda --out "$dir/one_d.npy" --next "$dir/one_n.npy" > "$out/apsp-check-one.log" 2>&1
+  note "apsp check n=$n, one GPU: rc=$? $(grep -E '^time' "$out/apsp-check-one.log")"
+  for grid in $(multi_gpu_grids); do
+    local ranks=$(( ${grid%x*} * ${grid#*x} ))
+    rm -f "$dir/many_d.npy" "$dir/many_n.npy"
+    mpirun -n "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$tool" apsp --bench "$n" --summa --grid "$grid" \
+      --backend cuda --out "$dir/many_d.npy" --next "$dir/many_n.npy" > "$out/apsp-check-$grid.log" 2>&1
+    local rc=$? verdict=
+    for f in d n; do
+      if cmp -s "$dir/one_$f.npy" "$dir/many_$f.npy"; then verdict+=" $f:same"; else verdict+=" $f:DIFFER"; fi
+    done
+    note "apsp check n=$n, $grid: rc=$rc$verdict $(grep -E '^time' "$out/apsp-check-$grid.log")"
+  done
+}
+
+step_apsp() {
+  OUT=$out/apsp APSP_PART=${APSP_PART:-run} "$root/lab/device/apsp_scaling.sh" "$tool" "${APSP_SIZES:-16384,32768}" \
+    "${APSP_GRIDS:-1x1 $(multi_gpu_grids)}" | tee -a "$summary"
+}
+
+step_summa() {
+  # shellcheck disable=SC2086
+  OUT=$out/summa "$root/lab/device/summa_scaling.sh" "$tool" ${SUMMA_ARGS:-} | tail -40 | tee -a "$summary"
+}
+
+step_curve() {
+  local shapes=${CURVE_SHAPES:-8192x8192x1024,16384x16384x1024,32768x32768x1024,16384x16384x256,16384x16384x512,32768x16384x1024}
+  "$tool" bench --backend cuda --semiring max-plus,plus-times --type f32 --shapes "$shapes" --reps 3 \
+    --out "$out/curve-gemm.json" > "$out/curve-gemm.log" 2>&1
+  note "curve gemm rc=$?"
+  "$tool" bench --backend cuda --semiring min-plus --type f32 --product argmax --shapes "$shapes" --reps 3 \
+    --out "$out/curve-argmax.json" > "$out/curve-argmax.log" 2>&1
+  note "curve argmax rc=$?"
+  grep -hE "ringmm " "$out"/curve-*.log | head -30 | tee -a "$summary"
+}
+
+for step in "$@"; do
+  case $step in
+    build) step_build ;;
+    tests) step_tests ;;
+    apsp-check) step_apsp_check ;;
+    apsp) step_apsp ;;
+    summa) step_summa ;;
+    curve) step_curve ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+echo "== summary =="
+cat "$summary"

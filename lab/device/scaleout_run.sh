@@ -60,7 +60,7 @@ step_tests() {
   for ranks in 1 2 4 8; do
     [ "$ranks" -le "$gpus" ] || break
     local start=$SECONDS log=$out/dist-device-np$ranks.log
-    mpirun -n "$ranks" --oversubscribe --bind-to none "$build/tests/dist/dist_device_test" \
+    timeout "${TESTS_TIMEOUT:-300}" mpirun -n "$ranks" --oversubscribe --bind-to none "$build/tests/dist/dist_device_test" \
       ${GTEST_FILTER:+--gtest_filter="$GTEST_FILTER"} > "$log" 2>&1
     note "dist_device_test np$ranks rc=$? in $((SECONDS - start)) s: $(grep -E '^\S*\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ')"
     grep -E "Failure|FAILED  \]" "$log" | head -10 | tee -a "$summary"

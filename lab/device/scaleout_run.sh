@@ -15,11 +15,12 @@
 #   summa       lab/device/summa_scaling.sh with SUMMA_ARGS (sizes semirings grids variants)
 #   curve       the local products' rate curve for the scaling model: `ringmm bench` of max-plus and
 #               plus-times gemm and min-plus argmax on panel shapes M×N×K (CURVE_SHAPES)
-# Results land under $OUT (or /tmp/scaleout); the summary is printed last.
+# Results land in /tmp/scaleout, packed after every step into $OUT/scaleout.tar.gz beside a copy
+# of summary.txt (so that a call cut off keeps what it did); the summary is printed last.
 set -uo pipefail
 root=$(pwd)
-out=${OUT:-/tmp/scaleout}
-mkdir -p "$out"
+out=/tmp/scaleout
+mkdir -p "$out" "${OUT:=/tmp/scaleout-out}"
 build=/tmp/build-dist
 tool=$build/tools/ringmm
 summary=$out/summary.txt
@@ -94,7 +95,7 @@ step_apsp() {
 
 step_summa() {
   # shellcheck disable=SC2086
-  OUT=$out/summa "$root/lab/device/summa_scaling.sh" "$tool" ${SUMMA_ARGS:-} | tail -40 | tee -a "$summary"
+  OUT=$out/summa${SUMMA_ARGMAX:+-argmax} "$root/lab/device/summa_scaling.sh" "$tool" ${SUMMA_ARGS:-} | grep -E '^\| |FAILED' | tee -a "$summary"
 }
 
 step_curve() {
@@ -118,6 +119,7 @@ for step in "$@"; do
     curve) step_curve ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
+  tar czf "$OUT/scaleout.tar.gz" -C "$out" . && cp "$summary" "$OUT/summary.txt"
 done
 echo "== summary =="
 cat "$summary"

@@ -101,6 +101,18 @@ Grid::DeviceState& device_state(const Grid& grid) {
   check_nccl(nccl().comm_init_rank(&state->row, grid.cols(), row_id, grid.col()), "ncclCommInitRank (row)");
   check_nccl(nccl().comm_init_rank(&state->col, grid.rows(), col_id, grid.row()), "ncclCommInitRank (column)");
   check_nccl(nccl().comm_init_rank(&state->all, grid.size(), all_id, grid.rank()), "ncclCommInitRank (grid)");
+  // NCCL connects a communicator's peers at its first collective of each protocol, which takes
+  // hundreds of milliseconds on several GPUs: a small and a large broadcast on each communicator
+  // here, so that the set-up pays for it and no timed call does.
+  {
+    constexpr std::size_t small = 4096, large = std::size_t(16) << 20;
+    const DeviceBuffer warm(large, "dist device set-up");
+    for (ncclComm_t comm : {state->row, state->col, state->all})
+      for (std::size_t bytes : {small, large})
+        check_nccl(nccl().broadcast(warm.as<void>(), warm.as<void>(), bytes, ncclUint8, 0, comm, state->comm_stream),
+                   "ncclBroadcast (warm-up)");
+    check_cuda(cudaStreamSynchronize(state->comm_stream), "NCCL warm-up");
+  }
   grid.set_device_state(state);
   return *state;
 }

@@ -19,7 +19,11 @@ wrote+=(docs/perf/cuda-targets.md)
 # Boolean products on tensor cores and bit-packed b1.
 python3 lab/reports/boolean_table.py --out docs/perf/boolean.md > /dev/null
 wrote+=(docs/perf/boolean.md)
+# SUMMA and the distributed APSP, then the α-β model's check against them and its predictions.
 python3 lab/reports/summa_table.py --out docs/perf/summa-scaling.md > /dev/null
+python3 lab/reports/scaling_model.py --summa "$(latest summa)" --apsp "$(latest apsp-dist)" \
+  --curve "$(latest shapes)" "$(latest targets)" --markdown /tmp/scaling-model.md > /dev/null
+{ printf '\n## The α-β model beside the measurements\n\n'; cat /tmp/scaling-model.md; } >> docs/perf/summa-scaling.md
 wrote+=(docs/perf/summa-scaling.md)
 # Back-to-back comparisons of two binaries: one campaign holds every run, old and new.
 r=$(latest registry-compare)

@@ -100,12 +100,9 @@ template <class S> class DistFloydWarshall {
   }
 
   void round(index_t r, Stats& stats) {
-    const index_t n = dist_.rows(), nb = dist_.block(), k0 = r * nb, kb = std::min(nb, n - k0);
-    const int row_owner = dist_.row_map().owner(k0), col_owner = dist_.col_map().owner(k0);
-    const bool in_row = grid_.row() == row_owner, in_col = grid_.col() == col_owner;
+    const index_t n = dist_.rows();
+    const auto [k0, kb, row_owner, col_owner, in_row, in_col, row0, col0] = detail::round_place(grid_, dist_, r);
     const index_t rows = dist_.local_rows(), cols = dist_.local_cols();
-    // Local positions of K on the ranks that hold it.
-    const index_t row0 = dist_.row_map().to_local(k0), col0 = dist_.col_map().to_local(k0);
     const MatrixView<T> d = dist_.local();
     const MatrixView<std::int32_t> nx = next_.local();
 

@@ -1,6 +1,7 @@
 // What dist::apsp does alike wherever the blocks live (host matrices: apsp.cpp; device-resident
-// ones: apsp_devices.cpp): the checks of a call, the accounting of its broadcasts, and the reports
-// of a refused weight and of cycles. Each check ends with every rank throwing the same error or none.
+// ones: apsp_devices.cpp): the checks of a call, where a round's vertices lie, the accounting of
+// its broadcasts, and the reports of a refused weight and of cycles. Each check ends with every
+// rank throwing the same error or none.
 #pragma once
 
 #include <mpi.h>
@@ -61,6 +62,26 @@ void check_apsp(const Grid& grid, const char* call, const DistLayout& dist, cons
                     std::to_string(nb) + "), so that each round's panels live on one process row and column");
   if (options.variant != Variant::broadcast)
     throw Error(Errc::unsupported, "variant", "dist::apsp broadcasts its panels; the ring variant is not implemented");
+}
+
+// Where round r's vertices K = [k0, k0 + kb) lie, seen from this rank.
+struct RoundPlace {
+  index_t k0 = 0, kb = 0;
+  int row_owner = 0, col_owner = 0;  // the process row holding D[K,:], the process column holding D[:,K]
+  bool in_row = false, in_col = false;
+  index_t row0 = 0, col0 = 0;  // K's first local row and column, on the ranks that hold them
+};
+inline RoundPlace round_place(const Grid& grid, const DistLayout& dist, index_t r) {
+  RoundPlace p;
+  p.k0 = r * dist.block();
+  p.kb = std::min(dist.block(), dist.rows() - p.k0);
+  p.row_owner = dist.row_map().owner(p.k0);
+  p.col_owner = dist.col_map().owner(p.k0);
+  p.in_row = grid.row() == p.row_owner;
+  p.in_col = grid.col() == p.col_owner;
+  p.row0 = dist.row_map().to_local(p.k0);
+  p.col0 = dist.col_map().to_local(p.k0);
+  return p;
 }
 
 // A broadcast of `bytes` over a group of `size` ranks, counted as SUMMA counts its panels: the root

@@ -64,13 +64,7 @@ void expect_as_one_process(const dist::Grid& grid, const GraphSpec& spec, index_
   const std::vector<T> weights = converted<T>(w);
   const ApspResult<T> one = apsp<T>(ctx, MatrixView<const T>{weights.data(), n, n, std::max<index_t>(1, n), Layout::row_major},
                                     {.longest = longest, .block = nb});
-  int shown = 0;
-  for (std::size_t at = 0; at < one.dist.size() && shown < 5; ++at)
-    if (std::memcmp(&one.dist[at], &dist_all[at], sizeof(T)) != 0 || one.next[at] != next_all[at]) {
-      ADD_FAILURE() << label << " (" << at / n << ", " << at % n << "): dist " << dist_all[at] << " next " << next_all[at]
-                    << ", one process: " << one.dist[at] << " next " << one.next[at];
-      ++shown;
-    }
+  expect_same_bits<T>(one, dist_all, next_all, n, label, "one process");
   expect_solution<T>(w, n, dist_all, next_all, longest, label);
 }
 

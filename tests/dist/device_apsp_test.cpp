@@ -53,13 +53,7 @@ template <class T> void expect_as_one_gpu(const dist::Grid& grid, const GraphSpe
                             (longest ? " longest" : "") + " seed " + std::to_string(spec.seed);
   const ApspResult<T> one = apsp<T>(one_gpu(), MatrixView<const T>{weights.data(), n, n, std::max<index_t>(1, n), Layout::row_major},
                                     {.longest = longest, .block = nb});
-  int shown = 0;
-  for (std::size_t at = 0; at < one.dist.size() && shown < 5; ++at)
-    if (std::memcmp(&one.dist[at], &dist_all[at], sizeof(T)) != 0 || one.next[at] != next_all[at]) {
-      ADD_FAILURE() << label << " (" << at / n << ", " << at % n << "): dist " << dist_all[at] << " next " << next_all[at]
-                    << ", one GPU: " << one.dist[at] << " next " << one.next[at];
-      ++shown;
-    }
+  expect_same_bits<T>(one, dist_all, next_all, n, label, "one GPU");
   expect_solution<T>(w, n, dist_all, next_all, longest, label);
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -128,5 +129,19 @@ void expect_solution(const std::vector<double>& w, index_t n, const std::vector<
 }
 
 template <class T> std::vector<T> converted(const std::vector<double>& w) { return std::vector<T>(w.begin(), w.end()); }
+
+// Distances and successors equal `want`'s (another solver's) bit for bit; the first differences
+// are reported, `other` naming that solver.
+template <class T>
+void expect_same_bits(const ApspResult<T>& want, const std::vector<T>& dist, const std::vector<std::int32_t>& next, index_t n,
+                      const std::string& label, const char* other) {
+  int shown = 0;
+  for (std::size_t at = 0; at < want.dist.size() && shown < 5; ++at)
+    if (std::memcmp(&want.dist[at], &dist[at], sizeof(T)) != 0 || want.next[at] != next[at]) {
+      ADD_FAILURE() << label << " (" << at / n << ", " << at % n << "): dist " << dist[at] << " next " << next[at] << ", "
+                    << other << ": " << want.dist[at] << " next " << want.next[at];
+      ++shown;
+    }
+}
 
 }  // namespace ringmm::testing

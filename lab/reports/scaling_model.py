@@ -4,7 +4,7 @@
     python3 lab/reports/scaling_model.py --summa FILE.jsonl [...] [--apsp FILE.jsonl ...] [--curve FILE.jsonl ...]
                                          [--markdown OUT.md] [--json OUT.json] [network and size options]
 
-The model (lab/reports/scaling_model.md explains it): a SUMMA step multiplies the local product at the rate the
+The model (docs/distributed.md, "A model of larger machines", explains it): a SUMMA step multiplies the local product at the rate the
 bench records give for its shape, anchored on the 1x1 SUMMA record, while the next step's panels move (lookahead 1);
 a transfer costs hops * alpha + bytes / beta. The NVLink alpha and beta and the overlap factor eta are fitted on the
 multi-GPU records; a fit on the 1- and 2-GPU records alone predicts the larger runs as a check. The fragment printed

@@ -389,7 +389,9 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
           << ", \"transa\": " << (req.trans_a ? "true" : "false") << ", \"transb\": " << (req.trans_b ? "true" : "false")
           << ", \"ranks\": " << grid.size() << ", \"grid_rows\": " << grid.rows() << ", \"grid_cols\": " << grid.cols()
           << ", \"block\": " << req.block << ", \"variant\": \"" << dist::to_string(req.variant)
-          << "\", \"reps\": " << req.reps << ", \"seconds\": " << sum.seconds << ", \"staged_bytes_max\": " << sum.staged_max
+          << "\", \"reps\": " << req.reps << ", \"seconds\": " << sum.seconds << ", \"resident\": "
+          << (req.resident ? "true" : "false") << ", \"distribution_seconds\": " << sum.distribution
+          << ", \"staged_bytes_max\": " << sum.staged_max
           << ", \"updates_per_s\": " << rate
           << ", \"bytes_sent_max\": " << sum.sent_max << ", \"bytes_sent_mean\": " << sum.sent_mean
           << ", \"bytes_received_max\": " << sum.received_max << ", \"bytes_received_mean\": " << sum.received_mean

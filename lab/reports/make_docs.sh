@@ -20,8 +20,9 @@ wrote+=(docs/perf/cuda-targets.md)
 python3 lab/reports/boolean_table.py --out docs/perf/boolean.md > /dev/null
 wrote+=(docs/perf/boolean.md)
 # SUMMA and the distributed APSP, then the α-β model's check against them and its predictions.
-python3 lab/reports/summa_table.py --out docs/perf/summa-scaling.md > /dev/null
-python3 lab/reports/scaling_model.py --summa "$(latest summa)" --apsp "$(latest apsp-dist)" \
+# Every SUMMA campaign: each is a different machine (one and two GPUs staged, two GPUs resident, ...).
+python3 lab/reports/summa_table.py lab/results/summa/*.jsonl --out docs/perf/summa-scaling.md > /dev/null
+python3 lab/reports/scaling_model.py --summa lab/results/summa/*.jsonl --apsp "$(latest apsp-dist)" \
   --curve "$(latest shapes)" "$(latest targets)" --markdown /tmp/scaling-model.md > /dev/null
 { printf '\n## The α-β model beside the measurements\n\n'; cat /tmp/scaling-model.md; } >> docs/perf/summa-scaling.md
 wrote+=(docs/perf/summa-scaling.md)

@@ -1,7 +1,8 @@
 # `mpirun -n RANKS ringmm summa --argmax --check`: the distributed argmax's C and K* against the
 # single-process argmax (the tool's --check compares both, and exits 1 on a difference), on odd
-# shapes, transposed operands, a general α, both variants; and a semiring whose ⊕ does not select is
-# refused with exit status 2, naming --argmax.
+# shapes, transposed operands, a general α, both variants; the --results record names the product
+# and the residence; and a semiring whose ⊕ does not select is refused with exit status 2, naming
+# --argmax.
 # cmake -DRINGMM=... -DMPIEXEC=... -DRANKS=N -P summa_argmax_test.cmake
 cmake_policy(SET CMP0007 NEW)
 set(mpirun ${MPIEXEC} -n ${RANKS} --oversubscribe)
@@ -17,6 +18,17 @@ foreach(run "max-plus;f32;129,33,77;8;broadcast"
            --type ${type} --size ${size} --block ${block} --variant ${variant} ${run})
   if(NOT out MATCHES "with the argmax" OR NOT out MATCHES "check     PASS")
     message(FATAL_ERROR "${semiring} ${type} ${size}: no passing argmax check:\n${out}")
+  endif()
+endforeach()
+
+file(REMOVE ${WORK_RECORD})
+run_tool(0 recorded ${mpirun} ${RINGMM} summa --argmax --semiring max-plus --reps 1 --backend cpu --threads 1 --size 20 --block 4
+         --results ${WORK_RECORD})
+file(READ ${WORK_RECORD} record)
+foreach(field "\"product\": \"argmax\"" "\"resident\": false" "\"distribution_seconds\": 0")
+  string(FIND "${record}" "${field}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the record lacks ${field}:\n${record}")
   endif()
 endforeach()
 

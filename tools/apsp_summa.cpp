@@ -222,7 +222,8 @@ int apsp_summa_command(const Args& args) {
   try {
     agree_on_command_line(args, "ringmm apsp");
     ApspRequest req = parse_apsp(args);
-    if (req.prow == 0) std::tie(req.prow, req.pcol) = dist::near_square_grid(size);
+    // Taller than wide by default (main.cpp's help says why): 2 ranks 2x1, 8 ranks 4x2.
+    if (req.prow == 0) std::tie(req.pcol, req.prow) = dist::near_square_grid(size);
     if (req.prow * req.pcol != size)
       throw UsageError("--grid", std::to_string(req.prow) + "x" + std::to_string(req.pcol) + " needs " +
                                      std::to_string(req.prow * req.pcol) + " ranks but mpirun started " + std::to_string(size));

@@ -132,11 +132,16 @@ whose block updates are argmax products. Vertices are numbered from 0 (also for 
   --reps R          solve R times and report the median (default 1)
   --record FILE     also write the timing as a .json or .csv record (suite "apsp")
 
-  --summa           distributed over the ranks of mpirun (CPU): rank 0 reads the graph and
-                    writes the outputs; the matrices are spread block-cyclically with --block as
-                    both the layout's block and the Floyd-Warshall block; the same results as
-                    without --summa on the CPU with that block (not with --record)
-  --grid PRxPC      process grid for --summa (default: the near-square factorisation of P)
+  --summa           distributed over the ranks of mpirun: rank 0 reads the graph file and writes
+                    the outputs (each rank makes its part of a --bench graph); the matrices are
+                    spread block-cyclically with --block as both the layout's block and the
+                    Floyd-Warshall block. On the GPUs (one per rank, resident blocks) when every
+                    rank has one (--backend auto, with CUDA and NCCL) or with --backend cuda: the
+                    same results as one GPU with that block; else on the CPUs: those of the CPU
+                    backend with that block (not with --record)
+  --grid PRxPC      process grid for --summa (default: the near-square factorisation of P with
+                    PR >= PC: a round's strip is shared by the PR ranks of a process column, and
+                    its column panel, with the successors, travels along the process rows)
 
 A negative cycle (positive with --longest) is an error that lists the vertices on it; nothing is
 written then. Outputs are written only after a successful solve. The rate printed is n^3 over the

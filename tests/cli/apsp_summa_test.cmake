@@ -1,6 +1,7 @@
 # `mpirun -n RANKS ringmm apsp --summa` against `ringmm apsp` on the CPU with the same block: the
 # distance and successor files must be byte for byte the same, --route must print the same line,
-# and a failing run (a negative cycle) must exit 1 on every rank and write nothing.
+# the default grid is taller than wide, and a failing run (a negative cycle) must exit 1 on every
+# rank and write nothing.
 # cmake -DRINGMM=... -DMPIEXEC=... -DRANKS=N -DGRAPH=... -DWORK=... -P apsp_summa_test.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -34,6 +35,14 @@ foreach(block 1 5 16)
     message(FATAL_ERROR "block ${block}: '${one_route}' on one process, '${many_route}' with --summa")
   endif()
 endforeach()
+
+# The default grid is the near-square one turned taller than wide.
+set(tall_1 1x1)
+set(tall_3 3x1)
+set(tall_4 2x2)
+if(NOT many MATCHES "grid      ${tall_${RANKS}},")
+  message(FATAL_ERROR "${RANKS} ranks: not the ${tall_${RANKS}} grid by default:\n${many}")
+endif()
 
 # A negative cycle 0 -> 1 -> 2 -> 0: an error that names its vertices, and no output files.
 file(WRITE ${WORK}/cycle.mtx "%%MatrixMarket matrix coordinate integer general\n5 5 4\n1 2 1\n2 3 1\n3 1 -3\n4 5 2\n")

@@ -16,14 +16,6 @@
 #include "ringmm_testing.hpp"
 
 namespace ringmm::testing {
-
-dist::Options device_options(dist::Variant variant) {
-  dist::Options options;
-  options.variant = variant;
-  options.context.backend = Backend::cuda;
-  return options;
-}
-
 namespace {
 
 struct Case {

@@ -57,7 +57,13 @@ inline const std::string& reason_to_skip() {
     if (!reason_to_skip().empty()) GTEST_SKIP() << reason_to_skip(); \
   } while (0)
 
-dist::Options device_options(dist::Variant variant = dist::Variant::broadcast);
+// Options of a device call: the cuda backend and `variant`.
+inline dist::Options device_options(dist::Variant variant = dist::Variant::broadcast) {
+  dist::Options options;
+  options.variant = variant;
+  options.context.backend = Backend::cuda;
+  return options;
+}
 
 // Root's matrix scattered to the devices.
 template <class T> dist::DeviceDistMatrix<T> on_devices(const dist::Grid& grid, MatrixView<const T> x, index_t nb) {

@@ -134,6 +134,7 @@ struct Settings {
   measure::HostMemory host;   // where the with-transfers timings keep their host operands
   Op op_a;                    // --transpose-a: ringmm reads A as the transpose of a K×M matrix
   bool named_threads;  // --threads given: CPU kernel names carry " t<threads>"
+  int calls = 0;       // --calls: also time this many calls back to back (CUDA)
   std::string suite, device, date;
 };
 
@@ -489,7 +490,24 @@ class Bench {
     const std::optional<double> ceiling = simt ? reg_reg_ceiling(c.kind, c.type) : std::nullopt;
     if (ceiling) cells.insert(cells.end(), {rate(*ceiling), fixed(100 * work / t.kernel_seconds / *ceiling, 1) + "%"});
     else cells.insert(cells.end(), {"-", "-"});
+    if (st_.calls > 0) time_calls(c);
     return cells;
+  }
+
+  // --calls: the case's call made back to back (measure::time_calls), a note and a record.
+  void time_calls(const Case& c) {
+    const Shape& s = c.shape;
+    const index_t batch = st_.product == Product::batched ? st_.batch : 1;
+    const measure::CallCost cost =
+        measure::time_calls(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.calls, st_.op_a);
+    Record r = make_record(c, st_, "cuda", "ringmm calls" + transpose_suffix(), cost.stream_seconds);
+    r.host_seconds = cost.host_seconds;
+    if (cost.graph_seconds > 0) r.graph_seconds = cost.graph_seconds;
+    records_.push_back(r);
+    auto us = [](double seconds) { return fixed(seconds * 1e6, 2) + " us"; };
+    notes_.push_back("calls: host " + us(cost.host_seconds) + ", stream " + us(cost.stream_seconds) + ", graph " +
+                     (cost.graph_seconds > 0 ? us(cost.graph_seconds) : "refused (" + cost.graph_refusal + ")") +
+                     " per call, " + std::to_string(st_.calls) + " back to back");
   }
 
   // What the engine runs for the case (ringmm/tune.hpp), for the records, the note under the row and
@@ -560,7 +578,7 @@ int bench_command(const Args& args) {
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
                            {"border", true}, {"threads", true},
                            {"tf32", false}, {"host-memory", true}, {"transpose-a", false},
-                           {"boolean-mma", true}});
+                           {"boolean-mma", true}, {"calls", true}, {"trust-inputs", false}});
 
   Settings st;
   st.suite = "bench";
@@ -569,6 +587,8 @@ int bench_command(const Args& args) {
   st.ctx.cuda_config = opt.get_or("config", "");
   st.ctx.allow_tf32 = opt.flag("tf32");
   st.ctx.boolean_mma = parse_boolean_mma(opt.get_or("boolean-mma", "auto"), "--boolean-mma");
+  st.ctx.trust_inputs = opt.flag("trust-inputs");
+  st.calls = int(opt.integer_or("calls", 0, 1, 1000000));
   st.product = parse_product(opt.get_or("product", "gemm"));
   st.batch = opt.integer_or("batch", st.product == Product::batched ? 8 : 1, 1, 1 << 20);
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
@@ -616,7 +636,7 @@ int bench_command(const Args& args) {
   const bool gpu = st.backend == Backend::cuda;
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
-  for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma"})
+  for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma", "calls"})
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");

@@ -186,6 +186,12 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     pinned runs name every kernel "<name> pinned-host"; CUDA only
   --transpose-a     ringmm reads A as the transpose of a KxM matrix (op(A) = T; kernel names end
                     in " transA"; cuBLAS beside it still reads A as MxK); CUDA only, not syrk
+  --calls N         also make N calls of each case back to back on device buffers and note the
+                    host's time per call (entry to return), the device's per call on one stream,
+                    and the device's per call when they are one CUDA graph (records "ringmm
+                    calls"); CUDA only
+  --trust-inputs    skip the input check (Context::trust_inputs; the integer, max-times and
+                    log-plus pairs check their values, which costs a pass and a wait per call)
 
 Rates count one update per (i, j, k) and per i16x2 lane; syrk counts the n(n+1)/2 outputs of the
 triangle it computes.

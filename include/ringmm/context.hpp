@@ -53,6 +53,12 @@ struct Context {
   // or-and on CUDA runs on the tensor cores unless cuda_config, a border or cuda_split_k names the
   // SIMT kernels.
   BooleanMma boolean_mma = BooleanMma::automatic;
+  // Skip the input check (values outside the semiring's input domain, integer sums that could
+  // wrap around) for data the caller knows to be valid. The check costs a pass over the operands,
+  // and for device operands a wait for the device: calls of the checked pairs (integer tropical
+  // and plus-times, max-times, log-plus) are captured in a CUDA graph only with this set. Values
+  // outside the domain then give unspecified results. Off by default.
+  bool trust_inputs = false;
   // Receives one-line notices such as "no CUDA device; using the CPU backend". Null: stderr.
   std::function<void(std::string_view)> on_notice;
 

@@ -7,7 +7,7 @@ _entry = _core.matmul
 
 
 def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=False, trans_b=False, out=None,
-           return_argmax=False, backend="auto"):
+           return_argmax=False, backend="auto", trust_inputs=False):
     """Multiply over a semiring: alpha ⊗ (op(a) ⊗ op(b)) ⊕ beta ⊗ c, with op(x) = xᵀ when trans_x.
 
     a, b: arrays of one framework (numpy, torch, cupy; jax on the host), one dtype, one device.
@@ -31,6 +31,10 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
         min_max (others raise TypeError).
     backend: "auto" (CUDA when compiled in and a device is present, else the CPU), "cpu" or "cuda".
         Arrays on a GPU run on CUDA, on the framework's current stream.
+    trust_inputs: skip the check of the values against the semiring's domain (the integer pairs,
+        max_times and log_plus check theirs; out-of-domain values then give unspecified results).
+        The check of GPU arrays waits for the device, so these pairs need it to be captured in a
+        CUDA graph (torch.cuda.graph).
 
     Returns an array of a's framework and device, or (result, k_star) with return_argmax. A bad
     argument raises ValueError or TypeError naming it, before anything is written to out (the C++
@@ -39,4 +43,4 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     """
     # One C++ call checks, allocates, copies and multiplies, for every framework (_core.matmul); it
     # reaches python/ringmm/_frameworks.py only for what the caller's framework must do itself.
-    return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend)
+    return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend, trust_inputs)

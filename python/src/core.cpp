@@ -33,7 +33,7 @@ enum { A, B, C, OUT };
 
 nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle semiring, nb::handle c_object,
                   nb::handle alpha_object, nb::handle beta_object, nb::handle trans_a_object, nb::handle trans_b_object,
-                  nb::handle out_object, nb::handle argmax_object, nb::handle backend_object) {
+                  nb::handle out_object, nb::handle argmax_object, nb::handle backend_object, nb::handle trust_object) {
   check_semiring_type(semiring);
   check_backend_type(backend_object);
   const std::optional<double> alpha = number_of(alpha_object, "alpha"), beta = number_of(beta_object, "beta");
@@ -51,7 +51,8 @@ nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle sem
   Plan& p = m.plan;
   const bool row = m.row, col = m.col;
   if (has_out) call.require_writable(OUT);
-  const Context ctx = call_context(a.place, backend_of(backend_object), call.stream(a.place));
+  Context ctx = call_context(a.place, backend_of(backend_object), call.stream(a.place));
+  ctx.trust_inputs = flag_of(trust_object);
 
   // Operands that no view describes: a copy with the full batch, or in its own shape for a vector.
   for (const auto& [i, x, op] : {std::tuple{A, &a, &p.a}, std::tuple{B, &b, &p.b}}) {
@@ -199,7 +200,8 @@ nb::dict build_info() {
 void ringmm_py::bind_products(nb::module_& m) {
   m.def("matmul", &matmul_entry, nb::arg("a").none(), nb::arg("b").none(), nb::arg("semiring").none(), nb::arg("c").none(),
         nb::arg("alpha").none(), nb::arg("beta").none(), nb::arg("trans_a").none(), nb::arg("trans_b").none(),
-        nb::arg("out").none(), nb::arg("return_argmax").none(), nb::arg("backend").none(), "ringmm.matmul's one entry");
+        nb::arg("out").none(), nb::arg("return_argmax").none(), nb::arg("backend").none(),
+        nb::arg("trust_inputs").none() = nb::none(), "ringmm.matmul's one entry");
   m.def("syrk", &syrk_entry, nb::arg("a").none(), nb::arg("semiring").none(), nb::arg("trans").none(), nb::arg("out").none(),
         nb::arg("backend").none(), "ringmm.syrk's one entry");
   m.def("semirings", &semirings);

@@ -154,6 +154,91 @@ void release_staging(StagingSet* set) {
   free_staging.push_back(set);
 }
 
+namespace {
+
+// Runs of a copy grouped into chunks that fit one staging slot; a run longer than a slot is cut
+// into pieces of at most a slot.
+struct Chunks {
+  std::size_t len, lines, slot;
+  std::size_t pieces_per_line() const { return (len + slot - 1) / slot; }
+  std::size_t lines_per_chunk() const { return len >= slot ? 1 : std::min(lines, slot / len); }
+  std::size_t count() const {
+    return len >= slot ? lines * pieces_per_line() : (lines + lines_per_chunk() - 1) / lines_per_chunk();
+  }
+  // Chunk c: its first line, how many lines, and the byte range [offset, offset + bytes) of each.
+  struct Part {
+    std::size_t line, lines, offset, bytes;
+  };
+  Part part(std::size_t c) const {
+    if (len >= slot) {
+      const std::size_t piece = c % pieces_per_line(), offset = piece * slot;
+      return {c / pieces_per_line(), 1, offset, std::min(slot, len - offset)};
+    }
+    const std::size_t first = c * lines_per_chunk();
+    return {first, std::min(lines_per_chunk(), lines - first), 0, len};
+  }
+};
+
+// The staging slots and their events for one copy; at most two slots in flight.
+struct StagedCopy {
+  StagingSet* set;
+  PipelineResources& r = pipeline_resources();
+  explicit StagedCopy(cudaStream_t stream)
+      : set(acquire_staging(std::max<std::size_t>(host_pipeline_tuning().slot_bytes, 4096))) {
+    cuda_check(cudaStreamSynchronize(stream), "staged copy (cudaStreamSynchronize)");
+  }
+  StagedCopy(const StagedCopy&) = delete;
+  StagedCopy& operator=(const StagedCopy&) = delete;
+  ~StagedCopy() { release_staging(set); }
+  char* slot(std::size_t c) const { return static_cast<char*>(set->slot[c % 2]); }
+  cudaEvent_t& done(std::size_t c) const { return r.slot_free[c % 2]; }
+};
+
+}  // namespace
+
+void upload_lines(void* device, std::size_t device_pitch, const void* host, std::size_t host_pitch, std::size_t len,
+                  std::size_t lines, cudaStream_t stream) {
+  if (len == 0 || lines == 0) return;
+  StagedCopy copy(stream);
+  const Chunks chunks{len, lines, copy.set->bytes};
+  auto* const dst = static_cast<char*>(device);
+  const auto* const src = static_cast<const char*>(host);
+  for (std::size_t c = 0; c < chunks.count(); ++c) {
+    const Chunks::Part p = chunks.part(c);
+    if (c >= 2) cuda_check(cudaEventSynchronize(copy.done(c)), "staged upload (cudaEventSynchronize)");
+    copy_lines(copy.slot(c), p.bytes, src + p.line * host_pitch + p.offset, host_pitch, p.bytes, p.lines);
+    cuda_check(cudaMemcpy2DAsync(dst + p.line * device_pitch + p.offset, device_pitch, copy.slot(c), p.bytes, p.bytes,
+                                 p.lines, cudaMemcpyHostToDevice, stream),
+               "staged upload (cudaMemcpy2DAsync)");
+    cuda_check(cudaEventRecord(copy.done(c), stream), "cudaEventRecord");
+  }
+  cuda_check(cudaStreamSynchronize(stream), "staged upload (cudaStreamSynchronize)");
+}
+
+void download_lines(void* host, std::size_t host_pitch, const void* device, std::size_t device_pitch, std::size_t len,
+                    std::size_t lines, cudaStream_t stream) {
+  if (len == 0 || lines == 0) return;
+  StagedCopy copy(stream);
+  const Chunks chunks{len, lines, copy.set->bytes};
+  auto* const dst = static_cast<char*>(host);
+  const auto* const src = static_cast<const char*>(device);
+  auto enqueue = [&](std::size_t c) {
+    const Chunks::Part p = chunks.part(c);
+    cuda_check(cudaMemcpy2DAsync(copy.slot(c), p.bytes, src + p.line * device_pitch + p.offset, device_pitch, p.bytes,
+                                 p.lines, cudaMemcpyDeviceToHost, stream),
+               "staged download (cudaMemcpy2DAsync)");
+    cuda_check(cudaEventRecord(copy.done(c), stream), "cudaEventRecord");
+  };
+  // Chunk c + 1 moves into its slot while the threads empty chunk c's.
+  enqueue(0);
+  for (std::size_t c = 0; c < chunks.count(); ++c) {
+    if (c + 1 < chunks.count()) enqueue(c + 1);
+    const Chunks::Part p = chunks.part(c);
+    cuda_check(cudaEventSynchronize(copy.done(c)), "staged download (cudaEventSynchronize)");
+    copy_lines(dst + p.line * host_pitch + p.offset, host_pitch, copy.slot(c), p.bytes, p.bytes, p.lines);
+  }
+}
+
 PipelineResources& pipeline_resources() {
   thread_local std::vector<PipelineResources> per_device;
   int device = 0;

@@ -54,6 +54,7 @@
 
 #include "ringmm/cuda/check.hpp"
 #include "ringmm/cuda/device.hpp"
+#include "ringmm/cuda/host_staging.hpp"
 #endif
 
 namespace ringmm {
@@ -240,9 +241,7 @@ template <class S> void solve_on_device(const Context& ctx, FwBuffers<element_t<
   DeviceArray<T> dist(on_device ? 0 : n * n);
   DeviceArray<std::int32_t> next(on_device ? 0 : n * n);
   if (!on_device) {
-    cuda_check(cudaMemcpy2DAsync(dist.ptr, n * sizeof(T), host_dist, host_ld_dist * sizeof(T), n * sizeof(T), n,
-                                 cudaMemcpyHostToDevice, stream),
-               "cudaMemcpy2DAsync (apsp weights)");
+    cuda_detail::upload_lines(dist.ptr, n * sizeof(T), host_dist, host_ld_dist * sizeof(T), n * sizeof(T), n, stream);
     b.dist = dist.ptr, b.ld_dist = index_t(n), b.next = next.ptr, b.ld_next = index_t(n);
   }
   DeviceArray<T> col(panel), row(panel);
@@ -281,13 +280,9 @@ template <class S> void solve_on_device(const Context& ctx, FwBuffers<element_t<
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (apsp diagonal)");
   check_cycles(diagonal, b.longest);  // before any result reaches the caller's host buffers
   if (!on_device) {
-    cuda_check(cudaMemcpy2DAsync(host_dist, host_ld_dist * sizeof(T), b.dist, n * sizeof(T), n * sizeof(T), n,
-                                 cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpy2DAsync (apsp distances)");
-    cuda_check(cudaMemcpy2DAsync(host_next, host_ld_next * sizeof(std::int32_t), b.next, n * sizeof(std::int32_t),
-                                 n * sizeof(std::int32_t), n, cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpy2DAsync (apsp successors)");
-    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (apsp download)");
+    cuda_detail::download_lines(host_dist, host_ld_dist * sizeof(T), b.dist, n * sizeof(T), n * sizeof(T), n, stream);
+    cuda_detail::download_lines(host_next, host_ld_next * sizeof(std::int32_t), b.next, n * sizeof(std::int32_t),
+                                n * sizeof(std::int32_t), n, stream);
   }
 }
 #endif

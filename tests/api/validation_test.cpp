@@ -208,6 +208,37 @@ TEST_F(IntegerRanges, OutOfRangeCIsIgnoredWhenBetaIsZero) {
   EXPECT_NE(c(1, 1), std::numeric_limits<std::int32_t>::max());
 }
 
+// Context::trust_inputs skips the check: the value reaches the kernel instead of an error.
+TEST_F(IntegerRanges, TrustedInputsAreNotChecked) {
+  a(2, 3) = r + 1;
+  ctx.trust_inputs = true;
+  for (auto& x : c.storage) x = 12345;
+  EXPECT_NO_THROW(run());
+  EXPECT_NE(c(0, 0), 12345);  // the product ran
+  std::vector<std::int32_t> k_star(std::size_t(5 * 7));
+  EXPECT_NO_THROW(gemm_argmax<S>(ctx, Op::N, a.cview(), Op::N, b.cview(), c.view, row_major(k_star.data(), 5, 7)));
+  ctx.trust_inputs = false;
+  expect_refused([&] { run(); }, Errc::value_out_of_range, "A", c);
+}
+
+// An operand of over a million elements is scanned by several threads: the first bad element in
+// row order is still the one named.
+TEST(IntegerRangesLarge, TheFirstBadElementIsNamedWhenThreadsScan) {
+  using S = MaxPlus<std::int32_t>;
+  const index_t m = 1100, k = 1000, n = 3;
+  HostMatrix<std::int32_t> a(m, k, Layout::row_major), b(k, n, Layout::row_major), c(m, n, Layout::row_major);
+  const std::int32_t r = tropical_int_limits<std::int32_t>::finite_max;
+  a(1000, 5) = r + 1;
+  a(700, 999) = r + 2;
+  a(900, 0) = r + 3;
+  try {
+    gemm<S>(cpu_context(), Op::N, a.cview(), Op::N, b.cview(), c.view);
+    ADD_FAILURE() << "not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("element (700, 999)"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(IntegerRanges, OutOfRangeAlphaIsRefused) {
   expect_refused([&] { run(r + 5); }, Errc::value_out_of_range, "alpha", c);
 }

@@ -93,6 +93,14 @@ def test_library_refusals_name_the_value_and_leave_out_untouched():
         ringmm.matmul(big, big, "plus_times")
 
 
+def test_trusted_inputs_are_not_checked():
+    a = -np.ones((2, 2))
+    with pytest.raises(ValueError, match="outside the inputs"):
+        ringmm.matmul(a, np.ones((2, 2)), "max_times", backend="cpu")
+    c = ringmm.matmul(a, np.ones((2, 2)), "max_times", backend="cpu", trust_inputs=True)
+    assert c.shape == (2, 2)
+
+
 def test_jax_on_gpu_is_refused_clearly():
     jax = pytest.importorskip("jax")
     if not any(d.platform == "gpu" for d in jax.devices()):

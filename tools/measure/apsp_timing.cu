@@ -1,5 +1,6 @@
 // time_apsp_cuda: ringmm::apsp_in_place on device buffers (apsp_timing.hpp).
 #include "measure/apsp_timing.hpp"
+#include "ringmm/cuda/host_staging.hpp"
 #include "measure/gpu_timer.cuh"
 #include "measure/timer.hpp"
 
@@ -15,18 +16,15 @@ ApspTiming time_apsp_cuda(const Context& ctx, const T* weights, index_t n, const
   t.total_seconds = HostClock{}([&] {
     DeviceBuffer<T> d(count, stream);
     DeviceBuffer<std::int32_t> nx(count, stream);
-    cuda_check(cudaMemcpyAsync(d.get(), weights, count * sizeof(T), cudaMemcpyHostToDevice, stream), "upload weights");
-    cuda_check(cudaStreamSynchronize(stream), "upload weights");
+    cuda::upload_lines(d.get(), 0, weights, 0, count * sizeof(T), 1, stream);
     Context cuda = ctx;
     cuda.backend = Backend::cuda;
     t.solve_seconds = HostClock{}([&] {
       apsp_in_place<T>(cuda, row_major(d.get(), n, n), row_major(nx.get(), n, n), options);
       cuda_check(cudaStreamSynchronize(stream), "apsp");
     });
-    cuda_check(cudaMemcpyAsync(dist, d.get(), count * sizeof(T), cudaMemcpyDeviceToHost, stream), "download distances");
-    cuda_check(cudaMemcpyAsync(next, nx.get(), count * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream),
-               "download successors");
-    cuda_check(cudaStreamSynchronize(stream), "download");
+    cuda::download_lines(dist, 0, d.get(), 0, count * sizeof(T), 1, stream);
+    cuda::download_lines(next, 0, nx.get(), 0, count * sizeof(std::int32_t), 1, stream);
   });
   return t;
 }

@@ -47,6 +47,17 @@ struct Timing {
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
                    index_t batch, int reps, HostMemory host = HostMemory::pageable, Op op_a = Op::N);
 
+// What a call costs when calls come back to back, as in blocked APSP, HMM steps or a training loop:
+// `calls` calls of the product on device buffers, on a stream of their own, per call.
+struct CallCost {
+  double host_seconds = 0;    // host time from entry to return (the launches enqueued, not run)
+  double stream_seconds = 0;  // device time per call, CUDA events around rounds of calls
+  double graph_seconds = 0;   // the same calls captured in a CUDA graph and replayed; 0 = refused
+  std::string graph_refusal;  // why the capture was refused, where it was
+};
+CallCost time_calls(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
+                    index_t batch, int calls, Op op_a = Op::N);
+
 // cuBLAS in pedantic FP32 (no tensor cores) or FP64: gemm, strided batched gemm, or syrk.
 // Other types throw Errc::unsupported. with_transfers_seconds: upload A and B from `host` memory,
 // multiply, download C.

@@ -63,7 +63,8 @@ std::vector<Field> fields_of(const Record& r) {
           str("semiring", r.semiring), str("type", r.type), str("product", r.product), idx("m", r.m), idx("n", r.n),
           idx("k", r.k), idx("batch", r.batch), num("seconds", r.seconds),
           num("seconds_with_transfers", r.seconds_with_transfers), num("updates_per_s", r.updates_per_s),
-          num("flops_per_s", r.flops_per_s), str("date", r.date),
+          num("flops_per_s", r.flops_per_s), num("host_seconds", r.host_seconds),
+          num("graph_seconds", r.graph_seconds), str("date", r.date),
           Field{"choice", r.choice.empty() ? std::nullopt : std::optional<std::string>(r.choice), true}};
 }
 

@@ -18,6 +18,7 @@ struct Record {
   std::string product;  // gemm, batched, syrk, or a microbench level
   std::optional<index_t> m, n, k, batch;
   std::optional<double> seconds, seconds_with_transfers, updates_per_s, flops_per_s;
+  std::optional<double> host_seconds, graph_seconds;  // `ringmm bench --calls`: per call, host and in a CUDA graph
   std::string date;
   std::string choice;  // ringmm on CUDA: what the engine ran and why (CudaChoice::text); empty = absent
 };

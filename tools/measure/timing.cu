@@ -134,6 +134,76 @@ Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s
   return t;
 }
 
+// Calls back to back in rounds of up to 200 (fewer than the launch queue holds, so that the host
+// never waits for room): the host's time per call, the device's per call, and the device's per
+// call when the round is one CUDA graph. Medians over the rounds, after a warm-up round.
+template <class S> CallCost time_calls_typed(const Context& ctx_in, Product product, const Shapes& s, int calls, Op op_a) {
+  struct OwnStream {
+    cudaStream_t s = nullptr;
+    OwnStream() { cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
+    ~OwnStream() { cudaStreamDestroy(s); }
+  } own;
+  Context ctx = ctx_in;
+  ctx.backend = Backend::cuda;
+  ctx.cuda_stream = own.s;
+  const OperandSets<S> sets = operand_sets<S>(s, own.s);
+  const DeviceBuffer<std::int32_t> k_star(product == Product::argmax ? s.c_count() : 0, own.s);
+  auto call = [&] { call_ringmm<S>(ctx, product, op_a, s, sets.a[0].get(), sets.b[0].get(), sets.c.get(), k_star.get()); };
+  const int round = std::min(calls, 200), rounds = std::max(1, calls / round);
+  auto run_round = [&] {
+    for (int i = 0; i < round; ++i) call();
+  };
+  EventClock events(own.s);
+  events(run_round);
+  std::vector<double> host, device;
+  for (int r = 0; r < rounds; ++r) {
+    double enqueue = 0;
+    device.push_back(events([&] { enqueue = HostClock{}(run_round); }) / round);
+    host.push_back(enqueue / round);
+  }
+  CallCost cost;
+  cost.host_seconds = median(host);
+  cost.stream_seconds = median(device);
+
+  cudaGraph_t graph = nullptr;
+  cuda_check(cudaStreamBeginCapture(own.s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  try {
+    run_round();
+  } catch (const Error& e) {
+    cost.graph_refusal = e.what();
+  }
+  const cudaError_t ended = cudaStreamEndCapture(own.s, &graph);
+  if (!cost.graph_refusal.empty()) {
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    return cost;
+  }
+  cuda_check(ended, "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  std::vector<double> replays;
+  const auto launch = [&] { cuda_check(cudaGraphLaunch(exec, own.s), "cudaGraphLaunch"); };
+  events(launch);
+  for (int r = 0; r < std::max(rounds, 3); ++r) replays.push_back(events(launch) / round);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cost.graph_seconds = median(replays);
+  return cost;
+}
+
+CallCost time_calls(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
+                    index_t batch, int calls, Op op_a) {
+  const Shapes s = shapes_of(product, m, n, k, batch);
+  if (calls <= 0) throw Error(Errc::invalid_argument, "calls", "at least one call");
+  if (product == Product::syrk && op_a != Op::N)
+    throw Error(Errc::invalid_argument, "op_a", "syrk computes AᵀA of its one operand; A is not transposed");
+  visit_semiring(kind, type, [](auto) {});
+  require_device();
+  return visit_semiring(kind, type, [&](auto tag) {
+    return time_calls_typed<typename decltype(tag)::type>(ctx, product, s, calls, op_a);
+  });
+}
+
 // ---- cuBLAS --------------------------------------------------------------------------------------
 using cuda::cublas;
 using cuda::cublas_check;

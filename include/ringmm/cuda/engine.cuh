@@ -136,11 +136,40 @@ Choice choose(const Context& ctx, const Workload& w, Entry entry, const Choice* 
 
 // ---- check ----------------------------------------------------------------------------------
 
-// The input check (ringmm/detail/input_check.hpp). Host operands are scanned on the host,
-// device operands by scan_kernel; throws Error(value_out_of_range) before any write.
-template <class S> void check_values(const detail::Problem<S>& p, Residence device, cudaStream_t stream) {
+// Whether `stream` is capturing a CUDA graph, where a call can neither wait for the device nor
+// copy from pageable memory. A query the runtime refuses (the legacy stream beside a capturing
+// one) counts as capturing.
+inline bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+// A captured call takes device operands only: host ones are copied and waited for.
+inline void refuse_host_operands_in_capture(Residence device, cudaStream_t stream, bool k_star_on_device = true) {
+  if ((device.all() && k_star_on_device) || !capturing(stream)) return;
+  const char* name = !device.a ? "A" : !device.b ? "B" : !device.c ? "C" : "K*";
+  throw Error(Errc::unsupported, name,
+              "is host memory, and the stream is capturing a CUDA graph: a captured call takes device operands "
+              "(host ones are copied through staging buffers and waited for)");
+}
+
+// The input check (ringmm/detail/input_check.hpp), unless the caller trusts its inputs. Host
+// operands are scanned on the host, device operands by scan_kernel, whose verdict the host waits
+// for; throws Error(value_out_of_range) before any write.
+template <class S>
+void check_values(const Context& ctx, const detail::Problem<S>& p, Residence device, cudaStream_t stream) {
   using T = element_t<S>;
   if constexpr (detail::scans_inputs<S>) {
+    if (ctx.trust_inputs) return;
+    if ((device.a || device.b || device.c) && capturing(stream))
+      throw Error(Errc::unsupported, "trust_inputs",
+                  detail::semiring_name<S>() + " checks its inputs on the device and waits for the verdict, which a "
+                  "stream capturing a CUDA graph cannot do: set Context::trust_inputs for data known to be in its "
+                  "domain (" + semiring_traits<S>::input_domain() + ")");
     detail::check_scalars<S>(p.alpha, p.beta);
     const bool reads_c = !(p.beta == scalar_t<S>(S::zero()));
     const bool on_device[3] = {device.a, device.b, device.c};
@@ -314,7 +343,8 @@ void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry 
   const Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
 
   if (entry == Entry::caller) {
-    check_values<S>(p, device, stream);
+    refuse_host_operands_in_capture(device, stream);
+    check_values<S>(ctx, p, device, stream);
     if (run_host_pipeline<S>(p, device, stream,
                              [&](const detail::Problem<S>& panel) { cuda_run_impl<S>(ctx, panel, Entry::panel); }))
       return;
@@ -380,7 +410,9 @@ template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p)
     const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
     using cuda_detail::is_device_pointer;
     const cuda_detail::Residence device{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
-    cuda_detail::check_values<S>(p, device, stream);
+    const bool k_on_device = is_device_pointer(p.k_star.p ? static_cast<const void*>(p.k_star.p) : p.k_star_wide.p);
+    cuda_detail::refuse_host_operands_in_capture(device, stream, k_on_device);
+    cuda_detail::check_values<S>(ctx, p, device, stream);
     cuda_detail::run_argmax<S>(ctx, p, device);
   }
 }

@@ -34,6 +34,16 @@ bool is_pinned_host(const void* first, const void* last);
 void copy_lines(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t len,
                 std::size_t lines);
 
+// Copies `lines` runs of `len` bytes between pageable host memory (runs `host_pitch` bytes apart)
+// and device memory (`device_pitch` apart) through pinned staging slots, the host threads filling
+// (or emptying) one slot while the copy engine moves another: a cudaMemcpy from pageable memory
+// moves 2–3 GB/s, this about the host's copy bandwidth. Waits for `stream` first (the host side
+// moves at once) and returns when done. Pinned host memory needs none of this: copy it directly.
+void upload_lines(void* device, std::size_t device_pitch, const void* host, std::size_t host_pitch, std::size_t len,
+                  std::size_t lines, cudaStream_t stream);
+void download_lines(void* host, std::size_t host_pitch, const void* device, std::size_t device_pitch, std::size_t len,
+                    std::size_t lines, cudaStream_t stream);
+
 // Pinned staging slots: two for uploads and two for downloads, each of `bytes`, leased for one
 // call (kept for the next one; a second concurrent call gets a set of its own).
 constexpr int staging_slots = 4;
@@ -54,3 +64,9 @@ struct PipelineResources {
 PipelineResources& pipeline_resources();
 
 }  // namespace ringmm::cuda_detail
+
+// The staged copies, as API for code beside ringmm's calls (ringmm's tools).
+namespace ringmm::cuda {
+using cuda_detail::download_lines;
+using cuda_detail::upload_lines;
+}  // namespace ringmm::cuda

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Issue 29's call cost and host costs on the GPU machine, in steps (one build in /tmp/build-calls
+# that later calls reuse while the machine is warm).
+# Usage, repository root on the GPU machine:
+#   lab/device/calls_run.sh build tests    # native build (tests, CLI, Python), ctest -L gpu
+#   lab/device/calls_run.sh pytest bench   # the CUDA-graph pytest, then the timings below
+# Steps:
+#   build   configure and build (googletest from GTEST_SRC, default .carry/googletest)
+#   tests   ctest -L gpu
+#   pytest  tests/python/test_torch_graphs.py and the torch autograd tests on the build's extension
+#   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
+#           host -> host 4096^3 f32 and i32 (ms+xfer); ringmm apsp --bench 16384 timed whole
+# Everything lands in $OUT/calls.tar.gz (after every step); the summary is printed last.
+set -uo pipefail
+root=$(pwd)
+out=${OUT:-/tmp}
+res=/tmp/calls
+build=/tmp/build-calls
+mkdir -p "$res"
+summary=$res/summary.txt
+export PATH=/usr/local/cuda/bin:$PATH
+note() { echo "$*" | tee -a "$summary"; }
+pack() { tar -czf "$out/calls.tar.gz" -C /tmp calls; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee -a "$summary"
+for step in "$@"; do
+  start=$SECONDS
+  case $step in
+    build)
+      gtest_src=${GTEST_SRC:-$root/.carry/googletest}
+      [ -d /tmp/gtest-prefix ] || { cmake -S "$gtest_src" -B /tmp/gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_INSTALL_PREFIX=/tmp/gtest-prefix > "$res/gtest.log" 2>&1 &&
+        cmake --build /tmp/gtest-build -j "$(nproc)" --target install >> "$res/gtest.log" 2>&1; }
+      cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+        -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_ENABLE_MPI=OFF -DRINGMM_BUILD_LAB=OFF \
+        -DRINGMM_BUILD_EXAMPLES=OFF -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_PYTHON=ON \
+        -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix > "$res/configure.log" 2>&1
+      cmake --build "$build" -j "$(nproc)" > "$res/build.log" 2>&1
+      note "build rc=$? in $((SECONDS - start)) s"
+      ;;
+    tests)
+      (cd "$build" && ctest -L gpu -j 4 --timeout 300 > "$res/ctest-gpu.log" 2>&1)
+      note "ctest -L gpu rc=$? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$res/ctest-gpu.log")"
+      grep -E "\*\*\*Failed|Timeout" "$res/ctest-gpu.log" | head -10 | tee -a "$summary"
+      ;;
+    pytest)
+      pkg=/tmp/calls-package
+      rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/ringmm" "$pkg/" &&
+        cp "$(find "$build" -name '_core*.so' | head -1)" "$pkg/ringmm/"
+      PYTHONPATH=$pkg RINGMM_CLI=$build/tools/ringmm timeout 300 python3 -m pytest -q -p no:cacheprovider \
+        tests/python/test_torch_graphs.py tests/python/test_torch_autograd.py tests/python/test_jax.py \
+        > "$res/pytest.log" 2>&1
+      note "pytest rc=$? in $((SECONDS - start)) s: $(tail -1 "$res/pytest.log")"
+      grep -E "^(FAILED|ERROR)" "$res/pytest.log" | head -10 | tee -a "$summary"
+      ;;
+    bench)
+      cli=$build/tools/ringmm
+      "$cli" bench --backend cuda --semiring max-plus --type f32 --shapes 1x1x1,64,256,512,1000 --calls 10000 \
+        --reps 20 --out "$res/calls-f32.json" > "$res/calls-f32.log" 2>&1
+      note "calls f32 rc=$?"
+      grep -E "^\[|calls:" "$res/calls-f32.log" | cut -c1-190 | tee -a "$summary"
+      "$cli" bench --backend cuda --semiring max-plus,plus-times,log-plus --type f32,i32 --shapes 64 --calls 10000 \
+        --reps 20 --out "$res/calls-routes.json" > "$res/calls-routes.log" 2>&1
+      note "calls routes rc=$?"
+      grep -E "calls:" "$res/calls-routes.log" | cut -c1-190 | tee -a "$summary"
+      "$cli" bench --backend cuda --semiring max-plus --type i32 --shapes 64 --calls 10000 --trust-inputs \
+        --reps 20 --out "$res/calls-trusted.json" > "$res/calls-trusted.log" 2>&1
+      note "calls i32 trusted rc=$?"
+      grep -E "calls:" "$res/calls-trusted.log" | cut -c1-190 | tee -a "$summary"
+      "$cli" bench --backend cuda --semiring max-plus --type f32,i32 --shapes 4096 --reps 5 \
+        --out "$res/host-4096.json" > "$res/host-4096.log" 2>&1
+      note "host->host 4096 rc=$?"
+      grep -E "^\[" "$res/host-4096.log" | cut -c1-110 | tee -a "$summary"
+      /usr/bin/time -f "whole command %e s" "$cli" apsp --bench 16384 > "$res/apsp-16384.log" 2>&1
+      note "apsp 16384 rc=$?: $(grep -E '^time|whole command' "$res/apsp-16384.log" | tr '\n' ' ')"
+      ;;
+    *) note "unknown step $step" ;;
+  esac
+  pack
+done
+echo "==== summary"
+cat "$summary"

@@ -191,19 +191,6 @@ template <class S> CallCost time_calls_typed(const Context& ctx_in, Product prod
   return cost;
 }
 
-CallCost time_calls(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                    index_t batch, int calls, Op op_a) {
-  const Shapes s = shapes_of(product, m, n, k, batch);
-  if (calls <= 0) throw Error(Errc::invalid_argument, "calls", "at least one call");
-  if (product == Product::syrk && op_a != Op::N)
-    throw Error(Errc::invalid_argument, "op_a", "syrk computes AᵀA of its one operand; A is not transposed");
-  visit_semiring(kind, type, [](auto) {});
-  require_device();
-  return visit_semiring(kind, type, [&](auto tag) {
-    return time_calls_typed<typename decltype(tag)::type>(ctx, product, s, calls, op_a);
-  });
-}
-
 // ---- cuBLAS --------------------------------------------------------------------------------------
 using cuda::cublas;
 using cuda::cublas_check;
@@ -294,6 +281,19 @@ Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product pr
   require_device();
   return visit_semiring(kind, type, [&](auto tag) {
     return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host, op_a);
+  });
+}
+
+CallCost time_calls(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
+                    index_t batch, int calls, Op op_a) {
+  const Shapes s = shapes_of(product, m, n, k, batch);
+  if (calls <= 0) throw Error(Errc::invalid_argument, "calls", "at least one call");
+  if (product == Product::syrk && op_a != Op::N)
+    throw Error(Errc::invalid_argument, "op_a", "syrk computes AᵀA of its one operand; A is not transposed");
+  visit_semiring(kind, type, [](auto) {});
+  require_device();
+  return visit_semiring(kind, type, [&](auto tag) {
+    return time_calls_typed<typename decltype(tag)::type>(ctx, product, s, calls, op_a);
   });
 }
 

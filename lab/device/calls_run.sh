@@ -6,8 +6,8 @@
 #   lab/device/calls_run.sh pytest bench   # the CUDA-graph pytest, then the timings below
 # Steps:
 #   build   configure and build (googletest from GTEST_SRC, default .carry/googletest)
-#   tests   ctest -L gpu
-#   pytest  tests/python/test_torch_graphs.py and the torch autograd tests on the build's extension
+#   tests   ctest -L gpu (CTEST_REGEX: only the tests it matches)
+#   pytest  tests/python/test_torch_graphs.py, test_errors.py and test_matmul.py on the build's extension
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
 #           host -> host 4096^3 f32 and i32 (ms+xfer); ringmm apsp --bench 16384 timed whole
 # Everything lands in $OUT/calls.tar.gz (after every step); the summary is printed last.
@@ -38,7 +38,8 @@ for step in "$@"; do
       note "build rc=$? in $((SECONDS - start)) s"
       ;;
     tests)
-      (cd "$build" && ctest -L gpu -j 4 --timeout 300 > "$res/ctest-gpu.log" 2>&1)
+      (cd "$build" && ctest -L gpu -j 4 --timeout 300 --output-on-failure ${CTEST_REGEX:+-R "$CTEST_REGEX"} \
+        > "$res/ctest-gpu.log" 2>&1)
       note "ctest -L gpu rc=$? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$res/ctest-gpu.log")"
       grep -E "\*\*\*Failed|Timeout" "$res/ctest-gpu.log" | head -10 | tee -a "$summary"
       ;;
@@ -47,7 +48,7 @@ for step in "$@"; do
       rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/ringmm" "$pkg/" &&
         cp "$(find "$build" -name '_core*.so' | head -1)" "$pkg/ringmm/"
       PYTHONPATH=$pkg RINGMM_CLI=$build/tools/ringmm timeout 300 python3 -m pytest -q -p no:cacheprovider \
-        tests/python/test_torch_graphs.py tests/python/test_torch_autograd.py tests/python/test_jax.py \
+        tests/python/test_torch_graphs.py tests/python/test_errors.py tests/python/test_matmul.py \
         > "$res/pytest.log" 2>&1
       note "pytest rc=$? in $((SECONDS - start)) s: $(tail -1 "$res/pytest.log")"
       grep -E "^(FAILED|ERROR)" "$res/pytest.log" | head -10 | tee -a "$summary"

@@ -8,6 +8,7 @@
 #   build   configure and build (googletest from GTEST_SRC, default .carry/googletest)
 #   tests   ctest -L gpu (CTEST_REGEX: only the tests it matches)
 #   pytest  tests/python/test_torch_graphs.py, test_errors.py and test_matmul.py on the build's extension
+#   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
 #           host -> host 4096^3 f32 and i32 (ms+xfer); ringmm apsp --bench 16384 timed whole
 # Everything lands in $OUT/calls.tar.gz (after every step); the summary is printed last.
@@ -52,6 +53,13 @@ for step in "$@"; do
         > "$res/pytest.log" 2>&1
       note "pytest rc=$? in $((SECONDS - start)) s: $(tail -1 "$res/pytest.log")"
       grep -E "^(FAILED|ERROR)" "$res/pytest.log" | head -10 | tee -a "$summary"
+      ;;
+    breakdown)
+      nvcc -O3 -std=c++20 -arch=sm_90a --expt-relaxed-constexpr -I "$root/include" -I "$build/include" \
+        "$root/lab/harnesses/call_cost.cu" "$build/src/libringmm.a" -Xcompiler -fopenmp -lgomp -ldl \
+        -o /tmp/call_cost > "$res/call_cost-build.log" 2>&1 && /tmp/call_cost > "$res/call_cost.log" 2>&1
+      note "call cost breakdown rc=$?"
+      cat "$res/call_cost.log" | tee -a "$summary"
       ;;
     bench)
       cli=$build/tools/ringmm

@@ -66,13 +66,33 @@ template <class S> struct CheckedOperand {
 template <class S> void scan_on_host(CheckedOperand<S>& x) {
   const auto& v = x.view;
   const index_t members = x.stride == 0 ? 1 : x.members, lines = members * v.rows;
+  using traits = semiring_traits<S>;
+  // A row in two passes the compiler vectorises (all valid? the largest magnitude), and a third
+  // for the position only in a row that holds a bad value: scan_value's verdict, at memory speed.
   auto scan_lines = [&](index_t first, index_t last, ValueScan& scan) {
     for (index_t line = first; line < last; ++line) {
       const index_t b = line / v.rows, i = line % v.rows;
-      const index_t cols = x.lower_only ? std::min(i + 1, v.cols) : v.cols;
+      const index_t cols = x.lower_only ? std::min(i + 1, v.cols) : v.cols, cs = v.cs;
       const auto* row = v.p + b * x.stride + i * v.rs;
       const unsigned long long position = (unsigned long long)(line * v.cols);
-      for (index_t j = 0; j < cols; ++j) scan_value<S>(scan, row[j * v.cs], position + (unsigned long long)j);
+      if constexpr (traits::checks_inputs) {
+        unsigned invalid = 0;  // bits, not a bool: GCC vectorises integer ors, not boolean ands
+        if (cs == 1)          // the common layout, apart so that the loop vectorises
+          for (index_t j = 0; j < cols; ++j) invalid |= unsigned(!traits::valid_input(row[j]));
+        else
+          for (index_t j = 0; j < cols; ++j) invalid |= unsigned(!traits::valid_input(row[j * cs]));
+        if (invalid)
+          for (index_t j = 0; j < cols; ++j) scan_value<S>(scan, row[j * cs], position + (unsigned long long)j);
+      }
+      if constexpr (traits::bounds_sums) {
+        unsigned long long largest = scan.max_magnitude;
+        for (index_t j = 0; j < cols; ++j) {
+          const long long value = (long long)row[j * cs];
+          const unsigned long long magnitude = value < 0 ? 0ull - (unsigned long long)value : (unsigned long long)value;
+          largest = magnitude > largest ? magnitude : largest;
+        }
+        scan.max_magnitude = largest;
+      }
     }
   };
   if (lines * v.cols < (index_t(1) << 20)) return scan_lines(0, lines, x.scan);

@@ -135,6 +135,7 @@ struct Settings {
   Op op_a;                    // --transpose-a: ringmm reads A as the transpose of a K×M matrix
   bool named_threads;  // --threads given: CPU kernel names carry " t<threads>"
   int calls = 0;       // --calls: also time this many calls back to back (CUDA)
+  bool sign_known = false;  // --sign-known: operands folded into the sign-known domain (CUDA)
   std::string suite, device, date;
 };
 
@@ -432,9 +433,11 @@ class Bench {
     const Shape& s = c.shape;
     const index_t batch = st_.product == Product::batched ? st_.batch : 1;
     const measure::Timing t =
-        measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a);
+        measure::time_ringmm(st_.ctx, c.kind, c.type, st_.product, s.m, s.n, s.k, batch, st_.reps, st_.host, st_.op_a,
+                             st_.sign_known);
     const double work = updates(c, st_);
-    Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx) + transpose_suffix(), t.kernel_seconds);
+    Record r = make_record(c, st_, "cuda", kernel_label(st_.ctx) + transpose_suffix() + (st_.sign_known ? " sign-known" : ""),
+                           t.kernel_seconds);
     if (t.with_transfers_seconds > 0) r.seconds_with_transfers = t.with_transfers_seconds;
     const std::optional<CudaChoice> choice = engine_choice(st_.ctx, c);
     if (choice) r.choice = choice->text();
@@ -578,7 +581,8 @@ int bench_command(const Args& args) {
                            {"batch", true}, {"reps", true}, {"out", true}, {"ceilings", false}, {"config", true},
                            {"border", true}, {"threads", true},
                            {"tf32", false}, {"host-memory", true}, {"transpose-a", false},
-                           {"boolean-mma", true}, {"calls", true}, {"trust-inputs", false}});
+                           {"boolean-mma", true}, {"calls", true}, {"trust-inputs", false},
+                           {"sign-known", false}});
 
   Settings st;
   st.suite = "bench";
@@ -589,6 +593,7 @@ int bench_command(const Args& args) {
   st.ctx.boolean_mma = parse_boolean_mma(opt.get_or("boolean-mma", "auto"), "--boolean-mma");
   st.ctx.trust_inputs = opt.flag("trust-inputs");
   st.calls = int(opt.integer_or("calls", 0, 1, 1000000));
+  st.sign_known = opt.flag("sign-known");
   st.product = parse_product(opt.get_or("product", "gemm"));
   st.batch = opt.integer_or("batch", st.product == Product::batched ? 8 : 1, 1, 1 << 20);
   if (opt.has("batch") && st.product != Product::batched) throw UsageError("--batch", "needs --product batched");
@@ -636,7 +641,7 @@ int bench_command(const Args& args) {
   const bool gpu = st.backend == Backend::cuda;
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
-  for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma", "calls"})
+  for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma", "calls", "sign-known"})
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");

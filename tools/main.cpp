@@ -190,6 +190,9 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     host's time per call (entry to return), the device's per call on one stream,
                     and the device's per call when they are one CUDA graph (records "ringmm
                     calls"); CUDA only
+  --sign-known      fold the random operands into the sign-known domain (max-plus f32: values
+                    <= 0, min-plus f32: values >= 0), whose large products take the three-input
+                    integer minimum on Hopper (kernel names end in " sign-known"); CUDA only
   --trust-inputs    skip the input check (Context::trust_inputs; the integer, max-times and
                     log-plus pairs check their values, which costs a pass and a wait per call)
 

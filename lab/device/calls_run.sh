@@ -8,6 +8,8 @@
 #   build   configure and build (googletest from GTEST_SRC, default .carry/googletest)
 #   tests   ctest -L gpu (CTEST_REGEX: only the tests it matches)
 #   pytest  tests/python/test_torch_graphs.py, test_errors.py and test_matmul.py on the build's extension
+#   signknown  the sign-known products: their test, VIMNMX3 in the SASS, 8192^3..2048^3 on generic
+#              and on sign-known data
 #   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
 #           host -> host 4096^3 f32 and i32 (ms+xfer); ringmm apsp --bench 16384 timed whole
@@ -60,6 +62,21 @@ for step in "$@"; do
         -o /tmp/call_cost > "$res/call_cost-build.log" 2>&1 && /tmp/call_cost > "$res/call_cost.log" 2>&1
       note "call cost breakdown rc=$?"
       cat "$res/call_cost.log" | tee -a "$summary"
+      ;;
+    signknown)
+      "$build/tests/cuda/cuda_sign_known_test" --gtest_brief=1 > "$res/sign-known-test.log" 2>&1
+      note "cuda_sign_known_test rc=$?: $(grep -E 'PASSED|FAILED' "$res/sign-known-test.log" | tr '\n' ' ')"
+      grep -B2 -A3 "Failure" "$res/sign-known-test.log" | head -20 | tee -a "$summary"
+      for pair in max_plus_f32 min_plus_f32; do
+        obj=$(find "$build/src" -name "$pair.cu.o" | head -1)
+        note "$pair SASS: VIMNMX3 $(cuobjdump -sass "$obj" | grep -c 'VIMNMX3'), FMNMX $(cuobjdump -sass "$obj" | grep -c 'FMNMX')"
+      done
+      for flag in "" --sign-known; do
+        "$build/tools/ringmm" bench --backend cuda --semiring max-plus,min-plus --type f32 --shapes 8192,4096,2048 \
+          --reps 5 $flag --out "$res/sign${flag:+-known}.json" > "$res/sign${flag:+-known}.log" 2>&1
+        note "bench f32 ${flag:-generic data} rc=$?"
+        grep -E "^\[" "$res/sign${flag:+-known}.log" | cut -c1-200 | tee -a "$summary"
+      done
       ;;
     bench)
       cli=$build/tools/ringmm

@@ -120,6 +120,21 @@ int multiprocessor_count() {
   return count;
 }
 
+int compute_capability() {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices] = {};
+  if (device < kDevices)
+    if (const int cc = known[device].load(std::memory_order_relaxed); cc > 0) return cc;
+  int major = 0, minor = 0;
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  const int cc = major * 10 + minor;
+  if (device < kDevices) known[device].store(cc, std::memory_order_relaxed);
+  return cc;
+}
+
 cudaMemPool_t workspace_pool() {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");

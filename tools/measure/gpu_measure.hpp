@@ -44,8 +44,11 @@ struct Timing {
 // forced to cuda): an m×n×k product (times `batch` for Product::batched; for Product::syrk,
 // C = Aᵀ·A with A k×n, so m = n). with_transfers_seconds passes host buffers (in `host` memory) to
 // the same call. op_a = Op::T reads A as the transpose of a k×m row-major matrix (not for syrk).
+// sign_known: the random operands folded into the semiring's sign-known domain (max-plus f32:
+// −|x|, min-plus f32: |x|; gemm_kernel.cuh: sign_known), which other pairs refuse.
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps, HostMemory host = HostMemory::pageable, Op op_a = Op::N);
+                   index_t batch, int reps, HostMemory host = HostMemory::pageable, Op op_a = Op::N,
+                   bool sign_known = false);
 
 // What a call costs when calls come back to back, as in blocked APSP, HMM steps or a training loop:
 // `calls` calls of the product on device buffers, on a stream of their own, per call.

@@ -15,7 +15,7 @@ namespace {
 
 std::vector<Ceiling> microbench(SemiringKind, DType) { no_cuda(); }
 Timing time_ringmm(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int, HostMemory,
-                   Op) {
+                   Op, bool) {
   no_cuda();
 }
 CallCost time_calls(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int, Op) {

@@ -106,14 +106,35 @@ void call_ringmm(const Context& ctx, Product product, Op op_a, const Shapes& s, 
     gemm<S>(ctx, op_a, av, Op::N, bv, cv);
 }
 
+// x ← −|x| (sign −1) or |x| (sign +1).
+__global__ void fold_signs_kernel(float* x, std::size_t count, float sign) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x)
+    x[i] = sign * fabsf(x[i]);
+}
+
+// The operand sets folded into S's sign-known domain.
+template <class S> void fold_into_sign_known_domain(const OperandSets<S>& sets, const Shapes& s, cudaStream_t stream) {
+  if constexpr (cuda_detail::sign_known<S>::available) {
+    const float sign = cuda_detail::sign_known<S>::in_domain(-1.0f) ? -1.0f : 1.0f;
+    for (int i = 0; i < sets.sets(); ++i)
+      for (const auto& [p, count] : {std::pair{sets.a[i].get(), s.a_count()}, std::pair{sets.b[i].get(), s.b_count()}})
+        if (count) fold_signs_kernel<<<1024, 256, 0, stream>>>(p, count, sign);
+    cuda_check(cudaStreamSynchronize(stream), "fold_signs_kernel");
+  } else {
+    throw Error(Errc::unsupported, "sign_known", "sign-known data exist for max-plus f32 (values <= 0) and min-plus f32 "
+                                                 "(values >= 0) only");
+  }
+}
+
 template <class S>
 Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s, int reps, HostMemory memory,
-                         Op op_a) {
+                         Op op_a, bool sign_known) {
   using T = typename S::value_type;
   Context ctx = ctx_in;
   ctx.backend = Backend::cuda;
   const auto stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const OperandSets<S> sets = operand_sets<S>(s, stream);
+  if (sign_known) fold_into_sign_known_domain<S>(sets, s, stream);
 
   // The index matrix of argmax products, on the device and on the host.
   const std::size_t k_count = product == Product::argmax ? s.c_count() : 0;
@@ -272,7 +293,7 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
 }  // namespace
 
 Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps, HostMemory host, Op op_a) {
+                   index_t batch, int reps, HostMemory host, Op op_a, bool sign_known) {
   const Shapes s = shapes_of(product, m, n, k, batch);
   if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
   if (product == Product::syrk && op_a != Op::N)
@@ -280,7 +301,7 @@ Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product pr
   visit_semiring(kind, type, [](auto) {});  // Errc::unsupported for a pair the library does not ship
   require_device();
   return visit_semiring(kind, type, [&](auto tag) {
-    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host, op_a);
+    return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host, op_a, sign_known);
   });
 }
 

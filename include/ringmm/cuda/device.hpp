@@ -14,6 +14,7 @@ bool is_device_pointer(const void* p);  // device or managed memory
 // "90-virtual", "80") run on a device of compute capability `cc` (major × 10 + minor).
 bool arch_runs_on(const std::string& arch, int cc);
 int multiprocessor_count();             // of the current device
+int compute_capability();               // of the current device: major × 10 + minor
 ConfigId find_config(const std::string& name);  // throws invalid_argument naming cuda_config
 
 // Where the engine's choice for a call came from: the caller's Context (a configuration, border

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <tuple>
 #include <utility>
 
 #include "ringmm/context.hpp"
@@ -314,13 +315,45 @@ template <class S> KernelArgs<S> predicated_operands(const Staged<S>& s, const d
   return args;
 }
 
+// Products of at least this many updates scan A and B for the sign-known update: the scan reads
+// each operand once, under 1 % of such a product's time.
+constexpr double sign_scan_min_updates = double(1 << 27);
+
+// Where the product's pairs have a sign-known update (gemm_kernel.cuh: sign_known) on a GPU with
+// the three-input minimum: a device word that sign_scan_kernel clears unless every value of A and
+// B lies in its domain, so that the kernel chooses without the host waiting. Null otherwise.
+template <class S>
+const unsigned* scan_signs(const Staged<S>& s, const detail::Problem<S>& p, DeviceBuffer<unsigned>& known,
+                           cudaStream_t stream) {
+  if constexpr (!sign_known<S>::available) {
+    return nullptr;
+  } else {
+    if (double(p.m()) * double(p.n()) * double(p.k()) * double(p.batch) < sign_scan_min_updates ||
+        compute_capability() < 90)
+      return nullptr;
+    known = DeviceBuffer<unsigned>(1, stream);
+    cuda_check(cudaMemsetAsync(known.get(), 0xff, sizeof(unsigned), stream), "cudaMemsetAsync");
+    const int blocks = 8 * multiprocessor_count();
+    for (const auto& [x, rows, cols] : {std::tuple{&s.a, p.m(), p.k()}, std::tuple{&s.b, p.k(), p.n()}}) {
+      const index_t members = x->stride == 0 ? 1 : p.batch;
+      sign_scan_kernel<S><<<blocks, 256, 0, stream>>>(known.get(), x->view.p, rows, cols, x->view.rs, x->view.cs,
+                                                      x->stride, members);
+      check_launch("sign_scan_kernel");
+    }
+    return known.get();
+  }
+}
+
 // The kernel route: pad or predicate, launch, and copy a padded C out.
 template <class S>
 void run_kernels(ConfigId id, Border border, Staged<S>& s, const detail::Problem<S>& p, cudaStream_t stream) {
   const bool split = splits_fringe(config_info(id), border, workload_of(p));
+  DeviceBuffer<unsigned> known;
+  const unsigned* sign_known_word = scan_signs<S>(s, p, known, stream);
   DeviceBuffer<element_t<S>> c_padded;
-  const KernelArgs<S> args = border == Border::pad ? pad_operands<S>(s, p, config_info(id), split, c_padded, stream)
-                                                   : predicated_operands<S>(s, p);
+  KernelArgs<S> args = border == Border::pad ? pad_operands<S>(s, p, config_info(id), split, c_padded, stream)
+                                             : predicated_operands<S>(s, p);
+  args.sign_known = sign_known_word;
   launch_product<S>(id, border, split, args, p.m(), p.n(), p.batch, stream);
   if (c_padded.get()) unpack(s.c, p.m(), p.n(), c_padded.get(), args.n, args.stride_c, p.batch, stream);
 }

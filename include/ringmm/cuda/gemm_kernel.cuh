@@ -60,7 +60,45 @@ template <class S> struct KernelArgs {
   bool triangular;  // grid x enumerates lower-triangle tiles (square tiles, M = N)
   bool a_m_fast;    // predicate mode: A's rows are adjacent in memory (a_rs == 1)
   bool b_n_fast;    // predicate mode: B's columns are adjacent (b_cs == 1)
+  // Nonzero where every value of A and B lies in the semiring's sign-known domain (sign_known
+  // below; written on the device by sign_scan_kernel); null: the generic update.
+  const unsigned* sign_known;
 };
+
+// Sign-known tropical products. For floats of one sign the order of their bit patterns read as
+// integers is the order of the floats, so one three-input integer minimum (VIMNMX3, sm_90) folds
+// two sums into the accumulator: FADD, FADD, VIMNMX3 for two updates where FADD + FMNMX take four.
+//   max-plus, every value ≤ 0 (sums ≤ 0): the larger float has the smaller pattern as unsigned
+//     (+0 is 0, −0 is 0x80000000, −∞ 0xff800000 the largest): max of floats = unsigned minimum;
+//   min-plus, every value ≥ 0 (sums ≥ 0, +∞ included): as signed integers the order is the
+//     floats' (−0 is INT_MIN, +∞ 0x7f800000): min of floats = signed minimum.
+// NaN lies in neither domain, so the scan sends it to the generic update. −0 and +0 are equal
+// floats whose patterns differ: a result of zero may carry the other sign than the generic
+// update's, never another value.
+template <class S> struct sign_known {
+  static constexpr bool available = false;
+};
+template <> struct sign_known<MaxPlus<float>> {
+  static constexpr bool available = true;
+  RINGMM_HD static bool in_domain(float x) { return x <= 0.0f; }
+  __device__ __forceinline__ static float update2(float acc, float s0, float s1) {
+    return __uint_as_float(__vimin3_u32(__float_as_uint(acc), __float_as_uint(s0), __float_as_uint(s1)));
+  }
+};
+template <> struct sign_known<MinPlus<float>> {
+  static constexpr bool available = true;
+  RINGMM_HD static bool in_domain(float x) { return x >= 0.0f; }
+  __device__ __forceinline__ static float update2(float acc, float s0, float s1) {
+    return __int_as_float(__vimin3_s32(__float_as_int(acc), __float_as_int(s0), __float_as_int(s1)));
+  }
+};
+
+// The three-input minimum is one instruction from sm_90 on; older GPUs keep the generic update.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+inline constexpr bool three_input_minimum = false;
+#else
+inline constexpr bool three_input_minimum = true;
+#endif
 
 // The kernel computes in the semiring's hardware form (semiring_traits: operand, reg,
 // to_register, update, from_register): operand fragments are held as operand and accumulators
@@ -251,22 +289,47 @@ __global__ void __launch_bounds__(Cfg::threads, (min_blocks_for<S, Cfg>)) gemm_k
     deposit(0);
     __syncthreads();
   }
+  // Row kk of the current k-tile's fragments of A and B.
+  auto fragments = [&](int cur, index_t kt, int kk, operand_t<S>* fa, operand_t<S>* fb) {
+    const index_t gk = kt * BK + kk;
+    if constexpr (a_shared)
+      load_fragment_shared<S, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
+    else
+      load_fragment_global<S, TM, Cfg::SubM, threads_m, B>(fa, a, args.a_rs, args.a_cs, i0, gk, args.m, args.k, ty);
+    if constexpr (b_shared)
+      load_fragment_shared<S, TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
+    else
+      load_fragment_global<S, TN, Cfg::SubN, threads_n, B>(fb, b, args.b_cs, args.b_rs, j0, gk, args.n, args.k, tx);
+  };
+  constexpr bool pairs = sign_known<S>::available && three_input_minimum && BK % 2 == 0;
+  bool sign_known_data = false;
+  if constexpr (pairs) sign_known_data = args.sign_known && *args.sign_known;  // the same in every block
   for (index_t kt = 0; kt < k_tiles; ++kt) {
     const int cur = int(kt & 1);
     const bool more = kt + 1 < k_tiles;
     if (more) fetch(kt + 1);  // global loads in flight while this k-tile is consumed
+    if constexpr (pairs) {
+      if (sign_known_data) {
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 2) {
+          operand_t<S> fa0[TM], fb0[TN], fa1[TM], fb1[TN];
+          fragments(cur, kt, kk, fa0, fb0);
+          fragments(cur, kt, kk + 1, fa1, fb1);
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+              acc[i][j] = sign_known<S>::update2(acc[i][j], fa0[i] + fb0[j], fa1[i] + fb1[j]);
+        }
+        if (more) deposit(cur ^ 1);
+        __syncthreads();
+        continue;
+      }
+    }
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
       operand_t<S> fa[TM], fb[TN];
-      const index_t gk = kt * BK + kk;
-      if constexpr (a_shared)
-        load_fragment_shared<S, TM, Cfg::SubM, threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
-      else
-        load_fragment_global<S, TM, Cfg::SubM, threads_m, B>(fa, a, args.a_rs, args.a_cs, i0, gk, args.m, args.k, ty);
-      if constexpr (b_shared)
-        load_fragment_shared<S, TN, Cfg::SubN, threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
-      else
-        load_fragment_global<S, TN, Cfg::SubN, threads_n, B>(fb, b, args.b_cs, args.b_rs, j0, gk, args.n, args.k, tx);
+      fragments(cur, kt, kk, fa, fb);
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll

@@ -1,11 +1,13 @@
 // Small kernels around the GEMM: padding copies, copying a padded result out, split-K's
-// reduction, and the device-side scan that refuses out-of-domain inputs before anything is written.
+// reduction, the device-side scan that refuses out-of-domain inputs before anything is written,
+// and the sign scan that lets sign-known tropical products take the three-input minimum.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "ringmm/cuda/gemm_kernel.cuh"
 #include "ringmm/detail/input_check.hpp"
 #include "ringmm/semiring.hpp"
 
@@ -84,6 +86,25 @@ __global__ void reduce_parts_kernel(element_t<S>* c, index_t rows, index_t cols,
     }
     __syncthreads();  // partial is refilled next
   }
+}
+
+// Clears *known where an element of x lies outside the semiring's sign-known domain
+// (gemm_kernel.cuh: sign_known); the caller sets it first. Compact operands are one flat run.
+template <class S>
+__global__ void sign_scan_kernel(unsigned* known, const element_t<S>* x, index_t rows, index_t cols, index_t rs,
+                                 index_t cs, index_t stride, index_t members) {
+  const index_t size = rows * cols, total = size * members;
+  const bool flat = ((cs == 1 && rs == cols) || (rs == 1 && cs == rows)) && (members == 1 || stride == size);
+  bool inside = true;
+  for (index_t e = index_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += index_t(gridDim.x) * blockDim.x) {
+    index_t at = e;
+    if (!flat) {
+      const index_t bt = e / size, r = e % size;
+      at = bt * stride + (r / cols) * rs + (r % cols) * cs;
+    }
+    inside = inside && sign_known<S>::in_domain(x[at]);
+  }
+  if (!__all_sync(0xffffffffu, inside) && threadIdx.x % 32 == 0) *known = 0;
 }
 
 // The device side of the input check: scan_value over every element (lower_only: i ≥ j), the

@@ -72,6 +72,9 @@ wrote+=(docs/perf/einsum.md docs/img/einsum.png)
 # The portable CUDA build beside the native one (lab/device/portable_run.sh bench).
 python3 lab/reports/portable_table.py --out docs/perf/portable.md > /dev/null
 wrote+=(docs/perf/portable.md)
+# Calls back to back and the sign-known products (lab/device/calls_run.sh).
+python3 lab/reports/calls_table.py --out docs/perf/calls.md > /dev/null
+wrote+=(docs/perf/calls.md)
 # ringmm.jax's call costs (lab/python/jax_calls.py).
 python3 lab/reports/jax_table.py --out docs/perf/jax.md > /dev/null
 wrote+=(docs/perf/jax.md)

@@ -641,10 +641,15 @@ int bench_command(const Args& args) {
   const bool gpu = st.backend == Backend::cuda;
   if (st.ceilings && !gpu)
     throw Error(Errc::backend_unavailable, "--ceilings", "the ceilings are GPU microbenchmarks; the run uses the CPU backend");
-  for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma", "calls", "sign-known"})
+  for (const char* cuda_only : {"config", "border", "tf32", "boolean-mma"})
     if (opt.has(cuda_only) && !gpu)
       throw Error(Errc::backend_unavailable, std::string("--") + cuda_only,
                   "chooses CUDA kernels; the run uses the CPU backend");
+  if (opt.has("calls") && !gpu)
+    throw Error(Errc::backend_unavailable, "--calls", "times calls on device buffers; the run uses the CPU backend");
+  if (opt.flag("sign-known") && !gpu)
+    throw Error(Errc::backend_unavailable, "--sign-known",
+                "times the CUDA kernels' sign-known update; the run uses the CPU backend");
   if (opt.has("host-memory") && !gpu)
     throw Error(Errc::backend_unavailable, "--host-memory", "times CUDA transfers; the run uses the CPU backend");
   if (opt.flag("transpose-a") && !gpu)

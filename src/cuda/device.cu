@@ -106,33 +106,35 @@ bool is_device_pointer(const void* p) {
   return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
 }
 
-int multiprocessor_count() {
+// The current device's attribute(s) as one positive integer, asked once per device: the engine
+// asks on every call (the heuristics, the sign-known route).
+template <class Ask> int per_device(std::atomic<int> (&known)[64], Ask&& ask) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  // Asked on every engine call (the heuristics): kept per device after the first query.
-  constexpr int kDevices = 64;
-  static std::atomic<int> known[kDevices] = {};
-  if (device < kDevices)
-    if (const int count = known[device].load(std::memory_order_relaxed); count > 0) return count;
-  int count = 0;
-  cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  if (device < kDevices) known[device].store(count, std::memory_order_relaxed);
-  return count;
+  const bool kept = device < 64;
+  if (kept)
+    if (const int value = known[device].load(std::memory_order_relaxed); value > 0) return value;
+  const int value = ask(device);
+  if (kept) known[device].store(value, std::memory_order_relaxed);
+  return value;
+}
+
+int attribute(cudaDeviceAttr what, int device) {
+  int value = 0;
+  cuda_check(cudaDeviceGetAttribute(&value, what, device), "cudaDeviceGetAttribute");
+  return value;
+}
+
+int multiprocessor_count() {
+  static std::atomic<int> known[64] = {};
+  return per_device(known, [](int device) { return attribute(cudaDevAttrMultiProcessorCount, device); });
 }
 
 int compute_capability() {
-  int device = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  constexpr int kDevices = 64;
-  static std::atomic<int> known[kDevices] = {};
-  if (device < kDevices)
-    if (const int cc = known[device].load(std::memory_order_relaxed); cc > 0) return cc;
-  int major = 0, minor = 0;
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
-  const int cc = major * 10 + minor;
-  if (device < kDevices) known[device].store(cc, std::memory_order_relaxed);
-  return cc;
+  static std::atomic<int> known[64] = {};
+  return per_device(known, [](int device) {
+    return 10 * attribute(cudaDevAttrComputeCapabilityMajor, device) + attribute(cudaDevAttrComputeCapabilityMinor, device);
+  });
 }
 
 cudaMemPool_t workspace_pool() {

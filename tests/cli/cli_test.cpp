@@ -394,6 +394,9 @@ TEST_F(CliTest, BenchChecksItsCudaOptions) {
   expect_error("bench --tune", 2, "--tune: unknown option", "bench");  // the sweep is ringmm-lab tune-cpu
   expect_error("bench --host-memory mapped", 2, "--host-memory: unknown value 'mapped'", "bench");
   expect_error("bench --backend cpu --host-memory pinned", 1, "times CUDA transfers", "bench");
+  expect_error("bench --backend cpu --calls 100", 1, "--calls: times calls on device buffers", "bench");
+  expect_error("bench --backend cpu --sign-known", 1, "--sign-known: times the CUDA kernels' sign-known update", "bench");
+  expect_error("bench --calls 0", 2, "--calls: '0' is out of range", "bench");
   expect_error("bench --product syrk --transpose-a", 2, "--transpose-a: syrk computes", "bench");
   expect_error("bench --backend cpu --transpose-a", 1, "--transpose-a: applies to the CUDA backend", "bench");
 }

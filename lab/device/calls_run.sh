@@ -10,6 +10,9 @@
 #   pytest  tests/python/test_torch_graphs.py, test_errors.py and test_matmul.py on the build's extension
 #   signknown  the sign-known products: their test, VIMNMX3 in the SASS, 8192^3..2048^3 on generic
 #              and on sign-known data
+#   clibuild   the CLI alone (for profile)
+#   profile    sign-known 4096^3 with each heuristic tile, and ncu's scheduler, warp-state and
+#              instruction sections of the generic and the sign-known kernel
 #   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
 #           host -> host 4096^3 f32 and i32 (ms+xfer); ringmm apsp --bench 16384 timed whole
@@ -55,6 +58,31 @@ for step in "$@"; do
         > "$res/pytest.log" 2>&1
       note "pytest rc=$? in $((SECONDS - start)) s: $(tail -1 "$res/pytest.log")"
       grep -E "^(FAILED|ERROR)" "$res/pytest.log" | head -10 | tee -a "$summary"
+      ;;
+    clibuild)
+      cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+        -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_ENABLE_MPI=OFF -DRINGMM_BUILD_LAB=OFF \
+        -DRINGMM_BUILD_EXAMPLES=OFF -DRINGMM_BUILD_TESTS=OFF -DRINGMM_BUILD_PYTHON=OFF > "$res/configure.log" 2>&1
+      cmake --build "$build" -j "$(nproc)" --target ringmm-cli > "$res/build.log" 2>&1
+      note "CLI build rc=$? in $((SECONDS - start)) s"
+      ;;
+    profile)
+      cli=$build/tools/ringmm
+      for config in b64x64_k16_t4x4_blk b128x128_k8_t8x8_bcyc; do
+        "$cli" bench --backend cuda --semiring max-plus --type f32 --shapes 4096 --reps 5 --sign-known --config "$config" \
+          --border pad --out "$res/profile-$config.json" > "$res/profile-$config.log" 2>&1
+        note "sign-known 4096^3 --config $config rc=$?: $(grep -E '^\[' "$res/profile-$config.log" | cut -c1-110)"
+      done
+      pack
+      for flag in "" --sign-known; do
+        timeout 120 ncu -k regex:gemm_kernel -c 1 --section SchedulerStats --section WarpStateStats \
+          --section ComputeWorkloadAnalysis --section InstructionStats --csv --page details \
+          "$cli" bench --backend cuda --semiring max-plus --type f32 --shapes 4096 --reps 1 $flag \
+          > "$res/ncu${flag:+-known}.csv" 2> "$res/ncu${flag:+-known}.err"
+        note "ncu ${flag:-generic} rc=$?"
+        grep -E "Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Stall|Executed Ipc A|ALU|FMA|Warp Cycles Per Issued" \
+          "$res/ncu${flag:+-known}.csv" | awk -F'","' '{print $(NF-2) " = " $NF}' | tr -d '"' | head -20 | tee -a "$summary"
+      done
       ;;
     breakdown)
       nvcc -O3 -std=c++20 -arch=sm_90a --expt-relaxed-constexpr -I "$root/include" -I "$build/include" \

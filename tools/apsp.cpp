@@ -51,7 +51,7 @@ template <class T> int run_apsp(ApspRequest& req) {
   index_t n = 0;
   std::string summary;
   const std::string name = graph_name(req);
-  std::vector<T> weights = load_graph<T>(req, n, summary);
+  const Weights<T> weights = load_graph<T>(req, n, summary);
   check_route(req, n);
   const double graph_seconds = seconds_since(started);
 
@@ -164,7 +164,7 @@ template <class T> void check_room(index_t n, const std::string& name) {
 
 // The vertex count and weights of a graph file, as T, row-major, +inf where there is no edge.
 // A .mtx file's repeated entries keep the best weight (smallest, or largest with --longest).
-template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std::string& summary) {
+template <class T> Weights<T> load_weights(ApspRequest& req, index_t& n, std::string& summary) {
   const std::string& path = *req.graph_path;
   const T none = std::numeric_limits<T>::infinity();
   if (req.npy_graph) {
@@ -175,7 +175,7 @@ template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std
                                                       std::to_string(m.cols) + "; it must be square");
     n = m.rows;
     summary = std::to_string(n) + " vertices, dense " + std::string(to_string(m.dtype));
-    std::vector<T> w(std::size_t(n * n));
+    Weights<T> w(std::size_t(n * n));
     if (m.dtype == DType::f32) std::copy_n(m.view<float>().data, w.size(), w.begin());
     else if (m.dtype == DType::f64) std::copy_n(m.view<double>().data, w.size(), w.begin());
     else
@@ -188,7 +188,7 @@ template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std
   const mtx::Graph g = mtx::read(path);
   n = g.vertices;
   check_room<T>(n, path);
-  std::vector<T> w(std::size_t(n * n), none);
+  Weights<T> w(std::size_t(n * n), none);
   for (const mtx::Edge& e : g.edges) {
     T& x = w[std::size_t(e.from * n + e.to)];
     const T v = T(e.weight);
@@ -199,8 +199,8 @@ template <class T> std::vector<T> load_weights(ApspRequest& req, index_t& n, std
 }
 
 // The whole --bench graph, rows filled in parallel.
-template <class T> std::vector<T> random_weights(index_t n, double density, std::uint64_t seed) {
-  std::vector<T> w(std::size_t(n) * std::size_t(n));
+template <class T> Weights<T> random_weights(index_t n, double density, std::uint64_t seed) {
+  Weights<T> w(std::size_t(n) * std::size_t(n));  // pages first touched by the threads that fill them
 #pragma omp parallel for schedule(static)
   for (index_t i = 0; i < n; ++i)
     for (index_t j = 0; j < n; ++j) w[std::size_t(i * n + j)] = bench_weight<T>(i, j, n, density, seed);
@@ -221,7 +221,7 @@ template <class T> T bench_weight(index_t i, index_t j, index_t n, double densit
   return u < density ? T(1 + 99 * v) : std::numeric_limits<T>::infinity();
 }
 
-template <class T> std::vector<T> load_graph(ApspRequest& req, index_t& n, std::string& summary) {
+template <class T> Weights<T> load_graph(ApspRequest& req, index_t& n, std::string& summary) {
   if (req.graph_path) return load_weights<T>(req, n, summary);
   n = req.bench_vertices;
   check_room<T>(n, "--bench");
@@ -346,7 +346,7 @@ int apsp_command(const Args& args) {
 
 #define RINGMM_APSP_TOOL(T)                                                                                   \
   template T bench_weight<T>(index_t, index_t, index_t, double, std::uint64_t);                                 \
-  template std::vector<T> load_graph<T>(ApspRequest&, index_t&, std::string&);                                \
+  template Weights<T> load_graph<T>(ApspRequest&, index_t&, std::string&);                                \
   template void write_outputs<T>(const ApspRequest&, index_t, const T*, const std::int32_t*);                 \
   template void print_route<T>(const ApspRequest&, index_t, const T*, const std::int32_t*);
 RINGMM_APSP_TOOL(float)

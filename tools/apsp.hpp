@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -40,7 +41,20 @@ DType apsp_type(const ApspRequest& req, std::optional<DType> npy_dtype);
 // graph can be made anywhere (each rank of --summa makes its own blocks).
 template <class T> T bench_weight(index_t i, index_t j, index_t n, double density, std::uint64_t seed);
 // The weights (n×n row-major, +inf for no edge) of the graph file or of the --bench graph.
-template <class T> std::vector<T> load_graph(ApspRequest& req, index_t& n, std::string& summary);
+// A graph's n² weights. Its allocator leaves new elements unwritten (std::vector's own zeroes them,
+// a serial pass over a gigabyte at 16384 vertices) for the loaders, which write every one.
+template <class T> struct UnwrittenAllocator : std::allocator<T> {
+  template <class U> struct rebind {
+    using other = UnwrittenAllocator<U>;
+  };
+  template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <class U, class... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T> using Weights = std::vector<T, UnwrittenAllocator<T>>;
+
+template <class T> Weights<T> load_graph(ApspRequest& req, index_t& n, std::string& summary);
 std::string graph_name(const ApspRequest& req);
 // A UsageError when --route names a vertex outside 0..n−1.
 void check_route(const ApspRequest& req, index_t n);

@@ -56,7 +56,7 @@ Backend solver_backend(const dist::Grid& grid, Backend requested) {
 template <class T>
 dist::DistMatrix<T> distributed_graph(ApspRequest& req, const dist::Grid& grid, index_t block, std::string& summary) {
   const bool root = grid.rank() == 0;
-  std::vector<T> weights;
+  Weights<T> weights;
   std::int64_t n = req.bench_vertices;
   if (req.graph_path) {
     // Root loads the graph; its failure (a missing file, an unsupported type, no room) is everyone's.

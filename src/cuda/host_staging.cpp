@@ -8,10 +8,12 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "ringmm/cuda/check.hpp"
+#include "ringmm/error.hpp"
 
 namespace ringmm::cuda_detail {
 
@@ -179,6 +181,20 @@ struct Chunks {
   }
 };
 
+// Copies p.lines runs of p.bytes between a staging slot (runs back to back) and device lines
+// `pitch` apart; one run as a plain copy (the pitch of a single line may be anything).
+void copy_part(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t bytes,
+               std::size_t lines, cudaMemcpyKind kind, cudaStream_t stream, const char* what) {
+  if (lines == 1) cuda_check(cudaMemcpyAsync(dst, src, bytes, kind, stream), what);
+  else cuda_check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, bytes, lines, kind, stream), what);
+}
+
+void check_pitches(std::size_t len, std::size_t lines, std::size_t a, std::size_t b) {
+  if (lines > 1 && (a < len || b < len))
+    throw Error(Errc::invalid_argument, "pitch", "lines of " + std::to_string(len) + " bytes need pitches of at least "
+                                                     "that, not " + std::to_string(std::min(a, b)));
+}
+
 // The staging slots and their events for one copy; at most two slots in flight.
 struct StagedCopy {
   StagingSet* set;
@@ -199,6 +215,7 @@ struct StagedCopy {
 void upload_lines(void* device, std::size_t device_pitch, const void* host, std::size_t host_pitch, std::size_t len,
                   std::size_t lines, cudaStream_t stream) {
   if (len == 0 || lines == 0) return;
+  check_pitches(len, lines, device_pitch, host_pitch);
   StagedCopy copy(stream);
   const Chunks chunks{len, lines, copy.set->bytes};
   auto* const dst = static_cast<char*>(device);
@@ -207,9 +224,8 @@ void upload_lines(void* device, std::size_t device_pitch, const void* host, std:
     const Chunks::Part p = chunks.part(c);
     if (c >= 2) cuda_check(cudaEventSynchronize(copy.done(c)), "staged upload (cudaEventSynchronize)");
     copy_lines(copy.slot(c), p.bytes, src + p.line * host_pitch + p.offset, host_pitch, p.bytes, p.lines);
-    cuda_check(cudaMemcpy2DAsync(dst + p.line * device_pitch + p.offset, device_pitch, copy.slot(c), p.bytes, p.bytes,
-                                 p.lines, cudaMemcpyHostToDevice, stream),
-               "staged upload (cudaMemcpy2DAsync)");
+    copy_part(dst + p.line * device_pitch + p.offset, device_pitch, copy.slot(c), p.bytes, p.bytes, p.lines,
+              cudaMemcpyHostToDevice, stream, "staged upload (cudaMemcpyAsync)");
     cuda_check(cudaEventRecord(copy.done(c), stream), "cudaEventRecord");
   }
   cuda_check(cudaStreamSynchronize(stream), "staged upload (cudaStreamSynchronize)");
@@ -218,15 +234,15 @@ void upload_lines(void* device, std::size_t device_pitch, const void* host, std:
 void download_lines(void* host, std::size_t host_pitch, const void* device, std::size_t device_pitch, std::size_t len,
                     std::size_t lines, cudaStream_t stream) {
   if (len == 0 || lines == 0) return;
+  check_pitches(len, lines, device_pitch, host_pitch);
   StagedCopy copy(stream);
   const Chunks chunks{len, lines, copy.set->bytes};
   auto* const dst = static_cast<char*>(host);
   const auto* const src = static_cast<const char*>(device);
   auto enqueue = [&](std::size_t c) {
     const Chunks::Part p = chunks.part(c);
-    cuda_check(cudaMemcpy2DAsync(copy.slot(c), p.bytes, src + p.line * device_pitch + p.offset, device_pitch, p.bytes,
-                                 p.lines, cudaMemcpyDeviceToHost, stream),
-               "staged download (cudaMemcpy2DAsync)");
+    copy_part(copy.slot(c), p.bytes, src + p.line * device_pitch + p.offset, device_pitch, p.bytes, p.lines,
+              cudaMemcpyDeviceToHost, stream, "staged download (cudaMemcpyAsync)");
     cuda_check(cudaEventRecord(copy.done(c), stream), "cudaEventRecord");
   };
   // Chunk c + 1 moves into its slot while the threads empty chunk c's.

@@ -38,7 +38,8 @@ void copy_lines(void* dst, std::size_t dst_pitch, const void* src, std::size_t s
 // and device memory (`device_pitch` apart) through pinned staging slots, the host threads filling
 // (or emptying) one slot while the copy engine moves another: a cudaMemcpy from pageable memory
 // moves 2–3 GB/s, this about the host's copy bandwidth. Waits for `stream` first (the host side
-// moves at once) and returns when done. Pinned host memory needs none of this: copy it directly.
+// moves at once) and returns when done. More than one line needs pitches of at least `len`
+// (Errc::invalid_argument). Pinned host memory needs none of this: copy it directly.
 void upload_lines(void* device, std::size_t device_pitch, const void* host, std::size_t host_pitch, std::size_t len,
                   std::size_t lines, cudaStream_t stream);
 void download_lines(void* host, std::size_t host_pitch, const void* device, std::size_t device_pitch, std::size_t len,

@@ -137,6 +137,11 @@ int compute_capability() {
   });
 }
 
+double& sign_scan_min_updates() {
+  static double updates = 4294967296.0;
+  return updates;
+}
+
 cudaMemPool_t workspace_pool() {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");

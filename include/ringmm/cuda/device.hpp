@@ -15,6 +15,10 @@ bool is_device_pointer(const void* p);  // device or managed memory
 bool arch_runs_on(const std::string& arch, int cc);
 int multiprocessor_count();             // of the current device
 int compute_capability();               // of the current device: major × 10 + minor
+// Products of at least this many updates scan A and B for the sign-known update (engine.cuh:
+// scan_signs): 2³² by default, where the scan's few microseconds are about 1 % of the product.
+// Process-wide and not synchronised: tests lower it, before any call, from one thread.
+double& sign_scan_min_updates();
 ConfigId find_config(const std::string& name);  // throws invalid_argument naming cuda_config
 
 // Where the engine's choice for a call came from: the caller's Context (a configuration, border

@@ -315,10 +315,6 @@ template <class S> KernelArgs<S> predicated_operands(const Staged<S>& s, const d
   return args;
 }
 
-// Products of at least this many updates scan A and B for the sign-known update: the scan reads
-// each operand once, under 1 % of such a product's time.
-constexpr double sign_scan_min_updates = double(1 << 27);
-
 // Where the product's pairs have a sign-known update (gemm_kernel.cuh: sign_known) on a GPU with
 // the three-input minimum: a device word that sign_scan_kernel clears unless every value of A and
 // B lies in its domain, so that the kernel chooses without the host waiting. Null otherwise.
@@ -328,7 +324,7 @@ const unsigned* scan_signs(const Staged<S>& s, const detail::Problem<S>& p, Devi
   if constexpr (!sign_known<S>::available) {
     return nullptr;
   } else {
-    if (double(p.m()) * double(p.n()) * double(p.k()) * double(p.batch) < sign_scan_min_updates ||
+    if (double(p.m()) * double(p.n()) * double(p.k()) * double(p.batch) < sign_scan_min_updates() ||
         compute_capability() < 90)
       return nullptr;
     known = DeviceBuffer<unsigned>(1, stream);

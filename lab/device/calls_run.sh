@@ -27,6 +27,11 @@ summary=$res/summary.txt
 export PATH=/usr/local/cuda/bin:$PATH
 note() { echo "$*" | tee -a "$summary"; }
 pack() { tar -czf "$out/calls.tar.gz" -C /tmp calls; }
+configure() {  # <cmake options...>: the native 90a build in $build, without BLAS, MPI, the lab, examples
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+    -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_ENABLE_MPI=OFF -DRINGMM_BUILD_LAB=OFF \
+    -DRINGMM_BUILD_EXAMPLES=OFF "$@" > "$res/configure.log" 2>&1
+}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee -a "$summary"
 for step in "$@"; do
   start=$SECONDS
@@ -36,10 +41,7 @@ for step in "$@"; do
       [ -d /tmp/gtest-prefix ] || { cmake -S "$gtest_src" -B /tmp/gtest-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_INSTALL_PREFIX=/tmp/gtest-prefix > "$res/gtest.log" 2>&1 &&
         cmake --build /tmp/gtest-build -j "$(nproc)" --target install >> "$res/gtest.log" 2>&1; }
-      cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
-        -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_ENABLE_MPI=OFF -DRINGMM_BUILD_LAB=OFF \
-        -DRINGMM_BUILD_EXAMPLES=OFF -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_PYTHON=ON \
-        -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix > "$res/configure.log" 2>&1
+      configure -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_PYTHON=ON -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix
       cmake --build "$build" -j "$(nproc)" > "$res/build.log" 2>&1
       note "build rc=$? in $((SECONDS - start)) s"
       ;;
@@ -60,9 +62,7 @@ for step in "$@"; do
       grep -E "^(FAILED|ERROR)" "$res/pytest.log" | head -10 | tee -a "$summary"
       ;;
     clibuild)
-      cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
-        -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_ENABLE_MPI=OFF -DRINGMM_BUILD_LAB=OFF \
-        -DRINGMM_BUILD_EXAMPLES=OFF -DRINGMM_BUILD_TESTS=OFF -DRINGMM_BUILD_PYTHON=OFF > "$res/configure.log" 2>&1
+      configure -DRINGMM_BUILD_TESTS=OFF -DRINGMM_BUILD_PYTHON=OFF
       cmake --build "$build" -j "$(nproc)" --target ringmm-cli > "$res/build.log" 2>&1
       note "CLI build rc=$? in $((SECONDS - start)) s"
       ;;

@@ -195,12 +195,16 @@ void check_pitches(std::size_t len, std::size_t lines, std::size_t a, std::size_
                                                      "that, not " + std::to_string(std::min(a, b)));
 }
 
-// The staging slots and their events for one copy; at most two slots in flight.
+// One staged copy of `lines` runs of `len` bytes: its pitches checked, the staging slots and their
+// events (at most two slots in flight), and its chunks; the stream drained first.
 struct StagedCopy {
   StagingSet* set;
   PipelineResources& r = pipeline_resources();
-  explicit StagedCopy(cudaStream_t stream)
-      : set(acquire_staging(std::max<std::size_t>(host_pipeline_tuning().slot_bytes, 4096))) {
+  Chunks chunks;
+  StagedCopy(std::size_t len, std::size_t lines, std::size_t device_pitch, std::size_t host_pitch, cudaStream_t stream)
+      : set((check_pitches(len, lines, device_pitch, host_pitch),
+             acquire_staging(std::max<std::size_t>(host_pipeline_tuning().slot_bytes, 4096)))),
+        chunks{len, lines, set->bytes} {
     cuda_check(cudaStreamSynchronize(stream), "staged copy (cudaStreamSynchronize)");
   }
   StagedCopy(const StagedCopy&) = delete;
@@ -215,9 +219,8 @@ struct StagedCopy {
 void upload_lines(void* device, std::size_t device_pitch, const void* host, std::size_t host_pitch, std::size_t len,
                   std::size_t lines, cudaStream_t stream) {
   if (len == 0 || lines == 0) return;
-  check_pitches(len, lines, device_pitch, host_pitch);
-  StagedCopy copy(stream);
-  const Chunks chunks{len, lines, copy.set->bytes};
+  const StagedCopy copy(len, lines, device_pitch, host_pitch, stream);
+  const Chunks& chunks = copy.chunks;
   auto* const dst = static_cast<char*>(device);
   const auto* const src = static_cast<const char*>(host);
   for (std::size_t c = 0; c < chunks.count(); ++c) {
@@ -234,9 +237,8 @@ void upload_lines(void* device, std::size_t device_pitch, const void* host, std:
 void download_lines(void* host, std::size_t host_pitch, const void* device, std::size_t device_pitch, std::size_t len,
                     std::size_t lines, cudaStream_t stream) {
   if (len == 0 || lines == 0) return;
-  check_pitches(len, lines, device_pitch, host_pitch);
-  StagedCopy copy(stream);
-  const Chunks chunks{len, lines, copy.set->bytes};
+  const StagedCopy copy(len, lines, device_pitch, host_pitch, stream);
+  const Chunks& chunks = copy.chunks;
   auto* const dst = static_cast<char*>(host);
   const auto* const src = static_cast<const char*>(device);
   auto enqueue = [&](std::size_t c) {

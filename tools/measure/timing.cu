@@ -292,14 +292,23 @@ template <class T> Timing time_cublas_typed(Product product, const Shapes& s, in
 
 }  // namespace
 
-Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
-                   index_t batch, int reps, HostMemory host, Op op_a, bool sign_known) {
+namespace {
+// The shapes of a timed ringmm product, its arguments checked and a device required.
+Shapes checked_ringmm_case(SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
+                           index_t batch, int repetitions, const char* what, Op op_a) {
   const Shapes s = shapes_of(product, m, n, k, batch);
-  if (reps <= 0) throw Error(Errc::invalid_argument, "reps", "at least one repetition");
+  if (repetitions <= 0) throw Error(Errc::invalid_argument, what, "must be at least 1");
   if (product == Product::syrk && op_a != Op::N)
     throw Error(Errc::invalid_argument, "op_a", "syrk computes AᵀA of its one operand; A is not transposed");
   visit_semiring(kind, type, [](auto) {});  // Errc::unsupported for a pair the library does not ship
   require_device();
+  return s;
+}
+}  // namespace
+
+Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
+                   index_t batch, int reps, HostMemory host, Op op_a, bool sign_known) {
+  const Shapes s = checked_ringmm_case(kind, type, product, m, n, k, batch, reps, "reps", op_a);
   return visit_semiring(kind, type, [&](auto tag) {
     return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host, op_a, sign_known);
   });
@@ -307,12 +316,7 @@ Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product pr
 
 CallCost time_calls(const Context& ctx, SemiringKind kind, DType type, Product product, index_t m, index_t n, index_t k,
                     index_t batch, int calls, Op op_a) {
-  const Shapes s = shapes_of(product, m, n, k, batch);
-  if (calls <= 0) throw Error(Errc::invalid_argument, "calls", "at least one call");
-  if (product == Product::syrk && op_a != Op::N)
-    throw Error(Errc::invalid_argument, "op_a", "syrk computes AᵀA of its one operand; A is not transposed");
-  visit_semiring(kind, type, [](auto) {});
-  require_device();
+  const Shapes s = checked_ringmm_case(kind, type, product, m, n, k, batch, calls, "calls", op_a);
   return visit_semiring(kind, type, [&](auto tag) {
     return time_calls_typed<typename decltype(tag)::type>(ctx, product, s, calls, op_a);
   });

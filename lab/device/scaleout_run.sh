@@ -12,7 +12,8 @@
 #               default 16384)
 #   apsp        lab/device/apsp_scaling.sh: the distributed solve's time per grid and size
 #               (APSP_SIZES, default 16384,32768; APSP_GRIDS, default every grid of the GPUs present)
-#   summa       lab/device/summa_scaling.sh with SUMMA_ARGS (sizes semirings grids variants)
+#   summa       lab/device/summa_scaling.sh with SUMMA_ARGS (sizes semirings grids variants), into
+#               summa[-argmax][-$SUMMA_PART]
 #   curve       the local products' rate curve for the scaling model: `ringmm bench` of max-plus and
 #               plus-times gemm and min-plus argmax on panel shapes M×N×K (CURVE_SHAPES)
 # Results land in /tmp/scaleout, packed after every step into $OUT/scaleout.tar.gz beside a copy
@@ -95,7 +96,7 @@ step_apsp() {
 
 step_summa() {
   # shellcheck disable=SC2086
-  OUT=$out/summa${SUMMA_ARGMAX:+-argmax} "$root/lab/device/summa_scaling.sh" "$tool" ${SUMMA_ARGS:-} | grep -E '^\| |FAILED' | tee -a "$summary"
+  OUT=$out/summa${SUMMA_ARGMAX:+-argmax}${SUMMA_PART:+-$SUMMA_PART} "$root/lab/device/summa_scaling.sh" "$tool" ${SUMMA_ARGS:-} | grep -E '^(\| |one run)|FAILED' | tee -a "$summary"
 }
 
 step_curve() {

@@ -19,12 +19,16 @@
 # each record holds the product's time (seconds) and the one-time distribution to the devices
 # (distribution_seconds) apart; SUMMA_RESIDENT=0 stages the host matrices in each call, as before.
 # SUMMA_ARGMAX=1 times the argmax SUMMA (`--argmax`; selecting semirings only).
+# SUMMA_BLOCK (default 1024) is the panel width; records of another block carry _b<block> in their names.
 # One record per run goes to $OUT (or /tmp/summa-scaling) as summa_<semiring>_<type>_<n>_<grid>_<variant>.json,
 # and summary.txt lists time, rate and efficiency E = T(1x1) / (P · T(grid)) per run, with the
 # distribution and the time with it for resident runs.
 set -uo pipefail
 build=${1:-build-summa}
 reps=${SUMMA_REPS:-5}    # SUMMA_TIMEOUT (seconds per run, default 400) bounds each mpirun
+block=${SUMMA_BLOCK:-1024}
+block_tag=
+[ "$block" = 1024 ] || block_tag=_b$block
 sizes=${2:-16384,32768}
 semirings=${3:-plus-times:f32,max-plus:f32}
 variants=${5:-broadcast,ring}
@@ -44,6 +48,8 @@ nccl=$(python3 -c 'import nvidia.nccl as m; print(m.__path__[0])' 2>/dev/null ||
 export LD_LIBRARY_PATH=${nccl:+$nccl/lib:}/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0   # no NVLink multicast on these machines
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+nccl_env=()  # every NCCL_* setting of the caller reaches the ranks (NCCL_MAX_NCHANNELS, say)
+for v in ${!NCCL_@}; do nccl_env+=(-x "$v"); done
 
 tool=$build/tools/ringmm
 [ -f "$build" ] && [ -x "$build" ] && tool=$build
@@ -81,10 +87,10 @@ for pair in ${semirings//,/ }; do
       fi
       for variant in ${variants//,/ }; do
         [ "$grid" = 1x1 ] && [ "$variant" != broadcast ] && continue
-        record=$out/summa_${semiring}_${type}_${weak_base:+weak${weak_base}_}${n}_${grid}_${variant}${argmax_flag:+_argmax}.json
+        record=$out/summa_${semiring}_${type}_${weak_base:+weak${weak_base}_}${n}_${grid}_${variant}${block_tag}${argmax_flag:+_argmax}.json
         # --bind-to none: each rank drives one GPU (cudaSetDevice(node-local rank)) and uses its own CPU threads.
-        timeout "${SUMMA_TIMEOUT:-400}" mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-          "$tool" summa --size "$n" --semiring "$semiring" --type "$type" --grid "$grid" --block 1024 \
+        timeout "${SUMMA_TIMEOUT:-400}" mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH "${nccl_env[@]}" \
+          "$tool" summa --size "$n" --semiring "$semiring" --type "$type" --grid "$grid" --block "$block" \
           --variant "$variant" --backend cuda --reps "$reps" ${resident_flag} ${argmax_flag} --results "$record" > "$out/run.log" 2>&1
         rc=$?
         if [ $rc -eq 0 ] && [ -n "$weak_base" ]; then  # mark the record as a weak-scaling run

@@ -269,9 +269,10 @@ def run_key(r):
 
 
 def baseline_of(r, ones):
-    """The 1x1 record of the same run as r, of the same n where there is one, else the nearest n."""
+    """The 1x1 record of the same run as r, of the same n where there is one, else the nearest n; the fastest
+    of several (other blocks, say), as the efficiency tables take it."""
     same = [o for o in ones if run_key(o) == run_key(r)]
-    return min(same, key=lambda o: (abs(math.log(o["n"] / r["n"])), o["n"])) if same else None
+    return min(same, key=lambda o: (abs(math.log(o["n"] / r["n"])), o["n"], -o["updates_per_s"])) if same else None
 
 
 def rate_model(base, curves):

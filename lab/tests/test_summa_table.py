@@ -45,3 +45,15 @@ def test_strong_and_weak_efficiency(tmp_path):
     assert by_grid[("16384 (weak 16384)", "1x1")][10] == "1.000"
     # A weak run is never measured against the strong 1x1 run of its own n (there is none here).
     assert by_grid[("16384", "1x1")][10] == "1.000"
+
+
+def test_efficiency_is_against_the_fastest_one_gpu_record(tmp_path):
+    n = 16384
+    slow_block = dict(record(n, "1x1", 1.25), block=2048)
+    channels = dict(record(n, "2x2", 0.3125, variant="ring"), nccl_max_channels=4)
+    rows = table(tmp_path, [record(n, "1x1", 1.0), slow_block, record(n, "2x2", 0.3125, variant="ring"), channels])
+    multi = [r for r in rows if r[5] == "2x2"]
+    # 1 / (4 · 0.3125) = 0.8 against the faster 1x1 record, not 1.25 / 1.25 = 1.0 against the slower one.
+    assert [r[10] for r in multi] == ["0.800", "0.800"]
+    # A run under a non-default NCCL setting says so in its variant.
+    assert sorted(r[6] for r in multi) == ["ring", "ring, NCCL ≤ 4 channels"]

@@ -56,7 +56,8 @@ product:
 distribution:
   --grid PRxPC                process grid (default: the near-square factorisation of P)
   --block NB                  block size of the block-cyclic layout (default 256)
-  --variant broadcast|ring    (default broadcast)
+  --variant auto|broadcast|ring  how panels travel (default auto: ring on grids of at most 2 process
+                              rows and 2 columns, where each panel makes one hop; broadcast otherwise)
   --backend auto|cpu|cuda     local multiplies; cuda needs NCCL and one GPU per rank
   --threads N                 CPU threads per rank (default: cores / ranks on the node)
   --reps R                    timed repetitions after one warm-up; the median is reported (default 3)
@@ -82,7 +83,7 @@ struct Request {
   std::optional<double> alpha, beta;
   int prow = 0, pcol = 0;  // 0: near-square
   index_t block = 256;
-  dist::Variant variant = dist::Variant::broadcast;
+  dist::Variant variant = dist::Variant::automatic;
   Backend backend = Backend::automatic;
   int threads = 0;
   int reps = 3;
@@ -120,7 +121,7 @@ Request parse(const Args& args) {
   req.trans_a = product.trans_a, req.trans_b = product.trans_b, req.alpha = product.alpha, req.beta = product.beta;
   if (auto g = opt.get("grid")) std::tie(req.prow, req.pcol) = parse_grid(*g, "--grid");
   req.block = opt.integer_or("block", 256, 1, 1 << 24);
-  req.variant = dist::parse_variant(opt.get_or("variant", "broadcast"), "--variant");
+  req.variant = dist::parse_variant(opt.get_or("variant", "auto"), "--variant");
   req.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
   req.threads = int(opt.integer_or("threads", 0, 0, 4096));
   req.reps = int(opt.integer_or("reps", 3, 1, 1000));
@@ -358,7 +359,7 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
               << "shape     M=" << m << " N=" << n << " K=" << k << "  (op(A) " << to_string(op_a) << ", op(B) "
               << to_string(op_b) << ")\n"
               << "grid      " << grid.rows() << "x" << grid.cols() << ", block " << req.block << ", variant "
-              << dist::to_string(req.variant) << ", " << stats.steps << " steps\n"
+              << dist::to_string(stats.variant) << ", " << stats.steps << " steps\n"
               << "backend   " << to_string(stats.backend) << " (" << options.context.cpu_threads << " CPU threads per rank)\n"
               << "time      " << fixed(sum.seconds * 1e3, 3) << " ms (median of " << req.reps
               << ", slowest rank, the whole call)\n";
@@ -388,7 +389,7 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
           << to_string(dtype_of<T>::value) << "\", \"product\": \"" << (req.argmax ? "argmax" : "gemm") << "\", \"m\": " << m << ", \"n\": " << n << ", \"k\": " << k
           << ", \"transa\": " << (req.trans_a ? "true" : "false") << ", \"transb\": " << (req.trans_b ? "true" : "false")
           << ", \"ranks\": " << grid.size() << ", \"grid_rows\": " << grid.rows() << ", \"grid_cols\": " << grid.cols()
-          << ", \"block\": " << req.block << ", \"variant\": \"" << dist::to_string(req.variant)
+          << ", \"block\": " << req.block << ", \"variant\": \"" << dist::to_string(stats.variant)
           << "\", \"reps\": " << req.reps << ", \"seconds\": " << sum.seconds << ", \"resident\": "
           << (req.resident ? "true" : "false") << ", \"distribution_seconds\": " << sum.distribution
           << ", \"staged_bytes_max\": " << sum.staged_max

@@ -162,12 +162,17 @@ template <class T> void write_npy(const Grid& grid, const DistMatrix<T>& m, cons
 
 // ---- SUMMA -------------------------------------------------------------------------------------
 
-enum class Variant { broadcast, ring };
-std::string_view to_string(Variant v);
+// How panels travel along a process row or column. `automatic` picks per grid: ring where every panel
+// makes a single hop (at most 2 process rows and 2 columns), broadcast otherwise; on four H200s the
+// ring won on 2×2 and lost on 1×4, where it forwards each panel through three ranks (docs/distributed.md).
+enum class Variant { broadcast, ring, automatic };
+std::string_view to_string(Variant v);  // "broadcast", "ring", "auto"
 Variant parse_variant(std::string_view text, std::string_view what = "variant");
+// The variant a call on a rows × cols grid uses: `v` itself unless it is `automatic`.
+Variant resolve_variant(Variant v, int rows, int cols);
 
 struct Options {
-  Variant variant = Variant::broadcast;
+  Variant variant = Variant::automatic;
   // Local multiply: cpu, cuda (every rank needs a device; NCCL moves the panels), or automatic
   // (cuda when this build has NCCL and every rank has a device, else cpu). Context::cpu_threads
   // and cuda_config are passed on to the local ringmm::gemm.
@@ -182,6 +187,7 @@ struct Stats {
   std::uint64_t bytes_sent = 0;      // this rank: panel bytes it sent (see docs: broadcast attribution)
   std::uint64_t bytes_received = 0;  // this rank: panel bytes it received (exact for both variants)
   index_t steps = 0;                 // panel steps (k blocks)
+  Variant variant = Variant::broadcast;  // how the panels travelled (Options::variant, resolved)
   Backend backend = Backend::cpu;    // where the local multiplies ran
   double updates = 0;                // M·N·K for the whole product
 };

@@ -60,7 +60,7 @@ void check_apsp(const Grid& grid, const char* call, const DistLayout& dist, cons
     throw Error(Errc::invalid_argument, "block",
                 "the Floyd-Warshall block (" + std::to_string(apsp.block) + ") must be 0 or the layout's block size (" +
                     std::to_string(nb) + "), so that each round's panels live on one process row and column");
-  if (options.variant != Variant::broadcast)
+  if (options.variant == Variant::ring)
     throw Error(Errc::unsupported, "variant", "dist::apsp broadcasts its panels; the ring variant is not implemented");
 }
 

@@ -125,13 +125,25 @@ Grid::~Grid() {
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
 
-std::string_view to_string(Variant v) { return v == Variant::broadcast ? "broadcast" : "ring"; }
+std::string_view to_string(Variant v) {
+  switch (v) {
+    case Variant::broadcast: return "broadcast";
+    case Variant::ring: return "ring";
+    case Variant::automatic: return "auto";
+  }
+  return "?";
+}
 
 Variant parse_variant(std::string_view text, std::string_view what) {
-  if (text == "broadcast") return Variant::broadcast;
-  if (text == "ring") return Variant::ring;
+  for (Variant v : {Variant::broadcast, Variant::ring, Variant::automatic})
+    if (text == to_string(v)) return v;
   throw Error(Errc::invalid_argument, std::string(what),
-              "unknown value '" + std::string(text) + "' (valid: broadcast, ring)");
+              "unknown value '" + std::string(text) + "' (valid: auto, broadcast, ring)");
+}
+
+Variant resolve_variant(Variant v, int rows, int cols) {
+  if (v != Variant::automatic) return v;
+  return rows <= 2 && cols <= 2 ? Variant::ring : Variant::broadcast;
 }
 
 double lower_bound_words(index_t m, index_t n, index_t k, int processes) {

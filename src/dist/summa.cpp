@@ -274,6 +274,7 @@ Stats summa(const Grid& grid, Op op_a, const DistMatrix<typename S::value_type>&
   Stats stats;
   stats.backend = agree_on_backend(grid, options.context.backend);
   stats.updates = double(m) * double(n) * double(k);
+  stats.variant = resolve_variant(options.variant, grid.rows(), grid.cols());
 
   if (k == 0) {  // no panels: C ← α ⊗ 0̄ ⊕ β ⊗ C; K* keeps its index where β ⊗ C wins, else −1
     using traits = semiring_traits<S>;

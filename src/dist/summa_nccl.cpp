@@ -361,6 +361,7 @@ Stats resident_call(const Grid& grid, const char* call, Op op_a, const DeviceDis
   Stats stats;
   stats.backend = Backend::cuda;
   stats.updates = double(c.rows()) * double(c.cols()) * double(k);
+  stats.variant = resolve_variant(options.variant, grid.rows(), grid.cols());
   resident_product<S>(grid, op_a, a, op_b, b, c, k_star, k, alpha, beta, options, stats);
   return stats;
 }

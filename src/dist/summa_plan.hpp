@@ -45,7 +45,7 @@ inline Plan make_plan(const Grid& grid, const DistLayout& c, index_t k, Variant 
   plan.pc = grid.cols();
   plan.my_row = grid.row();
   plan.my_col = grid.col();
-  plan.variant = variant;
+  plan.variant = resolve_variant(variant, plan.pr, plan.pc);
   return plan;
 }
 

@@ -1,7 +1,8 @@
 # `mpirun -n RANKS ringmm summa --argmax --check`: the distributed argmax's C and K* against the
 # single-process argmax (the tool's --check compares both, and exits 1 on a difference), on odd
-# shapes, transposed operands, a general α, both variants; the --results record names the product
-# and the residence; and a semiring whose ⊕ does not select is refused with exit status 2, naming
+# shapes, transposed operands, a general α, both variants; the --results record names the product,
+# the residence and the variant `--variant auto` (the default) chose: ring on 2 ranks (one hop per
+# panel), broadcast on 3; and a semiring whose ⊕ does not select is refused with exit status 2, naming
 # --argmax.
 # cmake -DRINGMM=... -DMPIEXEC=... -DRANKS=N -P summa_argmax_test.cmake
 cmake_policy(SET CMP0007 NEW)
@@ -25,7 +26,15 @@ file(REMOVE ${WORK_RECORD})
 run_tool(0 recorded ${mpirun} ${RINGMM} summa --argmax --semiring max-plus --reps 1 --backend cpu --threads 1 --size 20 --block 4
          --results ${WORK_RECORD})
 file(READ ${WORK_RECORD} record)
-foreach(field "\"product\": \"argmax\"" "\"resident\": false" "\"distribution_seconds\": 0")
+if(RANKS LESS_EQUAL 2)
+  set(chosen ring)
+else()
+  set(chosen broadcast)
+endif()
+if(NOT recorded MATCHES "variant ${chosen},")
+  message(FATAL_ERROR "--variant auto on ${RANKS} ranks did not print the ${chosen} variant:\n${recorded}")
+endif()
+foreach(field "\"product\": \"argmax\"" "\"resident\": false" "\"distribution_seconds\": 0" "\"variant\": \"${chosen}\"")
   string(FIND "${record}" "${field}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the record lacks ${field}:\n${record}")

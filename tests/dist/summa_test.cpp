@@ -217,6 +217,49 @@ TEST(SummaTraffic, EveryByteSentIsReceivedAndOneRankSendsNothing) {
   }
 }
 
+TEST(SummaVariant, AutomaticRingsOnlyWhereEveryPanelMakesOneHop) {
+  using dist::Variant;
+  const struct {
+    int rows, cols;
+    Variant chosen;
+  } grids[] = {{1, 1, Variant::ring},      {1, 2, Variant::ring},      {2, 1, Variant::ring},
+               {2, 2, Variant::ring},      {1, 3, Variant::broadcast}, {1, 4, Variant::broadcast},
+               {4, 1, Variant::broadcast}, {2, 4, Variant::broadcast}, {3, 3, Variant::broadcast}};
+  for (const auto& g : grids) {
+    EXPECT_EQ(dist::resolve_variant(Variant::automatic, g.rows, g.cols), g.chosen) << g.rows << "x" << g.cols;
+    for (Variant v : {Variant::broadcast, Variant::ring}) EXPECT_EQ(dist::resolve_variant(v, g.rows, g.cols), v);
+  }
+  EXPECT_EQ(dist::Options{}.variant, Variant::automatic);
+  for (Variant v : {Variant::broadcast, Variant::ring, Variant::automatic})
+    EXPECT_EQ(dist::parse_variant(dist::to_string(v)), v);
+  try {
+    dist::parse_variant("Ring", "--variant");
+    ADD_FAILURE() << "not refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    EXPECT_EQ(e.subject(), "--variant");
+  }
+}
+
+TEST(SummaVariant, AutomaticMovesPanelsAsTheVariantItChose) {
+  for (auto [pr, pc] : grid_shapes(world_size())) {
+    dist::Grid grid(MPI_COMM_WORLD, pr, pc);
+    const index_t n = 45, nb = 4;
+    dist::DistMatrix<float> a(grid, n, n, nb), b(grid, n, n, nb), c(grid, n, n, nb);
+    const dist::Variant chosen = dist::resolve_variant(dist::Variant::automatic, pr, pc);
+    const dist::Stats automatic =
+        dist::gemm<MaxPlus<float>>(grid, Op::N, a, Op::N, b, c, 0.0f, -INFINITY, cpu_options(dist::Variant::automatic));
+    const dist::Stats explicit_choice =
+        dist::gemm<MaxPlus<float>>(grid, Op::N, a, Op::N, b, c, 0.0f, -INFINITY, cpu_options(chosen));
+    EXPECT_EQ(automatic.variant, chosen) << grid_name(grid);
+    EXPECT_EQ(explicit_choice.variant, chosen);
+    // The variants charge a rank's sends differently (the owner q − 1 copies, or one hop each), so
+    // equal counts on every rank mean the panels moved the same way.
+    EXPECT_EQ(automatic.bytes_sent, explicit_choice.bytes_sent) << grid_name(grid);
+    EXPECT_EQ(automatic.bytes_received, explicit_choice.bytes_received);
+  }
+}
+
 // The NaN policy across ranks: a NaN reaches every entry it reaches in one process, whichever
 // rank holds it and whichever panel step brings it in (the local products accumulate with β = 1̄).
 template <class S> void check_nan_case(const dist::Grid& grid, const NanSpec& spec, const dist::Options& options) {

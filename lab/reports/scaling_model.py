@@ -59,14 +59,16 @@ class Comm:
 
 
 def broadcast(nbytes, q, across_nodes, variant, net):
-    """One panel to a group of q ranks: a pipelined tree (ceil(log2 q) latencies) or a pipelined ring (q - 1 hops);
-    the bytes cross each link once either way. Free when q = 1: the owner already has it."""
+    """One panel to a group of q ranks, as the farthest rank sees it. Broadcast: NCCL's pipelined tree, ceil(log2 q)
+    latencies and the bytes once. Ring: q - 1 hops, each forwarding the whole panel once it has arrived (dist's
+    move_panel receives, then sends), so the bytes q - 1 times. Free when q = 1: the owner already has it."""
     if q <= 1:
         return Comm()
     hops = q - 1 if variant == "ring" else math.ceil(math.log2(q))
+    carried = nbytes * hops if variant == "ring" else nbytes
     if across_nodes:
-        return Comm(fixed=hops * net.ib_alpha + nbytes / net.ib_beta)
-    return Comm(hops=hops, nbytes=nbytes)
+        return Comm(fixed=hops * net.ib_alpha + carried / net.ib_beta)
+    return Comm(hops=hops, nbytes=carried)
 
 
 def near_square_grid(p):

@@ -11,7 +11,8 @@
 // transposed view's transpose yourself). Every operand is a MatrixView of either layout with any
 // leading dimension; dA and dB are overwritten (never read). f32 and f64. Backends: the CPU (host
 // memory) and CUDA (device memory, every operand: src/cuda/backward.cu, the same arithmetic with
-// cuBLAS for the GEMMs, queued on ctx.cuda_stream; the value check is its one host wait).
+// cuBLAS for the GEMMs, queued on ctx.cuda_stream; the value check is its one host wait, which
+// Context::trust_inputs skips for log_plus_backward).
 // Backend::automatic runs on CUDA when a device is present and A is device memory, else on the
 // CPU. Both backends are deterministic (no atomics: every sum runs in a fixed order). Arguments
 // are checked before any work; a refused call writes nothing.
@@ -235,12 +236,14 @@ void log_plus_backward(const Context& ctx, MatrixView<const T> a, MatrixView<con
     if constexpr (config::cuda)
       if (detail::log_plus_backward_cuda<T>(ctx, a, b, c, grad_c, grad_a, grad_b, ctx.backend == Backend::cuda)) return;
   }
-  const T inf = std::numeric_limits<T>::infinity();
-  auto not_log = [inf](T x) { return !(x < inf); };  // NaN or +∞
-  refuse_values<T>(a, "A", "finite values or −∞", not_log);
-  refuse_values<T>(b, "B", "finite values or −∞", not_log);
-  refuse_values<T>(c, "C", "finite values or −∞ (the forward product)", not_log);
-  refuse_values<T>(grad_c, "dC", "finite values", [](T x) { return !std::isfinite(x); });
+  if (!ctx.trust_inputs) {
+    const T inf = std::numeric_limits<T>::infinity();
+    auto not_log = [inf](T x) { return !(x < inf); };  // NaN or +∞
+    refuse_values<T>(a, "A", "finite values or −∞", not_log);
+    refuse_values<T>(b, "B", "finite values or −∞", not_log);
+    refuse_values<T>(c, "C", "finite values or −∞ (the forward product)", not_log);
+    refuse_values<T>(grad_c, "dC", "finite values", [](T x) { return !std::isfinite(x); });
+  }
   if (m == 0 || k == 0 || n == 0) {  // no terms: every gradient is 0
     for (index_t i = 0; i < m; ++i)
       for (index_t kk = 0; kk < k; ++kk) grad_a(i, kk) = T(0);

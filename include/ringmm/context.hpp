@@ -57,7 +57,8 @@ struct Context {
   // wrap around) for data the caller knows to be valid. The check costs a pass over the operands,
   // and for device operands a wait for the device: calls of the checked pairs (integer tropical
   // and plus-times, max-times, log-plus) are captured in a CUDA graph only with this set. Values
-  // outside the domain then give unspecified results. Off by default.
+  // outside the domain then give unspecified results. log_plus_backward skips its value check too;
+  // argmax_backward still checks K*'s indexes, which guard its memory accesses. Off by default.
   bool trust_inputs = false;
   // Receives one-line notices such as "no CUDA device; using the CPU backend". Null: stderr.
   std::function<void(std::string_view)> on_notice;

@@ -173,8 +173,9 @@ class _Framework:
     def wants_grad(self, x):
         return self.name == "torch" and x.requires_grad
 
-    def product(self, a, b, semiring, trans_a, trans_b, backend, grad):
-        """op(a) ⊗ op(b) with numpy.matmul's batch broadcasting."""
+    def product(self, a, b, semiring, trans_a, trans_b, options, grad):
+        """op(a) ⊗ op(b) with numpy.matmul's batch broadcasting; options: ringmm.matmul's backend and
+        trust_inputs (einsum refuses trust_inputs for JAX before any product)."""
         if self.name == "jax":
             from . import jax as ringmm_jax
             return ringmm_jax.matmul(a, b, semiring, trans_a=trans_a, trans_b=trans_b)
@@ -185,9 +186,9 @@ class _Framework:
             if semiring == "plus_times":
                 return torch.matmul(a, b)
             from . import torch as ringmm_torch
-            return ringmm_torch.matmul(a, b, semiring)
+            return ringmm_torch.matmul(a, b, semiring, trust_inputs=options["trust_inputs"])
         from ._matmul import matmul
-        return matmul(a, b, semiring, trans_a=trans_a, trans_b=trans_b, backend=backend)
+        return matmul(a, b, semiring, trans_a=trans_a, trans_b=trans_b, **options)
 
 
 # ---- the contraction -------------------------------------------------------------------------------
@@ -259,7 +260,7 @@ def _take_diagonals(fw, t):
         t = _Tensor(array, indices)
 
 
-def _reduce(fw, t, drop, one, semiring, backend):
+def _reduce(fw, t, drop, one, semiring, options):
     """t with the indices in `drop` ⊕-reduced: a product with a vector of 1̄."""
     drop = [c for c in t.indices if c in drop]
     if not drop:
@@ -268,11 +269,11 @@ def _reduce(fw, t, drop, one, semiring, backend):
     size = dict(zip(t.indices, t.sizes))
     r, k = math.prod(size[c] for c in rest), math.prod(size[c] for c in drop)
     x = t.arranged(fw, rest + drop, (r, k))
-    y = fw.product(x, fw.vector(x, k, one), semiring, False, False, backend, fw.wants_grad(x))
+    y = fw.product(x, fw.vector(x, k, one), semiring, False, False, options, fw.wants_grad(x))
     return _Tensor(y, rest, [size[c] for c in rest])
 
 
-def _pair(fw, x, y, keep, sizes, semiring, backend):
+def _pair(fw, x, y, keep, sizes, semiring, options):
     """One pairwise contraction as a batched product: batch indices (in both, kept), left (x only),
     right (y only), contracted (in both, not kept)."""
     batch = [c for c in x.indices if c in y.indices and c in keep]
@@ -308,7 +309,7 @@ def _pair(fw, x, y, keep, sizes, semiring, backend):
     a = x.arranged(fw, order_x, tuple(xb) + ((k, m) if trans_a else (m, k)))
     b = y.arranged(fw, order_y, tuple(yb) + ((n, k) if trans_b else (k, n)))
     grad = fw.wants_grad(a) or fw.wants_grad(b)
-    c = fw.product(a, b, semiring, trans_a, trans_b, backend, grad)
+    c = fw.product(a, b, semiring, trans_a, trans_b, options, grad)
     batch_sizes = [max(xs[i], ys[i]) for i in batch]
     return _Tensor(c, batch + left + right, batch_sizes + left_dims + right_dims)
 
@@ -386,7 +387,8 @@ def _prepare(subscripts, operands, semiring):
     return fw, operands, name, one, _Expression(subscripts, shapes), shapes
 
 
-def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None, backend="auto"):
+def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None, backend="auto",
+           trust_inputs=False):
     """Contract tensors over a semiring, as numpy.einsum does over (+, ×).
 
     subscripts: numpy's notation, e.g. "ij,jk->ik", "bij,bjk->bik", "ii->i", "...ij,...jk", with
@@ -400,6 +402,8 @@ def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None
         (numpy's ["einsum_path", ...] form too).
     out: an array of the result's shape and dtype to write into (numpy, torch, cupy); returned.
     backend: "auto", "cpu" or "cuda", as for ringmm.matmul.
+    trust_inputs: skip every product's check of the values against the semiring's domain, as for
+        ringmm.matmul (numpy, torch and cupy operands; ringmm.jax checks values in its own calls).
 
     Returns an array of the operands' framework. Differentiable where its products are: torch
     operands that require grad go through ringmm.torch (log_plus, max_plus, min_plus, max_min,
@@ -408,12 +412,17 @@ def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None
     int32 max-plus and min-plus), or the next product refuses them.
     """
     fw, operands, semiring, one, expr, shapes = _prepare(subscripts, operands, semiring)
+    if not isinstance(trust_inputs, bool):
+        raise TypeError(f"trust_inputs must be True or False, not {type(trust_inputs).__name__}")
+    if trust_inputs and fw.name == "jax":
+        raise ValueError("trust_inputs applies to numpy, torch and cupy operands; ringmm.jax checks values itself")
+    options = {"backend": backend, "trust_inputs": trust_inputs}
     output = set(expr.output)
     tensors = []
     for x, indices in zip(operands, expr.inputs):
         t = _take_diagonals(fw, _Tensor(x, indices))
         elsewhere = output.union(*(set(i) for j, i in enumerate(expr.inputs) if i is not indices))
-        tensors.append(_reduce(fw, t, set(t.indices) - elsewhere, one, semiring, backend))
+        tensors.append(_reduce(fw, t, set(t.indices) - elsewhere, one, semiring, options))
     path, _ = _path([t.indices for t in tensors], expr.output, [tuple(t.sizes) for t in tensors], optimize)
     for step in path:
         chosen = [tensors[p] for p in step]
@@ -422,10 +431,10 @@ def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None
         t = chosen[0]
         for other in chosen[1:]:
             rest = keep.union(*(set(u.indices) for u in chosen if u is not t and u is not other))
-            t = _pair(fw, t, other, rest, expr.sizes, semiring, backend)
-        tensors.append(_reduce(fw, t, set(t.indices) - keep, one, semiring, backend))
+            t = _pair(fw, t, other, rest, expr.sizes, semiring, options)
+        tensors.append(_reduce(fw, t, set(t.indices) - keep, one, semiring, options))
     (t,) = tensors
-    t = _reduce(fw, t, set(t.indices) - output, one, semiring, backend)
+    t = _reduce(fw, t, set(t.indices) - output, one, semiring, options)
     size = dict(zip(t.indices, t.sizes))
     result = t.arranged(fw, expr.output, tuple(size[c] for c in expr.output))
     if semiring == "lor_land":  # an operand that no product read still holds any nonzero byte

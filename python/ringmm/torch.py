@@ -39,7 +39,7 @@ for _s in semirings():
 del _s, _spelling
 
 
-def matmul(a, b, semiring="max_plus"):
+def matmul(a, b, semiring="max_plus", *, trust_inputs=False):
     """The semiring product of torch tensors, differentiable in a and b.
 
     a, b: float tensors of one dtype on one device (CPU, or CUDA with ringmm's CUDA backend), shaped
@@ -48,19 +48,27 @@ def matmul(a, b, semiring="max_plus"):
     semiring: one of SEMIRINGS ("max_plus", "min_plus", "max_min", "max_times", "min_max",
         "log_plus"); the command line's spellings ("max-plus") work too. max_min and min_max take
         float32 only; max_times needs nonnegative inputs.
+    trust_inputs: skip the check of the values against the semiring's domain (log_plus refuses +inf
+        and NaN, max_times negative values and +inf), as ringmm.matmul does: the caller vouches for
+        them, and log_plus's backward skips its check too. The check waits for the device, so a
+        product that checks cannot be captured in a CUDA graph (torch.cuda.graph); with
+        trust_inputs=True it can. The selecting semirings' backward still checks k_star's indexes
+        (they guard its memory accesses), so their backward waits. Off by default.
 
     Runs on torch's current stream. Refuses a non-tensor, an unsupported semiring or dtype
     (TypeError), mismatched devices or shapes (ValueError) before any work.
     """
     name = _checked_semiring(semiring)
     _check_operands(a, b, name)
+    if not isinstance(trust_inputs, bool):
+        raise TypeError(f"trust_inputs must be True or False, not {type(trust_inputs).__name__}")
     row, col = a.dim() == 1, b.dim() == 1
     a_matrix = a.unsqueeze(0) if row else a
     b_matrix = b.unsqueeze(-1) if col else b
     if name == "log_plus":
-        c = torch.ops.ringmm.log_plus_matmul(a_matrix, b_matrix)
+        c = torch.ops.ringmm.log_plus_matmul(a_matrix, b_matrix, trust_inputs)
     else:
-        c, _ = torch.ops.ringmm.selecting_matmul(a_matrix, b_matrix, name)
+        c, _ = torch.ops.ringmm.selecting_matmul(a_matrix, b_matrix, name, trust_inputs)
     if row:
         c = c.squeeze(-2)
     return c.squeeze(-1) if col else c
@@ -110,24 +118,25 @@ def _result_shape(a, b):
 
 
 @torch.library.custom_op("ringmm::selecting_matmul", mutates_args=())
-def _selecting_matmul(a: torch.Tensor, b: torch.Tensor, semiring: str) -> tuple[torch.Tensor, torch.Tensor]:
-    c, k_star = _matmul(a, b, semiring, return_argmax=True)
+def _selecting_matmul(a: torch.Tensor, b: torch.Tensor, semiring: str,
+                      trust_inputs: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    c, k_star = _matmul(a, b, semiring, return_argmax=True, trust_inputs=trust_inputs)
     return c, k_star
 
 
 @_selecting_matmul.register_fake
-def _(a, b, semiring):
+def _(a, b, semiring, trust_inputs):
     shape = _result_shape(a, b)
     return a.new_empty(shape), a.new_empty(shape, dtype=torch.int32)
 
 
 @torch.library.custom_op("ringmm::log_plus_matmul", mutates_args=())
-def _log_plus_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return _matmul(a, b, "log_plus")
+def _log_plus_matmul(a: torch.Tensor, b: torch.Tensor, trust_inputs: bool) -> torch.Tensor:
+    return _matmul(a, b, "log_plus", trust_inputs=trust_inputs)
 
 
 @_log_plus_matmul.register_fake
-def _(a, b):
+def _(a, b, trust_inputs):
     return a.new_empty(_result_shape(a, b))
 
 
@@ -150,20 +159,20 @@ def _(a, b, k_star, grad_c, semiring):
 
 
 @torch.library.custom_op("ringmm::log_plus_matmul_backward", mutates_args=())
-def _log_plus_matmul_backward(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
-                              grad_c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    return _core.log_plus_backward(a, b, c, grad_c)
+def _log_plus_matmul_backward(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, grad_c: torch.Tensor,
+                              trust_inputs: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    return _core.log_plus_backward(a, b, c, grad_c, trust_inputs)
 
 
 @_log_plus_matmul_backward.register_fake
-def _(a, b, c, grad_c):
+def _(a, b, c, grad_c, trust_inputs):
     return _gradient_buffers(a, b, grad_c)
 
 
 # ---- autograd --------------------------------------------------------------------------------------
 
 def _save_selecting(ctx, inputs, output):
-    a, b, semiring = inputs
+    a, b, semiring, _ = inputs
     ctx.save_for_backward(a, b, output[1])
     ctx.semiring = semiring
 
@@ -171,17 +180,19 @@ def _save_selecting(ctx, inputs, output):
 def _selecting_backward(ctx, grad_c, grad_k_star):
     a, b, k_star = ctx.saved_tensors
     grad_a, grad_b = torch.ops.ringmm.selecting_matmul_backward(a, b, k_star, grad_c, ctx.semiring)
-    return grad_a.sum_to_size(a.shape), grad_b.sum_to_size(b.shape), None
+    return grad_a.sum_to_size(a.shape), grad_b.sum_to_size(b.shape), None, None
 
 
 def _save_log_plus(ctx, inputs, output):
-    ctx.save_for_backward(*inputs, output)
+    a, b, trust_inputs = inputs
+    ctx.save_for_backward(a, b, output)
+    ctx.trust_inputs = trust_inputs  # a trusted product's backward skips the value check too
 
 
 def _log_plus_backward(ctx, grad_c):
     a, b, c = ctx.saved_tensors
-    grad_a, grad_b = torch.ops.ringmm.log_plus_matmul_backward(a, b, c, grad_c)
-    return grad_a.sum_to_size(a.shape), grad_b.sum_to_size(b.shape)
+    grad_a, grad_b = torch.ops.ringmm.log_plus_matmul_backward(a, b, c, grad_c, ctx.trust_inputs)
+    return grad_a.sum_to_size(a.shape), grad_b.sum_to_size(b.shape), None
 
 
 _selecting_matmul.register_autograd(_selecting_backward, setup_context=_save_selecting)

@@ -45,14 +45,15 @@ namespace {
 // (forward is c) or over a selecting semiring (forward is k_star: every grad_c[i, j] goes to the term
 // k_star[i, j] that won, none where it is -1).
 nb::object backward(bool log_plus, nb::handle a_object, nb::handle b_object, nb::handle forward_object,
-                    nb::handle grad_c_object, nb::handle semiring) {
+                    nb::handle grad_c_object, nb::handle semiring, bool trust_inputs = false) {
   const SemiringKind kind = log_plus ? SemiringKind::log_plus : semiring_of(semiring);
   enum { A, B, FORWARD, GRAD_C };
   Call call({{"a", a_object}, {"b", b_object}, {log_plus ? "c" : "k_star", forward_object}, {"grad_c", grad_c_object}});
   std::optional<ArrayInfo> inputs[4] = {call.info(A), call.info(B), call.info(FORWARD), call.info(GRAD_C)};
   Backward w(*inputs[A], *inputs[B], *inputs[FORWARD], *inputs[GRAD_C], kind, !log_plus);
   if (!log_plus) require_selecting(kind, w.type, "argmax_backward");
-  const Context ctx = call_context(w.a.place, "auto", call.stream(w.a.place));
+  Context ctx = call_context(w.a.place, "auto", call.stream(w.a.place));
+  ctx.trust_inputs = trust_inputs;
   for (std::size_t i = A; i <= GRAD_C; ++i)
     if (!describe_matrices(*inputs[i]).in_place) call.contiguous_copy(i, inputs[i]);
   std::optional<ArrayInfo> grad_a, grad_b;
@@ -76,11 +77,12 @@ nb::object backward(bool log_plus, nb::handle a_object, nb::handle b_object, nb:
 void ringmm_py::bind_autograd(nb::module_& m) {
   m.def(
       "log_plus_backward",
-      [](nb::handle a, nb::handle b, nb::handle c, nb::handle grad_c) {
-        return backward(true, a, b, c, grad_c, nb::none());
+      [](nb::handle a, nb::handle b, nb::handle c, nb::handle grad_c, nb::handle trust_inputs) {
+        return backward(true, a, b, c, grad_c, nb::none(), flag_of(trust_inputs));
       },
       nb::arg("a").none(), nb::arg("b").none(), nb::arg("c").none(), nb::arg("grad_c").none(),
-      "(grad_a, grad_b) of c = a ⊗ b over log-plus, of the full batch shape");
+      nb::arg("trust_inputs").none() = nb::none(),
+      "(grad_a, grad_b) of c = a ⊗ b over log-plus, of the full batch shape; trust_inputs skips the value check");
   m.def(
       "argmax_backward",
       [](nb::handle a, nb::handle b, nb::handle k_star, nb::handle grad_c, nb::handle semiring) {

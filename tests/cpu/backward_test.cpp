@@ -183,6 +183,28 @@ TEST(LogPlusBackward, MinusInfinityRowsAndColumnsGiveZeroGradients) {
   for (double x : zdb.v) EXPECT_EQ(x, 0.0);
 }
 
+TEST(LogPlusBackward, TrustedInputsSkipOnlyTheValueCheck) {
+  std::mt19937_64 rng(5);
+  Dense a = random_dense(3, 4, rng, -1, 0), b = random_dense(4, 2, rng, -1, 0), g = random_dense(3, 2, rng, -1, 1);
+  Dense c = log_plus_forward(a, b), da(3, 4, 7.0), db(4, 2, 7.0);
+  Dense bad_g = g;
+  bad_g(0, 1) = INFINITY;
+  Context trusted = cpu_context();
+  trusted.trust_inputs = true;
+  EXPECT_THROW(log_plus_backward<double>(cpu_context(), a.cview(), b.cview(), c.cview(), bad_g.cview(), da.view(),
+                                         db.view()),
+               Error);
+  // Trusted, the call runs: row 1's gradients come from finite values and equal the checked call's.
+  log_plus_backward<double>(trusted, a.cview(), b.cview(), c.cview(), bad_g.cview(), da.view(), db.view());
+  Dense want_a(3, 4, 0.0), want_b(4, 2, 0.0);
+  log_plus_backward<double>(cpu_context(), a.cview(), b.cview(), c.cview(), g.cview(), want_a.view(), want_b.view());
+  for (index_t kk = 0; kk < 4; ++kk) EXPECT_DOUBLE_EQ(da(1, kk), want_a(1, kk));
+  // The shapes are still checked.
+  Dense wrong(3, 3);
+  EXPECT_THROW(log_plus_backward<double>(trusted, a.cview(), b.cview(), c.cview(), g.cview(), wrong.view(), db.view()),
+               Error);
+}
+
 TEST(LogPlusBackward, FloatAndColumnMajorViews) {
   std::mt19937_64 rng(9);
   const index_t m = 13, n = 10, k = 17;

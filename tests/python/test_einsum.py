@@ -133,6 +133,27 @@ def test_errors_name_the_subscript_or_operand(call, error, match):
         call()
 
 
+def test_trusted_inputs_skip_every_products_value_check():
+    """trust_inputs reaches each product: a negative max_times entry is refused by default, not when trusted."""
+    a = -np.ones((2, 3))
+    b, c = np.ones((3, 4)), np.ones((4, 2))
+    with pytest.raises(ValueError, match="outside the inputs"):
+        ringmm.einsum("ij,jk,kl->il", a, b, c, semiring="max_times", backend="cpu")
+    got = ringmm.einsum("ij,jk,kl->il", a, b, c, semiring="max_times", backend="cpu", trust_inputs=True)
+    assert got.shape == (2, 2)
+    # An index ⊕-reduced before any pair goes through a product of its own, trusted too.
+    assert ringmm.einsum("ij->i", a, semiring="max_times", backend="cpu", trust_inputs=True).shape == (2,)
+    with pytest.raises(TypeError, match="trust_inputs must be True or False"):
+        ringmm.einsum("ij,jk", np.ones((2, 3)), b, trust_inputs="yes")
+
+
+def test_trusted_inputs_are_refused_for_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.ones((2, 2), jnp.float32)
+    with pytest.raises(ValueError, match="ringmm.jax checks values itself"):
+        ringmm.einsum("ij,jk", x, x, trust_inputs=True)
+
+
 # ---- torch gradients ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("semiring", ["log_plus", "max_plus", "min_plus", "plus_times"])

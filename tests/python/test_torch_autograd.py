@@ -209,13 +209,34 @@ def test_opcheck(rng):
     a, b = separated_operands("min_plus", (2, 3, 4), (4, 5), rng, gap=0.1)
     ta, tb = tensor(a, "cpu"), tensor(b, "cpu")
     ops = torch.ops.ringmm
-    torch.library.opcheck(ops.selecting_matmul, (ta, tb, "min_plus"))
-    torch.library.opcheck(ops.log_plus_matmul, (ta, tb))
-    c, k_star = ops.selecting_matmul(ta.detach(), tb.detach(), "min_plus")
+    for trusted in (False, True):
+        torch.library.opcheck(ops.selecting_matmul, (ta, tb, "min_plus", trusted))
+        torch.library.opcheck(ops.log_plus_matmul, (ta, tb, trusted))
+    c, k_star = ops.selecting_matmul(ta.detach(), tb.detach(), "min_plus", False)
     grad_c = torch.ones_like(c)
     torch.library.opcheck(ops.selecting_matmul_backward, (ta.detach(), tb.detach(), k_star, grad_c, "min_plus"))
-    c = ops.log_plus_matmul(ta.detach(), tb.detach())
-    torch.library.opcheck(ops.log_plus_matmul_backward, (ta.detach(), tb.detach(), c, grad_c))
+    c = ops.log_plus_matmul(ta.detach(), tb.detach(), False)
+    for trusted in (False, True):
+        torch.library.opcheck(ops.log_plus_matmul_backward, (ta.detach(), tb.detach(), c, grad_c, trusted))
+
+
+@pytest.mark.parametrize("semiring,bad", [("log_plus", float("inf")), ("max_times", -1.0)])
+def test_trusted_inputs_skip_the_value_check_and_still_differentiate(semiring, bad):
+    a = torch.rand(3, 4, dtype=torch.float64)
+    b = torch.rand(4, 5, dtype=torch.float64)
+    a[0, 0] = bad
+    with pytest.raises(ValueError, match="outside the inputs"):
+        ringmm.torch.matmul(a, b, semiring)
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    c = ringmm.torch.matmul(a, b, semiring, trust_inputs=True)
+    # Row 1 holds no refused value: it equals the checked product of that row.
+    torch.testing.assert_close(c[1:].detach(), ringmm.torch.matmul(a[1:].detach(), b.detach(), semiring))
+    c[1:].sum().backward()
+    assert a.grad.shape == a.shape and b.grad.shape == b.shape
+    assert torch.isfinite(a.grad[1:]).all()
+    with pytest.raises(TypeError, match="trust_inputs must be True or False"):
+        ringmm.torch.matmul(a, b, semiring, trust_inputs=1)
 
 
 def test_errors():

@@ -82,3 +82,21 @@ def test_trusted_inputs_let_a_checked_product_be_captured():
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(got, want)
+
+
+def test_trusted_inputs_let_a_differentiable_log_plus_product_be_captured():
+    a = torch.rand(33, 17, device="cuda")
+    b = torch.rand(17, 65, device="cuda")
+    want = ringmm.torch.matmul(a, b, "log_plus")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up outside the capture
+        ringmm.torch.matmul(a, b, "log_plus", trust_inputs=True)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        got = ringmm.torch.matmul(a, b, "log_plus", trust_inputs=True)
+    got.fill_(0)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(got, want)

@@ -770,8 +770,7 @@ WHY = {
            "NVLink-connected GPUs is compute-bound (see the efficiencies), so broadcast and ring differ by a few "
            "per cent, either way round, most likely as NCCL's kernels share the SMs with the local products while "
            "a panel travels, for longer in one variant or the other depending on the grid (not profiled). The "
-           "seed's CPU cluster "
-           "was bound by communication.",
+           "seed's CPU cluster was bound by communication.",
     "003": "The seed's Tesla C2075 ran cuBLAS's DGEMM on SIMT units; the H100's cuBLAS runs FP64 on tensor cores, "
            "which a SIMT kernel cannot match, and cublasDsyrk exploits the symmetry as well. ringmm sends plus-times "
            "f64 to cuBLAS by default, so its users get cuBLAS's time; the own-kernel line is what the engine does "

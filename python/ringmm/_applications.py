@@ -12,7 +12,7 @@ from . import _core
 from . import _frameworks  # noqa: F401  (registers the frameworks with _core)
 
 
-def syrk(a, semiring="plus_times", *, trans=False, out=None, backend="auto"):
+def syrk(a, semiring="plus_times", *, trans=False, out=None, backend="auto", trust_inputs=False):
     """The symmetric product op(a)ᵀ ⊗ op(a) over a semiring: aᵀ ⊗ a, or a ⊗ aᵀ with trans=True.
 
     a: an array of at least 2 dimensions (numpy, torch, cupy, jax on the host, or
@@ -22,12 +22,13 @@ def syrk(a, semiring="plus_times", *, trans=False, out=None, backend="auto"):
     semiring: a name of ringmm.semirings(); the dtypes are that semiring's, as for matmul.
     out: an array of the result's shape and dtype to write into; returned. It must not overlap a.
     backend: "auto", "cpu" or "cuda", as for matmul.
+    trust_inputs: skip the check of the values against the semiring's domain, as for matmul.
 
     Result entry (i, j) is ⊕_k op(a)[k, i] ⊗ op(a)[k, j]. One triangle is computed and mirrored,
     since every built-in ⊗ is commutative. Returns an array of a's framework and device. A bad
     argument raises ValueError or TypeError naming it, before anything is written to out.
     """
-    return _core.syrk(a, semiring, trans, out, backend)
+    return _core.syrk(a, semiring, trans, out, backend, trust_inputs)
 
 
 def apsp(weights, *, longest=False, block=None, return_next=True, backend="auto"):

@@ -107,7 +107,7 @@ nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle sem
 // earlier members were written, so a batch goes to a new array first and into out at the end.
 
 nb::object syrk_entry(nb::handle a_object, nb::handle semiring, nb::handle trans_object, nb::handle out_object,
-                nb::handle backend_object) {
+                nb::handle backend_object, nb::handle trust_object) {
   check_semiring_type(semiring);
   check_backend_type(backend_object);
   const bool trans = flag_of(trans_object), has_out = !out_object.is_none();
@@ -118,7 +118,8 @@ nb::object syrk_entry(nb::handle a_object, nb::handle semiring, nb::handle trans
   const SemiringKind kind = semiring_of(semiring);
   Plan p = make_plan(a, a, nullptr, out ? &*out : nullptr, kind, !trans, trans);
   if (has_out) call.require_writable(1);
-  const Context ctx = call_context(a.place, backend_of(backend_object), call.stream(a.place));
+  Context ctx = call_context(a.place, backend_of(backend_object), call.stream(a.place));
+  ctx.trust_inputs = flag_of(trust_object);
   if (!p.a.in_place) {
     std::optional<ArrayInfo> copy;
     call.contiguous_copy(0, copy);
@@ -203,7 +204,7 @@ void ringmm_py::bind_products(nb::module_& m) {
         nb::arg("out").none(), nb::arg("return_argmax").none(), nb::arg("backend").none(),
         nb::arg("trust_inputs").none() = nb::none(), "ringmm.matmul's one entry");
   m.def("syrk", &syrk_entry, nb::arg("a").none(), nb::arg("semiring").none(), nb::arg("trans").none(), nb::arg("out").none(),
-        nb::arg("backend").none(), "ringmm.syrk's one entry");
+        nb::arg("backend").none(), nb::arg("trust_inputs").none() = nb::none(), "ringmm.syrk's one entry");
   m.def("semirings", &semirings);
   m.def("canonical_name", [](const std::string& s) { return python_name(parse_semiring_name(s)); });
   m.def("info", &build_info);

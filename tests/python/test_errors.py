@@ -99,6 +99,9 @@ def test_trusted_inputs_are_not_checked():
         ringmm.matmul(a, np.ones((2, 2)), "max_times", backend="cpu")
     c = ringmm.matmul(a, np.ones((2, 2)), "max_times", backend="cpu", trust_inputs=True)
     assert c.shape == (2, 2)
+    with pytest.raises(ValueError, match="outside the inputs"):
+        ringmm.syrk(a, "max_times", backend="cpu")
+    assert ringmm.syrk(a, "max_times", backend="cpu", trust_inputs=True).shape == (2, 2)
 
 
 def test_jax_on_gpu_is_refused_clearly():

@@ -60,7 +60,8 @@ distribution:
                               rows and 2 columns, where each panel makes one hop; broadcast otherwise)
   --backend auto|cpu|cuda     local multiplies; cuda needs NCCL and one GPU per rank
   --threads N                 CPU threads per rank (default: cores / ranks on the node)
-  --reps R                    timed repetitions after one warm-up; the median is reported (default 3)
+  --reps R                    timed repetitions after one warm-up; the median is reported (default 3);
+                              a call of a second or more reports its time on stderr as it ends
   --resident                  keep A, B, C on the devices (needs --backend cuda or auto with a GPU per
                               rank): the initial distribution to the devices (a scatter from rank 0
                               through pinned buffers for --a/--b files; with --size, each rank's
@@ -248,6 +249,13 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
     stats = product();
     return slowest(MPI_Wtime() - start);
   };
+  // Progress on stderr for calls of a second or more, so that a large run does not sit silent.
+  auto report = [&](int rep, double seconds) {
+    if (!root || seconds < 1.0) return;
+    std::cerr << "ringmm summa: "
+              << (rep == 0 ? std::string("warm-up") : "repetition " + std::to_string(rep) + " of " + std::to_string(req.reps))
+              << " took " << fixed(seconds, 2) << " s\n";
+  };
   if (req.resident) {
 #if RINGMM_HAVE_NCCL
     // The initial distribution, timed once: from rank 0's files through pinned buffers, or each
@@ -279,6 +287,7 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
           if (req.argmax) return dist::gemm_argmax<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, k_dev, alpha, beta, options);
         return dist::gemm<S>(grid, op_a, a_dev, op_b, b_dev, c_dev, alpha, beta, options);
       });
+      report(rep, seconds);
       if (rep > 0) times.push_back(seconds);
     }
     c = dist::to_host(grid, c_dev);
@@ -293,6 +302,7 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
           if (req.argmax) return dist::gemm_argmax<S>(grid, op_a, a, op_b, b, c, k_star, alpha, beta, options);
         return dist::gemm<S>(grid, op_a, a, op_b, b, c, alpha, beta, options);
       });
+      report(rep, seconds);
       if (rep > 0) times.push_back(seconds);
     }
   }

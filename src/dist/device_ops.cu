@@ -135,7 +135,7 @@ template <class S>
 void device_take_better(typename S::value_type* acc, std::int32_t* acc_k, const typename S::value_type* part,
                         const std::int32_t* part_k, index_t count, void* stream) {
   if constexpr (!semiring_traits<S>::selects) {
-    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+    throw ringmm::detail::argmax_needs_selection();
   } else {
     if (count == 0) return;
     take_better_kernel<S><<<blocks_for(count), threads, 0, static_cast<cudaStream_t>(stream)>>>(acc, acc_k, part, part_k, count);
@@ -148,7 +148,7 @@ void device_argmax_epilogue(typename S::value_type* c, std::int32_t* k_star, con
                             const std::int32_t* acc_k, index_t count, typename S::value_type alpha,
                             typename S::value_type beta, void* stream) {
   if constexpr (!semiring_traits<S>::selects) {
-    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+    throw ringmm::detail::argmax_needs_selection();
   } else {
     if (count == 0) return;
     argmax_epilogue_kernel<S><<<blocks_for(count), threads, 0, static_cast<cudaStream_t>(stream)>>>(c, k_star, acc, acc_k,

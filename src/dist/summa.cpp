@@ -331,7 +331,7 @@ Stats gemm_argmax(const Grid& grid, Op op_a, const DistMatrix<typename S::value_
                   DistMatrix<std::int32_t>& k_star, typename S::value_type alpha, typename S::value_type beta,
                   const Options& options) {
   if constexpr (!semiring_traits<S>::selects)
-    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+    throw ringmm::detail::argmax_needs_selection();
   else
     return summa<S>(grid, op_a, a, op_b, b, c, &k_star, alpha, beta, options);
 }

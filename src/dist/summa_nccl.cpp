@@ -405,7 +405,7 @@ Stats gemm_argmax(const Grid& grid, Op op_a, const DeviceDistMatrix<typename S::
                   DeviceDistMatrix<std::int32_t>& k_star, typename S::value_type alpha, typename S::value_type beta,
                   const Options& options) {
   if constexpr (!semiring_traits<S>::selects)
-    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+    throw ringmm::detail::argmax_needs_selection();
   else
     return detail::resident_call<S>(grid, "dist::gemm_argmax", op_a, a, op_b, b, c, &k_star, alpha, beta, options);
 }

@@ -438,7 +438,7 @@ template <class S> void cuda_run(const Context& ctx, const Problem<S>& p) {
 // for those whose ⊕ does not select (gemm_argmax refuses them at compile time already).
 template <class S> void cuda_run_argmax(const Context& ctx, const Problem<S>& p) {
   if constexpr (!semiring_traits<S>::selects) {
-    throw Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+    throw argmax_needs_selection();
   } else {
     const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
     using cuda_detail::is_device_pointer;

@@ -6,9 +6,16 @@
 #include <cstdint>
 
 #include "ringmm/detail/problem.hpp"
+#include "ringmm/error.hpp"
 #include "ringmm/semiring.hpp"
 
 namespace ringmm::detail {
+
+// The refusal of an argmax product whose ⊕ does not select one term (plus-times, or-and, log-plus),
+// for code instantiated for every pair: gemm_argmax refuses those pairs at compile time already.
+inline Error argmax_needs_selection() {
+  return Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
+}
 
 // The epilogue of one entry: `sum` is the finalized ⊕-sum of its terms and `winner` the k (k
 // offset included) of the first best one, or −1 where none won. α applies here, a 0̄ result

@@ -62,6 +62,12 @@ if [ ! -x "$tool" ]; then
 fi
 
 nvidia-smi --query-gpu=index,name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a "$summary"
+# Clocks and power of every GPU twice a second while the runs go (gpu-samples.csv; runs.log has when each
+# run ended): whether a run's GPUs held their clocks, e.g. when all of them multiply at once.
+nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 500 \
+  >> "$out/gpu-samples.csv" 2>/dev/null &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null' EXIT
 nvidia-smi topo -m >> "$summary" 2>&1
 
 resident_flag=
@@ -98,7 +104,7 @@ for pair in ${semirings//,/ }; do
 for r in rs: r['weak_base'] = int(sys.argv[2])
 json.dump(d, open(p, 'w'))" "$record" "$weak_base"
         fi
-        echo "== $semiring $type n=$n grid=$grid $variant rc=$rc" >> "$out/runs.log"
+        echo "== $semiring $type n=$n grid=$grid $variant rc=$rc (ended $(date -u +%H:%M:%S))" >> "$out/runs.log"
         cat "$out/run.log" >> "$out/runs.log"
         [ $rc -ne 0 ] && { echo "$semiring $type n=$n $grid $variant FAILED rc=$rc: $(tail -3 "$out/run.log" | tr '\n' ' ')" | tee -a "$summary"; }
       done

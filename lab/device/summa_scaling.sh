@@ -14,7 +14,7 @@
 #     grids      comma list of PRxPC (1x1 is the baseline of the efficiency); default: every grid of
 #                1x1; 1x2,2x1; 2x2,1x4; 2x4,4x2,1x8 that the GPUs of this host allow. A grid that
 #                needs more ranks than there are GPUs is skipped with a note.
-#     variants   comma list, default broadcast,ring (1x1 runs broadcast only: it moves no panels)
+#     variants   comma list, default broadcast,ring (1x1 runs once, as broadcast: it moves no panels)
 # SUMMA_RESIDENT=1 (the default) runs `ringmm summa --resident`: A, B and C stay on the devices, and
 # each record holds the product's time (seconds) and the one-time distribution to the devices
 # (distribution_seconds) apart; SUMMA_RESIDENT=0 stages the host matrices in each call, as before.
@@ -91,8 +91,11 @@ for pair in ${semirings//,/ }; do
         echo "$semiring $type n=$n $grid skipped: $ranks ranks, $gpus GPU(s) (one rank per GPU)" | tee -a "$summary"
         continue
       fi
-      for variant in ${variants//,/ }; do
-        [ "$grid" = 1x1 ] && [ "$variant" != broadcast ] && continue
+      # 1x1 moves no panels: it runs once, as broadcast, whichever variants were asked for (it is
+      # every other grid's baseline).
+      grid_variants=$variants
+      [ "$grid" = 1x1 ] && grid_variants=broadcast
+      for variant in ${grid_variants//,/ }; do
         record=$out/summa_${semiring}_${type}_${weak_base:+weak${weak_base}_}${n}_${grid}_${variant}${block_tag}${argmax_flag:+_argmax}.json
         # --bind-to none: each rank drives one GPU (cudaSetDevice(node-local rank)) and uses its own CPU threads.
         timeout "${SUMMA_TIMEOUT:-400}" mpirun -np "$ranks" --bind-to none -x LD_LIBRARY_PATH "${nccl_env[@]}" \

@@ -31,26 +31,6 @@ template <class T> std::vector<T> gather_on_root(const dist::Grid& grid, const d
   return whole;
 }
 
-// --backend auto takes the devices when this build has NCCL and every rank has a GPU of its own
-// (the device set-up agrees on that everywhere), else the CPU; --backend cuda insists on them.
-Backend solver_backend(const dist::Grid& grid, Backend requested) {
-  if (requested == Backend::cpu) return Backend::cpu;
-#if RINGMM_HAVE_NCCL
-  try {
-    const dist::DeviceDistMatrix<float> probe(grid, 1, 1, 1);  // sets up each rank's device and NCCL
-    return Backend::cuda;
-  } catch (const Error&) {
-    if (requested == Backend::cuda) throw;
-    return Backend::cpu;
-  }
-#else
-  if (requested == Backend::cuda)
-    throw Error(Errc::backend_unavailable, "--backend",
-                "ringmm apsp --summa runs on the GPUs only in builds with CUDA and NCCL, which this one lacks");
-  return Backend::cpu;
-#endif
-}
-
 // The graph in the block-cyclic layout: a file is read by root and scattered; each rank makes its
 // own blocks of the --bench graph (no rank holds all of it).
 template <class T>
@@ -228,7 +208,7 @@ int apsp_summa_command(const Args& args) {
       throw UsageError("--grid", std::to_string(req.prow) + "x" + std::to_string(req.pcol) + " needs " +
                                      std::to_string(req.prow * req.pcol) + " ranks but mpirun started " + std::to_string(size));
     const dist::Grid grid(MPI_COMM_WORLD, req.prow, req.pcol);
-    const Backend backend = solver_backend(grid, req.ctx.backend);
+    const Backend backend = ranks_backend(grid, req.ctx.backend, "ringmm apsp --summa");
     std::optional<DType> npy_dtype;
     if (is_npy(req)) {
       req.npy_graph = dist::read_npy_on_root(grid, *req.graph_path);  // dtype and shape everywhere, data on root

@@ -11,6 +11,9 @@
 
 #include "commands.hpp"
 #include "ringmm/dist.hpp"
+#if RINGMM_HAVE_NCCL
+#include "ringmm/dist_device.hpp"
+#endif
 
 namespace ringmm::tools {
 
@@ -45,6 +48,28 @@ inline void agree_on_command_line(const Args& args, const std::string& command) 
   std::string shown = "'";
   for (const auto& arg : args) shown += (shown.size() > 1 ? " " : "") + arg;
   dist::check_agreement(MPI_COMM_WORLD, {{"command line", std::int64_t(fingerprint >> 1), shown + "'"}}, command);
+}
+
+// Collective. Where the ranks' local work runs: --backend auto takes the devices when this build has
+// NCCL and every rank has a GPU of its own (the device set-up agrees on that everywhere), else the
+// CPU; --backend cuda insists on them. `command` names the tool in the refusal.
+inline Backend ranks_backend(const dist::Grid& grid, Backend requested, const std::string& command) {
+  if (requested == Backend::cpu) return Backend::cpu;
+#if RINGMM_HAVE_NCCL
+  try {
+    const dist::DeviceDistMatrix<float> probe(grid, 1, 1, 1);  // sets up each rank's device and NCCL
+    return Backend::cuda;
+  } catch (const Error&) {
+    if (requested == Backend::cuda) throw;
+    return Backend::cpu;
+  }
+#else
+  (void)grid;
+  if (requested == Backend::cuda)
+    throw Error(Errc::backend_unavailable, "--backend",
+                command + " runs on the GPUs only in builds with CUDA and NCCL, which this one lacks");
+  return Backend::cpu;
+#endif
 }
 
 // CPU threads per rank when --threads is not given: the node's cores shared among its ranks.

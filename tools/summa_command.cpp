@@ -55,7 +55,8 @@ product:
                               k, −1 where the result is 0̄; --check compares it too, --out writes C
 distribution:
   --grid PRxPC                process grid (default: the near-square factorisation of P)
-  --block NB                  block size of the block-cyclic layout (default 256)
+  --block NB                  block size of the block-cyclic layout, the panels' width (default 1024
+                              when the ranks run on GPUs, 256 on the CPU)
   --variant auto|broadcast|ring  how panels travel (default auto: ring on grids of at most 2 process
                               rows and 2 columns, where each panel makes one hop; broadcast otherwise)
   --backend auto|cpu|cuda     local multiplies; cuda needs NCCL and one GPU per rank
@@ -83,7 +84,7 @@ struct Request {
   bool trans_a = false, trans_b = false, check = false, resident = false, argmax = false;
   std::optional<double> alpha, beta;
   int prow = 0, pcol = 0;  // 0: near-square
-  index_t block = 256;
+  index_t block = 0;  // 0: default_block of the backend the ranks run on
   dist::Variant variant = dist::Variant::automatic;
   Backend backend = Backend::automatic;
   int threads = 0;
@@ -121,7 +122,7 @@ Request parse(const Args& args) {
   req.kind = product.kind, req.type = product.type, req.check = product.check;
   req.trans_a = product.trans_a, req.trans_b = product.trans_b, req.alpha = product.alpha, req.beta = product.beta;
   if (auto g = opt.get("grid")) std::tie(req.prow, req.pcol) = parse_grid(*g, "--grid");
-  req.block = opt.integer_or("block", 256, 1, 1 << 24);
+  req.block = opt.integer_or("block", 0, 1, 1 << 24);
   req.variant = dist::parse_variant(opt.get_or("variant", "auto"), "--variant");
   req.backend = parse_backend(opt.get_or("backend", "auto"), "--backend");
   req.threads = int(opt.integer_or("threads", 0, 0, 4096));
@@ -135,6 +136,11 @@ Request parse(const Args& args) {
 #endif
   return req;
 }
+
+// The panels' width when --block is not given. On GPUs 1024: the local products of K = 1024 panels
+// run within 3 % of one whole product's rate, C is read and written once per panel (a quarter of
+// what 256 costs), and 2048 was slower on four H200s (docs/distributed.md). On the CPU 256.
+index_t default_block(Backend backend) { return backend == Backend::cuda ? 1024 : 256; }
 
 // Random data by global position, so that the matrix does not depend on the grid: each (row,
 // block column) run of entries has its own seed, so rows fill in parallel.
@@ -445,6 +451,10 @@ int summa_command(const Args& args) {
                   std::to_string(req.prow) + "x" + std::to_string(req.pcol) + " needs " + std::to_string(req.prow * req.pcol) +
                       " ranks but mpirun started " + std::to_string(size));
     const dist::Grid grid(MPI_COMM_WORLD, req.prow, req.pcol);
+    req.backend = ranks_backend(grid, req.backend, "ringmm summa");
+    if (req.resident && req.backend != Backend::cuda)
+      throw Error(Errc::backend_unavailable, "--resident", "keeps the matrices on the devices, but not every rank has a GPU");
+    if (req.block == 0) req.block = default_block(req.backend);
 
     npy::Matrix a_file, b_file;
     std::optional<npy::Matrix> c_file;

@@ -2,7 +2,7 @@
 # single-process argmax (the tool's --check compares both, and exits 1 on a difference), on odd
 # shapes, transposed operands, a general α, both variants; the --results record names the product,
 # the residence and the variant `--variant auto` (the default) chose: ring on 2 ranks (one hop per
-# panel), broadcast on 3; and a semiring whose ⊕ does not select is refused with exit status 2, naming
+# panel), broadcast on 3; the CPU's default block; and a semiring whose ⊕ does not select is refused with exit status 2, naming
 # --argmax.
 # cmake -DRINGMM=... -DMPIEXEC=... -DRANKS=N -P summa_argmax_test.cmake
 cmake_policy(SET CMP0007 NEW)
@@ -40,6 +40,12 @@ foreach(field "\"product\": \"argmax\"" "\"resident\": false" "\"distribution_se
     message(FATAL_ERROR "the record lacks ${field}:\n${record}")
   endif()
 endforeach()
+
+# Without --block the panels are 256 wide on the CPU (1024 on GPUs).
+run_tool(0 plain ${mpirun} ${RINGMM} summa --semiring max-plus --reps 1 --backend cpu --threads 1 --size 20)
+if(NOT plain MATCHES ", block 256, variant ${chosen},")
+  message(FATAL_ERROR "the CPU's default block is not 256:\n${plain}")
+endif()
 
 run_tool(2 refused ${mpirun} ${RINGMM} summa --argmax --semiring plus-times --size 16 --backend cpu)
 if(NOT refused MATCHES "--argmax: plus-times's")

@@ -2,8 +2,8 @@
 # single-process argmax (the tool's --check compares both, and exits 1 on a difference), on odd
 # shapes, transposed operands, a general α, both variants; the --results record names the product,
 # the residence and the variant `--variant auto` (the default) chose: ring on 2 ranks (one hop per
-# panel), broadcast on 3; the CPU's default block; and a semiring whose ⊕ does not select is refused with exit status 2, naming
-# --argmax.
+# panel), broadcast on 3; the CPU's default block; and a semiring whose ⊕ does not select is
+# refused with exit status 2, naming --argmax.
 # cmake -DRINGMM=... -DMPIEXEC=... -DRANKS=N -P summa_argmax_test.cmake
 cmake_policy(SET CMP0007 NEW)
 set(mpirun ${MPIEXEC} -n ${RANKS} --oversubscribe)

@@ -272,9 +272,8 @@ int run(const Request& req, const dist::Grid& grid, npy::Matrix& a_file, npy::Ma
       dist::scatter<T>(grid, dense_view<T>(*file), d, 0);
       return d;
     };
-    // The grid's device set-up (CUDA context, NCCL communicators) is made once per grid, here,
-    // so that it is not counted as distribution.
-    { const dist::DeviceDistMatrix<T> set_up(grid, 1, 1, 1); }
+    // The grid's device set-up (CUDA context, NCCL communicators) was made once, by ranks_backend
+    // before the layout, so that it is not counted as distribution.
     MPI_Barrier(grid.comm());
     const double start = MPI_Wtime();
     const dist::DeviceDistMatrix<T> a_dev = distribute(files ? &a_file : nullptr, a);

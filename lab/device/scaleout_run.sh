@@ -14,6 +14,12 @@
 #               (APSP_SIZES, default 16384,32768; APSP_GRIDS, default every grid of the GPUs present)
 #   summa       lab/device/summa_scaling.sh with SUMMA_ARGS (sizes semirings grids variants), into
 #               summa[-argmax][-$SUMMA_PART]
+#   spread      the one-GPU product on each GPU alone, then on all of them at once (`ringmm summa`
+#               1x1, resident, SPREAD_ARGS "n semiring:type", default "32768 plus-times:f32"): whether
+#               the GPUs of the host differ, and whether they hold their rate when all of them work
+#               (records in spread/, with the fields gpu and alongside)
+#   defaults    `ringmm summa --resident` on every GPU with no --grid, --block or --variant: the grid,
+#               panel width and variant it chooses, and its time (n: DEFAULTS_N, default 16384)
 #   curve       the local products' rate curve for the scaling model: `ringmm bench` of max-plus and
 #               plus-times gemm and min-plus argmax on panel shapes M×N×K (CURVE_SHAPES)
 # Results land in /tmp/scaleout, packed after every step into $OUT/scaleout.tar.gz beside a copy
@@ -99,6 +105,37 @@ step_summa() {
   OUT=$out/summa${SUMMA_ARGMAX:+-argmax}${SUMMA_PART:+-$SUMMA_PART} "$root/lab/device/summa_scaling.sh" "$tool" ${SUMMA_ARGS:-} | grep -E '^(\| |one run)|FAILED' | tee -a "$summary"
 }
 
+step_spread() {
+  local args=(${SPREAD_ARGS:-32768 plus-times:f32}) dir=$out/spread
+  local n=${args[0]} semiring=${args[1]%%:*} type=${args[1]##*:}
+  mkdir -p "$dir"
+  nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 500 \
+    >> "$dir/gpu-samples.csv" 2>/dev/null &
+  local sampler=$!
+  one() {  # <gpu> <alongside>: one 1x1 run on that GPU, its record marked
+    local record=$dir/spread_${semiring}_${type}_${n}_gpu$1_alongside$2.json
+    CUDA_VISIBLE_DEVICES=$1 timeout 300 mpirun -n 1 --bind-to none -x LD_LIBRARY_PATH -x CUDA_VISIBLE_DEVICES "$tool" summa \
+      --size "$n" --semiring "$semiring" --type "$type" --grid 1x1 --block 1024 --backend cuda --resident \
+      --reps "${SPREAD_REPS:-5}" --results "$record" > "$dir/gpu$1-alongside$2.log" 2>&1 ||
+      { note "spread gpu $1 with $2 at once FAILED: $(tail -2 "$dir/gpu$1-alongside$2.log" | tr '\n' ' ')"; return; }
+    python3 -c "import json, sys; p = sys.argv[1]; d = json.load(open(p)); rs = d if isinstance(d, list) else [d]
+for r in rs: r.update(gpu=int(sys.argv[2]), alongside=int(sys.argv[3]))
+json.dump(d, open(p, 'w'))" "$record" "$1" "$2"
+    note "spread $semiring $type n=$n gpu $1 with $2 at once: $(grep -E '^(time|rate) ' "$dir/gpu$1-alongside$2.log" | tr -s ' ' | tr '\n' ' ')"
+  }
+  for ((g = 0; g < gpus; ++g)); do one "$g" 1; done
+  for ((g = 0; g < gpus; ++g)); do one "$g" "$gpus" & done
+  wait $(jobs -p | grep -v "^$sampler$")
+  kill "$sampler" 2> /dev/null
+}
+
+step_defaults() {
+  local log=$out/defaults.log
+  timeout 200 mpirun -n "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$tool" summa \
+    --size "${DEFAULTS_N:-16384}" --semiring max-plus --resident --reps 3 > "$log" 2>&1
+  note "defaults np$gpus rc=$?: $(grep -E '^(grid|backend|rate) ' "$log" | tr -s ' ' | tr '\n' ' ')"
+}
+
 step_curve() {
   local shapes=${CURVE_SHAPES:-8192x8192x1024,16384x16384x1024,32768x32768x1024,16384x16384x256,16384x16384x512,32768x16384x1024}
   "$tool" bench --backend cuda --semiring max-plus,plus-times --type f32 --shapes "$shapes" --reps 3 \
@@ -117,6 +154,8 @@ for step in "$@"; do
     apsp-check) step_apsp_check ;;
     apsp) step_apsp ;;
     summa) step_summa ;;
+    spread) step_spread ;;
+    defaults) step_defaults ;;
     curve) step_curve ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

@@ -17,6 +17,10 @@ struct Grid::DeviceState {
   cudaStream_t comm_stream = nullptr, compute_stream = nullptr;
   ncclComm_t row = nullptr, col = nullptr;  // the process row's and the process column's ranks
   ncclComm_t all = nullptr;                 // every rank of the grid (transposes)
+  // The same rows and columns for SUMMA's panels, whose moves overlap the local products: NCCL
+  // kernels limited to panel_ctas blocks (detail::panel_ctas), so that they take few SMs from the
+  // product beside them. APSP's broadcasts stand on the critical path and keep row and col.
+  ncclComm_t row_panels = nullptr, col_panels = nullptr;
 
   ~DeviceState();
 };
@@ -30,6 +34,11 @@ void check_nccl(ncclResult_t status, const char* what);
 // among its node's ranks, unless it sees one device), makes it current, and creates the streams and
 // communicators. A rank without a device, or sharing one, stops every rank with the same error.
 Grid::DeviceState& device_state(const Grid& grid);
+
+// The most thread blocks an NCCL kernel that moves SUMMA's panels may take. A panel's move hides
+// behind a local product many times longer, so its speed matters less than the SMs it takes from
+// that product (docs/performance-log.md, "SUMMA's panels on few SMs").
+inline constexpr int panel_ctas = 4;
 
 // A device allocation released on scope exit.
 class DeviceBuffer {

@@ -14,6 +14,7 @@ const NcclApi& nccl() {
     NcclApi a;
     library.resolve(a.get_unique_id, "ncclGetUniqueId");
     library.resolve(a.comm_init_rank, "ncclCommInitRank");
+    library.resolve(a.comm_init_rank_config, "ncclCommInitRankConfig");
     library.resolve(a.comm_destroy, "ncclCommDestroy");
     library.resolve(a.broadcast, "ncclBroadcast");
     library.resolve(a.send, "ncclSend");

@@ -10,6 +10,7 @@ namespace ringmm::dist::detail {
 struct NcclApi {
   decltype(&ncclGetUniqueId) get_unique_id;
   decltype(&ncclCommInitRank) comm_init_rank;
+  decltype(&ncclCommInitRankConfig) comm_init_rank_config;
   decltype(&ncclCommDestroy) comm_destroy;
   decltype(&ncclBroadcast) broadcast;
   decltype(&ncclSend) send;

@@ -25,7 +25,7 @@
 namespace ringmm::dist {
 
 Grid::DeviceState::~DeviceState() {
-  for (ncclComm_t comm : {row, col, all})
+  for (ncclComm_t comm : {row, col, all, row_panels, col_panels})
     if (comm) detail::nccl().comm_destroy(comm);
   if (comm_stream) cudaStreamDestroy(comm_stream);
   if (compute_stream) cudaStreamDestroy(compute_stream);
@@ -101,13 +101,27 @@ Grid::DeviceState& device_state(const Grid& grid) {
   check_nccl(nccl().comm_init_rank(&state->row, grid.cols(), row_id, grid.col()), "ncclCommInitRank (row)");
   check_nccl(nccl().comm_init_rank(&state->col, grid.rows(), col_id, grid.row()), "ncclCommInitRank (column)");
   check_nccl(nccl().comm_init_rank(&state->all, grid.size(), all_id, grid.rank()), "ncclCommInitRank (grid)");
+  {
+    ncclUniqueId row_panels_id{}, col_panels_id{};
+    if (grid.col() == 0) check_nccl(nccl().get_unique_id(&row_panels_id), "ncclGetUniqueId");
+    if (grid.row() == 0) check_nccl(nccl().get_unique_id(&col_panels_id), "ncclGetUniqueId");
+    MPI_Bcast(&row_panels_id, sizeof row_panels_id, MPI_BYTE, 0, grid.row_comm());
+    MPI_Bcast(&col_panels_id, sizeof col_panels_id, MPI_BYTE, 0, grid.col_comm());
+    // NCCL_MAX_CTAS in the environment overrides the limit (NCCL reads it over the config).
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.maxCTAs = panel_ctas;
+    check_nccl(nccl().comm_init_rank_config(&state->row_panels, grid.cols(), row_panels_id, grid.col(), &config),
+               "ncclCommInitRankConfig (row panels)");
+    check_nccl(nccl().comm_init_rank_config(&state->col_panels, grid.rows(), col_panels_id, grid.row(), &config),
+               "ncclCommInitRankConfig (column panels)");
+  }
   // NCCL connects a communicator's peers at its first collective of each protocol, which takes
   // hundreds of milliseconds on several GPUs: a small and a large broadcast on each communicator
   // here, so that the set-up pays for it and no timed call does.
   {
     constexpr std::size_t small = 4096, large = std::size_t(16) << 20;
     const DeviceBuffer warm(large, "dist device set-up");
-    for (ncclComm_t comm : {state->row, state->col, state->all})
+    for (ncclComm_t comm : {state->row, state->col, state->all, state->row_panels, state->col_panels})
       for (std::size_t bytes : {small, large})
         check_nccl(nccl().broadcast(warm.as<void>(), warm.as<void>(), bytes, ncclUint8, 0, comm, state->comm_stream),
                    "ncclBroadcast (warm-up)");
@@ -240,9 +254,9 @@ void summa_loop(const Grid& grid, Grid::DeviceState& dev, const Plan& plan, Matr
     // Grouped so that the row and the column operations of one step cannot wait on each other.
     if (plan.variant == Variant::broadcast) check_nccl(nccl().group_start(), "ncclGroupStart");
     move_panel(a_panel[slot], std::size_t(m * st.width) * elem, st.a_owner, plan.my_col, plan.left(), plan.right(),
-               plan.pc, plan.variant, dev.row, dev.comm_stream);
+               plan.pc, plan.variant, dev.row_panels, dev.comm_stream);
     move_panel(b_panel[slot], std::size_t(st.width * n) * elem, st.b_owner, plan.my_row, plan.up(), plan.down(),
-               plan.pr, plan.variant, dev.col, dev.comm_stream);
+               plan.pr, plan.variant, dev.col_panels, dev.comm_stream);
     if (plan.variant == Variant::broadcast) check_nccl(nccl().group_end(), "ncclGroupEnd");
     check_cuda(cudaEventRecord(moved[slot], dev.comm_stream), "cudaEventRecord");
   };

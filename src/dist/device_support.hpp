@@ -38,7 +38,7 @@ Grid::DeviceState& device_state(const Grid& grid);
 // The most thread blocks an NCCL kernel that moves SUMMA's panels may take. A panel's move hides
 // behind a local product many times longer, so its speed matters less than the SMs it takes from
 // that product (docs/performance-log.md, "SUMMA's panels on few SMs").
-inline constexpr int panel_ctas = 4;
+inline constexpr int panel_ctas = 8;
 
 // A device allocation released on scope exit.
 class DeviceBuffer {

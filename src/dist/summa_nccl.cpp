@@ -81,7 +81,11 @@ Grid::DeviceState& device_state(const Grid& grid) {
                     std::to_string(node_size) + " ranks share a node with " + std::to_string(devices) +
                         " GPU(s) they can tell apart; the device path runs one rank per GPU");
       check_cuda(cudaSetDevice(state->device), "cudaSetDevice");
-      check_cuda(cudaStreamCreateWithFlags(&state->comm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      // Communication first: an NCCL kernel queued behind a product's thread blocks would wait for
+      // that product's last wave, and the panel it moves would then be late for the next product.
+      int least = 0, greatest = 0;
+      check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+      check_cuda(cudaStreamCreateWithPriority(&state->comm_stream, cudaStreamNonBlocking, greatest), "cudaStreamCreate");
       check_cuda(cudaStreamCreateWithFlags(&state->compute_stream, cudaStreamNonBlocking), "cudaStreamCreate");
       nccl();  // loaded here, where a rank that cannot load it stops every rank, not only itself
     }

@@ -381,7 +381,7 @@ def seed002(records, img):
 
     # Plain products at the default block and NCCL settings; each against the fastest one-GPU record
     # of its run (campaign part), semiring, type and size.
-    summa = records.where("summa/*", suite="summa", block=1024, nccl_max_channels=None,
+    summa = records.where("summa/*", suite="summa", block=1024, nccl_max_channels=None, nccl_max_ctas=None, alongside=None, experiment=None,
                           product=lambda p: p in (None, "gemm"))
     rows, verdict_summa, summa_word = [], None, None
     pts = {}

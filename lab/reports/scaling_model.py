@@ -224,7 +224,10 @@ def with_shape(r):
 
 
 def usable(r, keys):
-    return all(k in r for k in keys) and r["type"] in ELEMENT_BYTES and r["seconds"] > 0
+    """Runs of the library as built, under its own NCCL settings: records of an experimental build ("experiment")
+    and NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS experiments stay out."""
+    return (all(k in r for k in keys) and r["type"] in ELEMENT_BYTES and r["seconds"] > 0
+            and not any(k in r for k in ("experiment", "nccl_max_ctas", "nccl_max_channels")))
 
 
 def load(paths, suite, keys, what, parser):

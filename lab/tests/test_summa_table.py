@@ -57,3 +57,28 @@ def test_efficiency_is_against_the_fastest_one_gpu_record(tmp_path):
     assert [r[10] for r in multi] == ["0.800", "0.800"]
     # A run under a non-default NCCL setting says so in its variant.
     assert sorted(r[6] for r in multi) == ["ring", "ring, NCCL ≤ 4 channels"]
+
+
+def campaign_table(tmp_path, records):
+    """The Markdown rows of one campaign (records carry their part, as campaigns.py pack writes them)."""
+    path = tmp_path / "2026-01-01-gpu.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = subprocess.run([sys.executable, str(ROOT / "lab" / "reports" / "summa_table.py"), "--markdown", str(path)],
+                          capture_output=True, text=True, check=True)
+    return [line.split(" | ") for line in done.stdout.splitlines()[2:]]
+
+
+def test_a_part_without_a_one_gpu_run_borrows_the_named_parts_and_says_so(tmp_path):
+    n = 16384
+    rows = campaign_table(tmp_path, [
+        dict(record(n, "1x1", 1.0), part="a"),
+        dict(record(n, "2x2", 0.3125, variant="ring"), part="b", baseline_part="a", panel_comm="≤8 CTAs; communication first"),
+        dict(record(n, "2x2", 0.3125, variant="ring"), part="c"),             # no 1x1 and none named: no efficiency
+        dict(record(n, "1x1", 0.5), part="a-spread", gpu=0, alongside=4),     # a spread run: not a baseline, not a row
+    ])
+    by_part = {r[0].lstrip("| "): r for r in rows}
+    assert by_part["b"][10] == "0.800 †"
+    assert by_part["b"][6] == "ring (≤8 CTAs; communication first)"
+    assert by_part["c"][10] == ""
+    assert "a-spread" not in by_part
+    assert by_part["a"][6] == "broadcast"

@@ -10,5 +10,6 @@
 #include "ringmm/gemm.hpp"
 #include "ringmm/hmm.hpp"
 #include "ringmm/matrix.hpp"
+#include "ringmm/narrow.hpp"
 #include "ringmm/semiring.hpp"
 #include "ringmm/types.hpp"

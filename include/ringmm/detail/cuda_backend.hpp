@@ -53,6 +53,10 @@ inline bool wants_cuda(const Context& ctx) { return ctx.backend != Backend::cpu 
 inline void refuse_cuda_request(const Context& ctx) {
   if (ctx.backend == Backend::cuda) no_cuda_backend();
 }
+
+// Narrow operands (ringmm/narrow.hpp) in device memory are not widened yet: Errc::unsupported naming
+// the operand and its type. Host memory, and every pointer in a build without CUDA, passes.
+void refuse_narrow_device_memory(const void* data, const char* name, const char* type);
 }  // namespace detail
 
 }  // namespace ringmm

@@ -1,0 +1,163 @@
+// Narrow element types: bf16 and f16 operands accumulated in f32, i8 operands in i32.
+//
+//   gemm<MaxPlus<float>>(ctx, Op::N, bf16 A, Op::N, bf16 B, f32 C)   C in f32
+//   gemm<MaxPlus<float>>(ctx, Op::N, bf16 A, Op::N, bf16 B, bf16 C)  C rounded back to bf16
+//   gemm<MaxPlus<std::int32_t>>(ctx, Op::N, i8 A, Op::N, i8 B, i32 C)
+//
+// Every narrow value widens exactly to the accumulator type (f16 and bf16 are subsets of f32), so
+// a narrow product equals the f32 (i32) product of the widened operands; a bf16 or f16 C is that
+// result rounded to nearest, ties to even. bf16 and f16 go with any semiring of f32 elements;
+// i8 with integer max-plus and min-plus, whose sentinel it has its own value for: −128 is −∞ for
+// max-plus and 127 is +∞ for min-plus. Every other i8 value is finite, so i8 operands need no
+// range check. Infinities and NaN of bf16 and f16 widen to the same f32 values.
+//
+// Operands in host memory are widened into dense buffers of the accumulator type (as large as
+// op(A) and op(B) in f32 or i32), and the product runs on the backend the Context chooses. Narrow
+// operands in device memory are refused for now (Errc::unsupported): widen them there first.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ringmm/config.hpp"
+#include "ringmm/gemm.hpp"
+
+namespace ringmm {
+
+// Storage of one bfloat16 (1 sign, 8 exponent, 7 fraction bits) and one IEEE binary16 (1, 5, 10):
+// the bits only; arithmetic happens on the widened values.
+struct bf16 {
+  std::uint16_t bits = 0;
+  friend constexpr bool operator==(bf16, bf16) = default;
+};
+struct f16 {
+  std::uint16_t bits = 0;
+  friend constexpr bool operator==(f16, f16) = default;
+};
+
+// Exact widening.
+inline float to_float(bf16 x) { return std::bit_cast<float>(std::uint32_t(x.bits) << 16); }
+inline float to_float(f16 x) {
+  const std::uint32_t sign = std::uint32_t(x.bits & 0x8000u) << 16, exponent = (x.bits >> 10) & 0x1fu,
+                      fraction = x.bits & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: fraction · 2⁻²⁴, exact in f32
+    const float magnitude = float(fraction) * 0x1p-24f;
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (fraction << 13));  // ±∞, NaN
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (fraction << 13));
+}
+
+// Rounding to nearest, ties to even; values beyond the largest finite one become ±∞, NaN stays a
+// (quiet) NaN.
+inline bf16 to_bf16(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return {std::uint16_t((u >> 16) | 0x40u)};
+  return {std::uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+}
+inline f16 to_f16(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x), a = u & 0x7fffffffu;
+  const auto sign = std::uint16_t((u >> 16) & 0x8000u);
+  if (a > 0x7f800000u) return {std::uint16_t(sign | 0x7e00u | ((a >> 13) & 0x3ffu))};  // NaN, kept quiet
+  if (a >= 0x477ff000u) return {std::uint16_t(sign | 0x7c00u)};  // ≥ 65520 (65504 + half an ulp): ±∞
+  if (a < 0x38800000u) {  // below 2⁻¹⁴: a subnormal count of 2⁻²⁴, rounded as the FPU rounds (to even)
+    const float units = std::nearbyint(std::bit_cast<float>(a) * 0x1p24f);
+    return {std::uint16_t(sign | std::uint16_t(units))};  // 1024 units is the smallest normal's encoding
+  }
+  std::uint32_t h = ((((a >> 23) - 112) << 10) | ((a >> 13) & 0x3ffu));
+  const std::uint32_t rest = a & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry moves into the exponent, as it should
+  return {std::uint16_t(sign | h)};
+}
+
+namespace detail {
+
+template <class E> inline constexpr bool is_narrow_float_v = std::is_same_v<E, bf16> || std::is_same_v<E, f16>;
+
+template <class S>
+inline constexpr bool is_tropical_i32_v =
+    std::is_same_v<S, MaxPlus<std::int32_t>> || std::is_same_v<S, MinPlus<std::int32_t>>;
+
+// Whether operands of type E multiply in semiring S (whose elements are the accumulator type).
+template <class S, class E>
+inline constexpr bool narrow_operand_v = (is_narrow_float_v<E> && std::is_same_v<element_t<S>, float>) ||
+                                         (std::is_same_v<E, std::int8_t> && is_tropical_i32_v<S>);
+
+// The i8 value that stands for S's 0̄ (−∞ for max-plus, +∞ for min-plus).
+template <class S> constexpr std::int8_t i8_sentinel() {
+  return std::is_same_v<S, MaxPlus<std::int32_t>> ? std::int8_t(-128) : std::int8_t(127);
+}
+
+template <class S, class E> element_t<S> widen(E x) {
+  if constexpr (is_narrow_float_v<E>) return to_float(x);
+  else return x == i8_sentinel<S>() ? S::zero() : std::int32_t(x);
+}
+
+constexpr const char* narrow_name(bf16*) { return "bf16"; }
+constexpr const char* narrow_name(f16*) { return "f16"; }
+constexpr const char* narrow_name(std::int8_t*) { return "i8"; }
+template <class E> constexpr const char* narrow_name() { return narrow_name(static_cast<E*>(nullptr)); }
+
+// op(v) widened into `store`, dense and row-major; the view of it.
+template <class S, class E>
+MatrixView<const element_t<S>> widened(const MatrixView<const E>& v, Op op, std::vector<element_t<S>>& store,
+                                       const char* name) {
+  validate_view(v, name);
+  refuse_narrow_device_memory(v.data, name, narrow_name<E>());
+  const Strided<const E> x = apply_op(op, v);
+  const auto count = checked_mul(x.rows, x.cols);
+  if (!count) throw Error(Errc::invalid_argument, name, "the widened copy's element count overflows");
+  store.resize(std::size_t(*count));
+  element_t<S>* out = store.data();
+#pragma omp parallel for schedule(static) if (*count >= (index_t(1) << 16))
+  for (index_t i = 0; i < x.rows; ++i)
+    for (index_t j = 0; j < x.cols; ++j) out[i * x.cols + j] = widen<S, E>(x(i, j));
+  return row_major(static_cast<const element_t<S>*>(store.data()), x.rows, x.cols);
+}
+
+}  // namespace detail
+
+// C ← α ⊗ (op(A) ⊗ op(B)) ⊕ β ⊗ C with A and B of a narrow type, C of the accumulator type.
+template <class S, class EA, class EB>
+  requires(detail::narrow_operand_v<S, std::remove_const_t<EA>> && std::is_same_v<std::remove_const_t<EA>, std::remove_const_t<EB>>)
+void gemm(const Context& ctx, Op op_a, MatrixView<EA> a, Op op_b, MatrixView<EB> b, MatrixView<element_t<S>> c,
+          scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero()) {
+  using E = std::remove_const_t<EA>;
+  std::vector<element_t<S>> wa, wb;
+  const auto va = detail::widened<S, E>(MatrixView<const E>(a), op_a, wa, "A");
+  const auto vb = detail::widened<S, E>(MatrixView<const E>(b), op_b, wb, "B");
+  gemm<S>(ctx, Op::N, va, Op::N, vb, c, alpha, beta);
+}
+
+// The same with C of the operands' type (bf16 or f16): the f32 result rounded to nearest, even.
+// With β ≠ 0̄ the old C is widened and enters the product.
+template <class S, class EA, class EB>
+  requires(detail::is_narrow_float_v<std::remove_const_t<EA>> && detail::narrow_operand_v<S, std::remove_const_t<EA>> &&
+           std::is_same_v<std::remove_const_t<EA>, std::remove_const_t<EB>>)
+void gemm(const Context& ctx, Op op_a, MatrixView<EA> a, Op op_b, MatrixView<EB> b,
+          MatrixView<std::remove_const_t<EA>> c, float alpha = S::one(), float beta = S::zero()) {
+  using E = std::remove_const_t<EA>;
+  detail::validate_view(c, "C");
+  detail::refuse_narrow_device_memory(c.data, "C", detail::narrow_name<E>());
+  std::vector<float> wc;
+  const bool reads_c = beta != S::zero();
+  if (reads_c) detail::widened<S, E>(MatrixView<const E>(c), Op::N, wc, "C");
+  else wc.assign(std::size_t(c.rows * c.cols), S::zero());
+  MatrixView<float> cf = row_major(wc.data(), c.rows, c.cols);
+  // The narrow C must not overlap A or B either: checked on the caller's views before any work.
+  if (detail::views_overlap(c, MatrixView<const E>(a), c.extent(), a.extent())) throw Error(Errc::aliasing, "C", "C overlaps A");
+  if (detail::views_overlap(c, MatrixView<const E>(b), c.extent(), b.extent())) throw Error(Errc::aliasing, "C", "C overlaps B");
+  gemm<S>(ctx, op_a, a, op_b, b, cf, alpha, beta);
+  for (index_t i = 0; i < c.rows; ++i)
+    for (index_t j = 0; j < c.cols; ++j) {
+      const float v = wc[std::size_t(i * c.cols + j)];
+      if constexpr (std::is_same_v<E, bf16>) c(i, j) = to_bf16(v);
+      else c(i, j) = to_f16(v);
+    }
+}
+
+}  // namespace ringmm

@@ -1,6 +1,6 @@
 """ringmm.matmul: the semiring product on arrays, with numpy.matmul's shapes."""
 
-from . import _core
+from . import _core, _narrow
 from . import _frameworks  # noqa: F401  (registers the frameworks with _core)
 
 _entry = _core.matmul
@@ -11,6 +11,10 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     """Multiply over a semiring: alpha ⊗ (op(a) ⊗ op(b)) ⊕ beta ⊗ c, with op(x) = xᵀ when trans_x.
 
     a, b: arrays of one framework (numpy, torch, cupy; jax on the host), one dtype, one device.
+        bfloat16 and float16 operands multiply in float32, int8 operands in int32 (max_plus and
+        min_plus, where -128 is −∞ and 127 is +∞ respectively): the result is float32 (int32),
+        or rounded back (to nearest, ties to even) into an out of the operands' float type.
+        They are widened first, by their own framework and on their own device.
         Their last two dimensions are matrices; leading dimensions broadcast as in numpy.matmul,
         without copies where a missing or size-1 batch dimension can be read with stride 0.
         A 1-D a is a row vector and a 1-D b a column vector; the added dimension is dropped from
@@ -43,4 +47,35 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     """
     # One C++ call checks, allocates, copies and multiplies, for every framework (_core.matmul); it
     # reaches python/ringmm/_frameworks.py only for what the caller's framework must do itself.
-    return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend, trust_inputs)
+    if not (_narrow.is_narrow(a) or _narrow.is_narrow(b)):
+        return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend, trust_inputs)
+    a = _narrow.widen(a, semiring, "a") if _narrow.is_narrow(a) else a
+    b = _narrow.widen(b, semiring, "b") if _narrow.is_narrow(b) else b
+    narrow_out = out is not None and _narrow.dtype_name(out) in _narrow.FLOAT_NARROW
+    if c is not None and _narrow.is_narrow(c):
+        c = _narrow.widen(c, semiring, "c")
+    if narrow_out and _narrow.dtype_name(a) != "float32":
+        raise TypeError(f"out is {_narrow.dtype_name(out)}, but the product of these operands is {_narrow.dtype_name(a)}")
+    if not narrow_out:
+        return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend, trust_inputs)
+    if tuple(out.shape) != tuple(_result_shape(a, b, trans_a, trans_b)):
+        raise ValueError(f"out has shape {tuple(out.shape)}, but the product's is {_result_shape(a, b, trans_a, trans_b)}")
+    result = _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, None, return_argmax, backend, trust_inputs)
+    if return_argmax:
+        return _narrow.store(out, result[0]), result[1]
+    return _narrow.store(out, result)
+
+
+def _result_shape(a, b, trans_a, trans_b):
+    """The shape of matmul's result for a and b (numpy.matmul's rules; the product checks the rest)."""
+    import numpy as np
+
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    if trans_a and len(sa) >= 2:
+        sa = sa[:-2] + (sa[-1], sa[-2])
+    if trans_b and len(sb) >= 2:
+        sb = sb[:-2] + (sb[-1], sb[-2])
+    rows = () if len(sa) == 1 else (sa[-2],)
+    cols = () if len(sb) == 1 else (sb[-1],)
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2]) if len(sa) > 2 or len(sb) > 2 else ()
+    return tuple(batch) + rows + cols

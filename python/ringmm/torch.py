@@ -42,7 +42,8 @@ del _s, _spelling
 def matmul(a, b, semiring="max_plus", *, trust_inputs=False):
     """The semiring product of torch tensors, differentiable in a and b.
 
-    a, b: float tensors of one dtype on one device (CPU, or CUDA with ringmm's CUDA backend), shaped
+    a, b: float tensors of one dtype on one device (CPU, or CUDA with ringmm's CUDA backend; bfloat16
+        and float16 multiply in float32 and give a float32 result), shaped
         as torch.matmul takes them: leading dimensions broadcast, and the gradients are summed over
         the dimensions a and b were broadcast along; a 1-D a is a row vector, a 1-D b a column.
     semiring: one of SEMIRINGS ("max_plus", "min_plus", "max_min", "max_times", "min_max",
@@ -59,6 +60,12 @@ def matmul(a, b, semiring="max_plus", *, trust_inputs=False):
     (TypeError), mismatched devices or shapes (ValueError) before any work.
     """
     name = _checked_semiring(semiring)
+    # bfloat16 and float16 multiply in float32 (the casts are differentiable: gradients return in the
+    # operands' dtype); the result is float32.
+    if isinstance(a, torch.Tensor) and a.dtype in (torch.bfloat16, torch.float16):
+        a = a.float()
+    if isinstance(b, torch.Tensor) and b.dtype in (torch.bfloat16, torch.float16):
+        b = b.float()
     _check_operands(a, b, name)
     if not isinstance(trust_inputs, bool):
         raise TypeError(f"trust_inputs must be True or False, not {type(trust_inputs).__name__}")

@@ -1,0 +1,64 @@
+"""Narrow dtypes in ringmm.matmul: bfloat16 and float16 operands multiply in float32, int8 in int32.
+
+The rule is the C++ library's (include/ringmm/narrow.hpp): every narrow value widens exactly, so the
+product equals the product of the widened operands; int8 has its own 0̄ sentinel, -128 for max_plus
+(−∞) and 127 for min_plus (+∞), which widens to int32's (∓1073741823). The operands are widened by
+their own framework, on their own device (torch and cupy on the GPU too), into arrays as large as
+they are in float32 or int32.
+"""
+
+import numpy as np
+
+FLOAT_NARROW = ("bfloat16", "float16")
+INT8_SENTINEL = {"max_plus": -128, "min_plus": 127}
+INT32_ZERO = {"max_plus": -1073741823, "min_plus": 1073741823}
+
+
+def dtype_name(x):
+    """numpy's name of x's dtype ("float16", "bfloat16", "int8", ...), or None for a non-array."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return None
+    return str(dtype).removeprefix("torch.")
+
+
+def _framework(x):
+    return type(x).__module__.split(".")[0]
+
+
+def _canonical(semiring):
+    return semiring.replace("-", "_") if isinstance(semiring, str) else semiring
+
+
+def is_narrow(x):
+    return dtype_name(x) in FLOAT_NARROW + ("int8",)
+
+
+def widen(x, semiring, name):
+    """x in float32 (bfloat16, float16) or int32 (int8, its sentinel mapped), by x's own framework."""
+    kind = dtype_name(x)
+    fw = _framework(x)
+    if fw in ("jax", "jaxlib"):
+        x, fw = np.asarray(x), "numpy"
+    if kind in FLOAT_NARROW:
+        return x.float() if fw == "torch" else x.astype("float32")
+    sentinel = INT8_SENTINEL.get(_canonical(semiring))
+    if sentinel is None:
+        raise TypeError(f"{name} is int8: int8 operands multiply in max_plus and min_plus only (with -128 as −∞ "
+                        f"and 127 as +∞), not in {semiring!r}; convert them to int32 for other semirings")
+    if fw == "torch":
+        import torch
+
+        return x.to(torch.int32).masked_fill_(x == sentinel, INT32_ZERO[_canonical(semiring)])
+    wide = x.astype("int32")
+    wide[x == sentinel] = INT32_ZERO[_canonical(semiring)]
+    return wide
+
+
+def store(out, result):
+    """result (float32) rounded to nearest, ties to even, into out (bfloat16 or float16); returns out."""
+    if _framework(out) == "torch":
+        out.copy_(result)
+    else:
+        out[...] = result
+    return out

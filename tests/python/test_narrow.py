@@ -1,0 +1,150 @@
+"""bfloat16, float16 and int8 operands in ringmm.matmul and ringmm.torch.matmul: the product of the
+widened operands (float32; int32 with int8's own sentinels), float32 results or an out of the
+narrow type rounded to nearest-even, on odd shapes, transposed, batched, on the CPU and on a GPU."""
+
+import numpy as np
+import pytest
+
+import ringmm
+from reference import I32_INF, assert_matches, reference
+
+FLOAT_SEMIRINGS = ["max_plus", "min_plus", "max_min", "min_max", "log_plus"]
+SHAPES = [(0, 3, 2), (1, 1, 1), (7, 33, 5), (33, 7, 129), (129, 1, 33)]
+
+
+def narrow_operand(semiring, dtype, shape, rng):
+    """float16 or bfloat16 data in [-4, 4) with some entries the semiring's 0̄ (−∞, or +∞ for min_plus
+    and min_max)."""
+    x = rng.uniform(-4, 4, shape).astype(np.float32)
+    x[rng.random(shape) < 0.05] = np.inf if semiring in ("min_plus", "min_max") else -np.inf
+    return x.astype(dtype)
+
+
+def bfloat16():
+    return pytest.importorskip("ml_dtypes").bfloat16
+
+
+@pytest.mark.parametrize("semiring", FLOAT_SEMIRINGS)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("narrow", ["float16", "bfloat16"])
+def test_numpy_float_operands_multiply_as_their_float32_values(semiring, shape, narrow):
+    dtype = np.float16 if narrow == "float16" else bfloat16()
+    m, n, k = shape
+    rng = np.random.default_rng(m * 1000 + n * 10 + k)
+    a, b = narrow_operand(semiring, dtype, (m, k), rng), narrow_operand(semiring, dtype, (k, n), rng)
+    got = ringmm.matmul(a, b, semiring, backend="cpu")
+    assert got.dtype == np.float32
+    want = reference(semiring, a.astype(np.float32), b.astype(np.float32))
+    assert_matches(semiring, got, want, k)
+    # Transposed and batched: the same rule.
+    at = np.ascontiguousarray(np.stack([a, a]).transpose(0, 2, 1))
+    got_t = ringmm.matmul(at, b, semiring, trans_a=True, backend="cpu")
+    assert_matches(semiring, got_t, np.stack([want, want]), k)
+
+
+@pytest.mark.parametrize("semiring", ["max_plus", "min_plus", "log_plus"])
+def test_an_out_of_the_narrow_type_takes_the_result_rounded_to_nearest_even(semiring):
+    rng = np.random.default_rng(3)
+    a = narrow_operand(semiring, np.float16, (33, 17), rng)
+    b = narrow_operand(semiring, np.float16, (17, 9), rng)
+    out = np.full((33, 9), 7, np.float16)
+    assert ringmm.matmul(a, b, semiring, out=out, backend="cpu") is out
+    f32 = ringmm.matmul(a.astype(np.float32), b.astype(np.float32), semiring, backend="cpu")
+    np.testing.assert_array_equal(out, f32.astype(np.float16))  # numpy's cast rounds to nearest-even
+    # With c (beta ⊗ c enters) and the argmax.
+    c = narrow_operand("max_plus", np.float16, (33, 9), rng) if semiring != "log_plus" else np.zeros((33, 9), np.float16)
+    out2 = np.empty((33, 9), np.float16)
+    if semiring != "log_plus":
+        _, k_star = ringmm.matmul(a, b, semiring, c=c, out=out2, return_argmax=True, backend="cpu")
+        _, k_want = ringmm.matmul(a.astype(np.float32), b.astype(np.float32), semiring, c=c.astype(np.float32),
+                                  return_argmax=True, backend="cpu")
+        np.testing.assert_array_equal(k_star, k_want)
+
+
+def test_a_narrow_out_of_the_wrong_shape_is_refused_before_any_work():
+    a = np.ones((4, 3), np.float16)
+    out = np.full((4, 5), 2, np.float16)
+    with pytest.raises(ValueError, match="out has shape"):
+        ringmm.matmul(a, np.ones((3, 2), np.float16), "max_plus", out=out)
+    np.testing.assert_array_equal(out, 2)
+
+
+@pytest.mark.parametrize("semiring,sentinel", [("max_plus", -128), ("min_plus", 127)])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_int8_operands_multiply_in_int32_with_their_own_sentinel(semiring, sentinel, shape):
+    m, n, k = shape
+    rng = np.random.default_rng(m + 7 * n + 31 * k)
+    a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+    a.ravel()[::5] = sentinel
+    got = ringmm.matmul(a, b, semiring, backend="cpu")
+    assert got.dtype == np.int32
+
+    def wide(x):
+        w = x.astype(np.int32)
+        w[x == sentinel] = -I32_INF if semiring == "max_plus" else I32_INF
+        return w
+
+    np.testing.assert_array_equal(got, reference(semiring, wide(a), wide(b)))
+
+
+def test_int8_is_refused_where_it_has_no_sentinel():
+    a = np.ones((2, 2), np.int8)
+    with pytest.raises(TypeError, match="int8 operands multiply in max_plus and min_plus only"):
+        ringmm.matmul(a, a, "max_min")
+
+
+def test_torch_narrow_tensors(torch):
+    g = torch.Generator().manual_seed(5)
+    for dtype in (torch.bfloat16, torch.float16):
+        a = torch.randn(7, 33, generator=g).to(dtype)
+        b = torch.randn(33, 5, generator=g).to(dtype)
+        got = ringmm.matmul(a, b, "max_plus", backend="cpu")
+        assert got.dtype == torch.float32
+        want = ringmm.matmul(a.float(), b.float(), "max_plus", backend="cpu")
+        assert torch.equal(got, want)
+        out = torch.empty(7, 5, dtype=dtype)
+        ringmm.matmul(a, b, "max_plus", out=out, backend="cpu")
+        assert torch.equal(out, want.to(dtype))
+    i8 = torch.tensor([[-128, 3], [4, 5]], dtype=torch.int8)
+    got = ringmm.matmul(i8, i8, "max_plus", backend="cpu")
+    assert got.dtype == torch.int32
+    assert got[0, 0].item() == 3 + 4  # the -128 terms are −∞
+
+
+def test_torch_autograd_through_narrow_tensors(torch):
+    import ringmm.torch as rt
+
+    g = torch.Generator().manual_seed(9)
+    a = torch.randn(5, 6, generator=g).to(torch.bfloat16).requires_grad_()
+    b = torch.randn(6, 4, generator=g).to(torch.bfloat16).requires_grad_()
+    c = rt.matmul(a, b, "log_plus")
+    assert c.dtype == torch.float32
+    c.sum().backward()
+    assert a.grad.dtype == torch.bfloat16 and b.grad.dtype == torch.bfloat16
+    a32 = a.detach().float().requires_grad_()
+    b32 = b.detach().float().requires_grad_()
+    rt.matmul(a32, b32, "log_plus").sum().backward()
+    assert torch.equal(a.grad, a32.grad.to(torch.bfloat16))
+
+
+def test_torch_cuda_narrow_tensors(torch_cuda):
+    torch = torch_cuda
+    g = torch.Generator().manual_seed(2)
+    for dtype in (torch.bfloat16, torch.float16):
+        a = torch.randn(129, 33, generator=g).to(dtype).cuda()
+        b = torch.randn(33, 1000, generator=g).to(dtype).cuda()
+        got = ringmm.matmul(a, b, "min_plus")
+        assert got.dtype == torch.float32 and got.is_cuda
+        assert torch.equal(got.cpu(), ringmm.matmul(a.cpu(), b.cpu(), "min_plus", backend="cpu"))
+    i8 = torch.randint(-128, 128, (33, 65), dtype=torch.int8).cuda()
+    got = ringmm.matmul(i8, i8.T.contiguous(), "min_plus")
+    assert torch.equal(got.cpu(), ringmm.matmul(i8.cpu(), i8.T.contiguous().cpu(), "min_plus", backend="cpu"))
+
+
+def test_cupy_narrow_arrays(cupy):
+    rng = np.random.default_rng(4)
+    a = narrow_operand("max_plus", np.float16, (33, 129), rng)
+    b = narrow_operand("max_plus", np.float16, (129, 7), rng)
+    got = ringmm.matmul(cupy.asarray(a), cupy.asarray(b), "max_plus")
+    np.testing.assert_array_equal(cupy.asnumpy(got), ringmm.matmul(a, b, "max_plus", backend="cpu"))

@@ -166,6 +166,22 @@ std::string bits_per_row(index_t units, Packing packing) {
                     : std::to_string(per_unit * units - per_unit + 1) + " to " + std::to_string(per_unit * units) + " bits";
 }
 
+// An int8 file, read widened to i32: its own 0̄ sentinel (−128 for max-plus, 127 for min-plus, as
+// ringmm/narrow.hpp has it) becomes i32's. Other semirings have no int8 sentinel: refused.
+void map_int8_sentinel(SemiringKind kind, npy::Matrix& x, const std::string& path) {
+  if (x.narrow != NarrowType::i8) return;
+  std::int32_t from = 0, to = 0;
+  if (kind == SemiringKind::max_plus) from = -128, to = MaxPlus<std::int32_t>::zero();
+  else if (kind == SemiringKind::min_plus) from = 127, to = MinPlus<std::int32_t>::zero();
+  else
+    throw Error(Errc::unsupported, path,
+                "holds int8: int8 files multiply in max-plus and min-plus only (-128 is -inf, 127 is +inf); save "
+                "them as int32 for " + std::string(to_string(kind)));
+  auto* v = reinterpret_cast<std::int32_t*>(x.data.data());
+  for (std::size_t i = 0; i < x.data.size() / 4; ++i)
+    if (v[i] == from) v[i] = to;
+}
+
 // The packing of a --type b1 file, from its dtype; any other dtype (numpy bools included) is refused.
 Packing packing_of(const npy::Matrix& x, const std::string& path) {
   if (x.booleans)
@@ -414,12 +430,17 @@ int multiply_command(const Args& args) {
   req.ctx.on_notice = [](std::string_view note) { std::cerr << "ringmm multiply: note: " << note << "\n"; };
 
   // Only packed files may hold uint32 words; elsewhere '<u4' stays an unsupported dtype.
-  const npy::ReadOptions operand_options{.uint32_words = req.b1}, c0_options{.uint32_words = req.packed_out};
+  // float16 and int8 files are read widened (f32, i32); b1 products read bits, not numbers.
+  const npy::ReadOptions operand_options{.uint32_words = req.b1, .narrow = !req.b1},
+      c0_options{.uint32_words = req.packed_out, .narrow = !req.b1};
   npy::Matrix a = npy::read(req.a_path, operand_options);
   npy::Matrix b = npy::read(req.b_path, operand_options);
   std::optional<npy::Matrix> c0;
   if (req.c_path) c0 = npy::read(*req.c_path, c0_options);
   if (req.b1) return run_multiply_b1(req, a, b, c0);
+  map_int8_sentinel(req.kind, a, req.a_path);
+  map_int8_sentinel(req.kind, b, req.b_path);
+  if (c0) map_int8_sentinel(req.kind, *c0, *req.c_path);
 
   const DType element = type.value_or(a.dtype);
   auto require_type = [&](const npy::Matrix& x, const std::string& path) {

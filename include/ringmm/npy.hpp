@@ -4,7 +4,8 @@
 // dtypes: <f4 ↔ f32, <f8 ↔ f64, <i4 ↔ i32, |u1 and |b1 ↔ u8, and <i2 with a trailing axis of 2
 // ↔ i16x2 (shape (rows, cols, 2): lane 0 is .lo, lane 1 is .hi). <u4, the 32-bit words of packed
 // b1 files (ringmm/bits.hpp), is no element type: read only on request (ReadOptions), written by
-// write_uint32.
+// write_uint32. On request too (ReadOptions::narrow), <f2 and |i1 are read widened: float16 to f32
+// exactly, int8 to i32 by value, and `narrow` says so (the int8 sentinel is the semiring's to map).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ringmm/matrix.hpp"
+#include "ringmm/narrow_types.hpp"
 #include "ringmm/types.hpp"
 
 namespace ringmm::npy {
@@ -29,6 +31,7 @@ struct Matrix {
   // The file held uint32 words ('<u4'; only with ReadOptions::uint32_words): dtype says i32, the
   // same four bytes per element, but they are bits to unpack, never numbers to compute with.
   bool uint32_words = false;
+  NarrowType narrow = NarrowType::none;  // the file held float16 (now f32) or int8 (now i32)
   std::vector<std::byte> data;
 
   template <class T> MatrixView<T> view() { return {reinterpret_cast<T*>(data.data()), rows, cols, cols > 1 ? cols : 1, Layout::row_major}; }
@@ -43,6 +46,7 @@ struct Array {
   bool fortran_order = false;
   bool booleans = false;
   bool uint32_words = false;
+  NarrowType narrow = NarrowType::none;
   std::vector<std::byte> data;
 
   index_t size() const {
@@ -59,6 +63,7 @@ struct Array {
 // What read() admits beyond the element types.
 struct ReadOptions {
   bool uint32_words = false;  // '<u4' (packed b1 words); otherwise refused as any unsupported dtype
+  bool narrow = false;        // '<f2' and '|i1', widened to f32 and i32; otherwise refused
 };
 
 Matrix read(const std::string& path, const ReadOptions& options = {});

@@ -293,11 +293,12 @@ struct DtypeInfo {
   std::size_t item_size;  // bytes of one file element (i16x2: one int16 lane)
   bool is_bool;
   bool is_uint32 = false;  // '<u4', held as i32's bytes
+  NarrowType narrow = NarrowType::none;  // '<f2' or '|i1': item_size bytes in the file, widened to dtype
 };
 
 std::string accepted_dtypes(const ReadOptions& options) {
   return std::string("'<f4', '<f8', '<i4', '|u1', '|b1', '<i2' with shape (r, c, 2)") +
-         (options.uint32_words ? ", '<u4' (packed bits)" : "");
+         (options.uint32_words ? ", '<u4' (packed bits)" : "") + (options.narrow ? ", '<f2', '|i1'" : "");
 }
 
 DtypeInfo parse_descr(const std::string& descr, const std::string& path, const ReadOptions& options) {
@@ -306,10 +307,12 @@ DtypeInfo parse_descr(const std::string& descr, const std::string& path, const R
   if (descr == "<i4") return {DType::i32, 4, false};
   if (descr == "<i2") return {DType::i16x2, 2, false};
   if (descr == "<u4" && options.uint32_words) return {DType::i32, 4, false, true};
+  if (descr == "<f2" && options.narrow) return {DType::f32, 2, false, false, NarrowType::f16};
   // One-byte types have no byte order; numpy writes '|' but '<', '>' and '=' mean the same.
   if (descr.size() == 3 && (descr[0] == '|' || descr[0] == '<' || descr[0] == '>' || descr[0] == '=')) {
     if (descr.substr(1) == "u1") return {DType::u8, 1, false};
     if (descr.substr(1) == "b1") return {DType::u8, 1, true};
+    if (descr.substr(1) == "i1" && options.narrow) return {DType::i32, 1, false, false, NarrowType::i8};
   }
   if (!descr.empty() && descr[0] == '>')
     format_error(path, "big-endian dtype '" + printable(descr) + "' is not supported; save it little-endian, e.g. "
@@ -409,6 +412,25 @@ void fortran_to_c_order(const std::byte* in, std::byte* out, const std::vector<s
 
 namespace {
 
+// float16 (f16) or int8 (i8) elements, one per item in m.data, widened in place to f32 or i32.
+void widen_narrow(Array& m, NarrowType narrow) {
+  const std::size_t count = m.data.size() / (narrow == NarrowType::f16 ? 2 : 1);
+  std::vector<std::byte> wide(count * 4);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (narrow == NarrowType::f16) {
+      f16 h;
+      std::memcpy(&h.bits, m.data.data() + 2 * i, 2);
+      const float v = to_float(h);
+      std::memcpy(wide.data() + 4 * i, &v, 4);
+    } else {
+      const std::int32_t v = std::int8_t(m.data[i]);
+      std::memcpy(wide.data() + 4 * i, &v, 4);
+    }
+  }
+  m.data = std::move(wide);
+  m.narrow = narrow;
+}
+
 // The format itself, from whichever source; `name` is the subject of every error.
 // `rank`, when given, is the rank the caller reads (a matrix's 2), checked before the data is read.
 Array read_from(Source& in, const std::string& name, const ReadOptions& options, std::optional<std::size_t> rank) {
@@ -484,6 +506,7 @@ Array read_from(Source& in, const std::string& name, const ReadOptions& options,
     else
       fortran_to_c_order(raw.data(), m.data.data(), h.dims, h.type.item_size);
   }
+  if (h.type.narrow != NarrowType::none) widen_narrow(m, h.type.narrow);
   return m;
 }
 
@@ -500,6 +523,7 @@ Matrix as_matrix(Array array) {
   m.fortran_order = array.fortran_order;
   m.booleans = array.booleans;
   m.uint32_words = array.uint32_words;
+  m.narrow = array.narrow;
   m.data = std::move(array.data);
   return m;
 }

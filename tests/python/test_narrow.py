@@ -148,3 +148,39 @@ def test_cupy_narrow_arrays(cupy):
     b = narrow_operand("max_plus", np.float16, (129, 7), rng)
     got = ringmm.matmul(cupy.asarray(a), cupy.asarray(b), "max_plus")
     np.testing.assert_array_equal(cupy.asnumpy(got), ringmm.matmul(a, b, "max_plus", backend="cpu"))
+
+
+def test_the_command_line_reads_float16_and_int8_files_widened(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    cli = os.environ.get("RINGMM_CLI") or shutil.which("ringmm")
+    if not cli or not os.access(cli, os.X_OK):
+        pytest.skip("the ringmm tool was not found (set RINGMM_CLI)")
+    rng = np.random.default_rng(8)
+
+    def run(a, b, semiring):
+        np.save(tmp_path / "a.npy", a)
+        np.save(tmp_path / "b.npy", b)
+        out = tmp_path / "c.npy"
+        if out.exists():
+            out.unlink()
+        done = subprocess.run([cli, "multiply", "--a", str(tmp_path / "a.npy"), "--b", str(tmp_path / "b.npy"),
+                               "--semiring", semiring, "--backend", "cpu", "--out", str(out)], capture_output=True, text=True)
+        return done, (np.load(out) if done.returncode == 0 else None)
+
+    a = narrow_operand("min_plus", np.float16, (33, 7), rng)
+    b = np.asfortranarray(narrow_operand("min_plus", np.float16, (7, 129), rng))  # a Fortran-order file too
+    done, c = run(a, b, "min-plus")
+    assert done.returncode == 0, done.stderr
+    np.testing.assert_array_equal(c, reference("min_plus", a.astype(np.float32), b.astype(np.float32)))
+    i = rng.integers(-128, 128, (7, 33), dtype=np.int8)
+    j = rng.integers(-128, 128, (33, 5), dtype=np.int8)
+    done, c = run(i, j, "min-plus")
+    assert done.returncode == 0, done.stderr
+    wide = lambda x: np.where(x == 127, I32_INF, x.astype(np.int32))  # noqa: E731
+    np.testing.assert_array_equal(c, reference("min_plus", wide(i), wide(j)))
+    done, c = run(i, j, "max-min")
+    assert done.returncode == 1 and "int8 files multiply in max-plus and min-plus only" in done.stderr
+    assert not (tmp_path / "c.npy").exists()

@@ -19,7 +19,7 @@ import math
 import string
 import sys
 
-from . import _core
+from . import _core, _narrow
 
 _LETTERS = string.ascii_letters
 
@@ -382,6 +382,9 @@ def _prepare(subscripts, operands, semiring):
         if other != dtype:
             raise TypeError(f"operand {i} has dtype {other} but operand 0 has {dtype} (ringmm does not convert "
                             "types: convert one of them)")
+    if dtype in _narrow.FLOAT_NARROW + ("int8",):  # multiplied as float32 (int32), as ringmm.matmul does
+        operands = _narrow.widen_all(operands, name)
+        dtype = "float32" if dtype in _narrow.FLOAT_NARROW else "int32"
     one = _core.unit(name, dtype)  # refuses a dtype the semiring does not multiply, as matmul does
     shapes = [tuple(x.shape) for x in operands]
     return fw, operands, name, one, _Expression(subscripts, shapes), shapes
@@ -393,7 +396,8 @@ def einsum(subscripts, *operands, semiring="max_plus", optimize="auto", out=None
 
     subscripts: numpy's notation, e.g. "ij,jk->ik", "bij,bjk->bik", "ii->i", "...ij,...jk", with
         implicit output (no "->": the ellipsis, then the indices seen once, sorted) as numpy's.
-    operands: arrays of one framework and dtype (numpy, torch, cupy, JAX), on one device.
+    operands: arrays of one framework and dtype (numpy, torch, cupy, JAX), on one device; bfloat16
+        and float16 contract in float32, int8 in int32 (max_plus, min_plus), as in ringmm.matmul.
     semiring: a name of ringmm.semirings(): ⊗ combines the operands' entries, ⊕ runs over every
         index absent from the output. An index in the output and in several operands is a batch
         index; a repeated index within one operand takes the diagonal; "..." broadcasts.

@@ -38,8 +38,6 @@ def widen(x, semiring, name):
     """x in float32 (bfloat16, float16) or int32 (int8, its sentinel mapped), by x's own framework."""
     kind = dtype_name(x)
     fw = _framework(x)
-    if fw in ("jax", "jaxlib"):
-        x, fw = np.asarray(x), "numpy"
     if kind in FLOAT_NARROW:
         return x.float() if fw == "torch" else x.astype("float32")
     sentinel = INT8_SENTINEL.get(_canonical(semiring))
@@ -50,9 +48,18 @@ def widen(x, semiring, name):
         import torch
 
         return x.to(torch.int32).masked_fill_(x == sentinel, INT32_ZERO[_canonical(semiring)])
+    if fw in ("jax", "jaxlib"):  # immutable, and perhaps traced under jit
+        import jax.numpy as jnp
+
+        return jnp.where(x == sentinel, INT32_ZERO[_canonical(semiring)], x.astype(jnp.int32))
     wide = x.astype("int32")
     wide[x == sentinel] = INT32_ZERO[_canonical(semiring)]
     return wide
+
+
+def widen_all(arrays, semiring):
+    """Each narrow array of `arrays` widened (None and wide ones as they are), the i-th named operand i."""
+    return [widen(x, semiring, f"operand {i}") if is_narrow(x) else x for i, x in enumerate(arrays)]
 
 
 def store(out, result):

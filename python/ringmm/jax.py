@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _core
+from . import _core, _narrow
 
 _ffi = getattr(jax, "ffi", None) or importlib.import_module("jax.extend.ffi")  # jax.ffi from JAX 0.4.38 on
 
@@ -67,7 +67,11 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     c, alpha, beta: as for ringmm.matmul (c broadcasts to the result's shape; beta needs c).
         There is no out: JAX arrays are immutable.
 
-    Returns a JAX array of the result's shape and a's dtype. Differentiable in a and b (see the
+    bfloat16 and float16 operands multiply in float32, int8 ones in int32 (max_plus and min_plus, with
+    -128 and 127 as 0̄), as ringmm.matmul's do.
+
+    Returns a JAX array of the result's shape and a's dtype (float32 or int32 for narrow operands).
+    Differentiable in a and b (see the
     module's documentation) when c, alpha and beta are absent.
     """
     return _matmul(a, b, semiring, c, alpha, beta, trans_a, trans_b, argmax=False)
@@ -147,6 +151,11 @@ def calls_in_graphs():
 def _matmul(a, b, semiring, c, alpha, beta, trans_a, trans_b, argmax):
     a, b = jnp.asarray(a), jnp.asarray(b)
     c = None if c is None else jnp.asarray(c)
+    # bfloat16 and float16 multiply in float32, int8 in int32 (ringmm/_narrow.py); the casts are traced
+    # and differentiable.
+    a = _narrow.widen(a, semiring, "a") if _narrow.is_narrow(a) else a
+    b = _narrow.widen(b, semiring, "b") if _narrow.is_narrow(b) else b
+    c = _narrow.widen(c, semiring, "c") if c is not None and _narrow.is_narrow(c) else c
     # ringmm.matmul's checks, on shapes and dtypes (raise TypeError or ValueError as it does).
     plan = _core.jax_plan(a.shape, a.dtype.name, b.shape, b.dtype.name, None if c is None else c.shape,
                           None if c is None else c.dtype.name, semiring, alpha, beta, bool(trans_a), bool(trans_b),

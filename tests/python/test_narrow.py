@@ -184,3 +184,42 @@ def test_the_command_line_reads_float16_and_int8_files_widened(tmp_path):
     done, c = run(i, j, "max-min")
     assert done.returncode == 1 and "int8 files multiply in max-plus and min-plus only" in done.stderr
     assert not (tmp_path / "c.npy").exists()
+
+
+def test_einsum_contracts_narrow_operands_as_float32():
+    rng = np.random.default_rng(12)
+    x = narrow_operand("max_plus", np.float16, (7, 5), rng)
+    y = narrow_operand("max_plus", np.float16, (5, 9), rng)
+    z = narrow_operand("max_plus", np.float16, (9, 3), rng)
+    got = ringmm.einsum("ij,jk,kl->il", x, y, z, semiring="max_plus", backend="cpu")
+    want = ringmm.einsum("ij,jk,kl->il", *(t.astype(np.float32) for t in (x, y, z)), semiring="max_plus", backend="cpu")
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    out = np.empty((7, 3), np.float16)
+    ringmm.einsum("ij,jk,kl->il", x, y, z, semiring="max_plus", out=out, backend="cpu")
+    np.testing.assert_array_equal(out, want.astype(np.float16))
+    i = rng.integers(-128, 128, (4, 6), dtype=np.int8)
+    got = ringmm.einsum("ij,jk->ik", i, i.T.copy(), semiring="max_plus", backend="cpu")
+    wide = np.where(i == -128, -I32_INF, i.astype(np.int32))
+    np.testing.assert_array_equal(got, reference("max_plus", wide, wide.T))
+
+
+def test_jax_under_jit_and_grad_with_narrow_operands():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    rj = pytest.importorskip("ringmm.jax")
+    if not ringmm.info()["jax_handlers"]:
+        pytest.skip("this build of ringmm has no JAX handlers")
+    rng = np.random.default_rng(13)
+    a = jnp.asarray(narrow_operand("log_plus", np.float32, (5, 7), rng)).astype(jnp.bfloat16)
+    b = jnp.asarray(narrow_operand("log_plus", np.float32, (7, 3), rng)).astype(jnp.bfloat16)
+    got = jax.jit(lambda x, y: rj.matmul(x, y, "log_plus"))(a, b)
+    assert got.dtype == jnp.float32
+    want = rj.matmul(a.astype(jnp.float32), b.astype(jnp.float32), "log_plus")
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    grad = jax.grad(lambda x: rj.matmul(x, b, "log_plus").sum())(a)
+    assert grad.dtype == jnp.bfloat16
+    i = jnp.asarray(rng.integers(-128, 128, (3, 4), dtype=np.int8))
+    got = jax.jit(lambda x: rj.matmul(x, x.T, "min_plus"))(i)
+    wide = np.where(np.asarray(i) == 127, I32_INF, np.asarray(i).astype(np.int32))
+    np.testing.assert_array_equal(np.asarray(got), reference("min_plus", wide, wide.T))

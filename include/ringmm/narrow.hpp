@@ -16,14 +16,10 @@
 // operands in device memory are refused for now (Errc::unsupported): widen them there first.
 #pragma once
 
-#include <bit>
-#include <cmath>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 #include <vector>
 
-#include "ringmm/config.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/narrow_types.hpp"
 

@@ -55,6 +55,6 @@ inline f16 to_f16(float x) {
 }
 
 // What a widened array held before: npy::Matrix::narrow, for the int8 sentinel's mapping.
-enum class NarrowType { none, bf16, f16, i8 };
+enum class NarrowType { none, f16, i8 };
 
 }  // namespace ringmm

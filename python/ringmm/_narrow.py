@@ -1,4 +1,5 @@
-"""Narrow dtypes in ringmm.matmul: bfloat16 and float16 operands multiply in float32, int8 in int32.
+"""Narrow dtypes in ringmm.matmul, ringmm.einsum, ringmm.torch and ringmm.jax: bfloat16 and float16
+operands multiply in float32, int8 in int32.
 
 The rule is the C++ library's (include/ringmm/narrow.hpp): every narrow value widens exactly, so the
 product equals the product of the widened operands; int8 has its own 0̄ sentinel, -128 for max_plus
@@ -6,8 +7,6 @@ product equals the product of the widened operands; int8 has its own 0̄ sentine
 their own framework, on their own device (torch and cupy on the GPU too), into arrays as large as
 they are in float32 or int32.
 """
-
-import numpy as np
 
 FLOAT_NARROW = ("bfloat16", "float16")
 INT8_SENTINEL = {"max_plus": -128, "min_plus": 127}

@@ -37,7 +37,8 @@ Grid::DeviceState& device_state(const Grid& grid);
 
 // The most thread blocks an NCCL kernel that moves SUMMA's panels may take. A panel's move hides
 // behind a local product many times longer, so its speed matters less than the SMs it takes from
-// that product (docs/performance-log.md, "SUMMA's panels on few SMs").
+// that product; with the communication stream first, 4, 8 and 16 gave the same rate on four H200s
+// and 1 or 2 made the panels late (docs/performance-log.md, "SUMMA's panels first").
 inline constexpr int panel_ctas = 8;
 
 // A device allocation released on scope exit.

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -214,6 +215,41 @@ TEST_F(NpyTest, Versions2And3AndBoolAreRead) {
     const std::vector<std::uint8_t> expected = {0, 1, 1, 0, 1, 0};
     EXPECT_EQ(std::memcmp(m.data.data(), expected.data(), 6), 0);
   }
+}
+
+// float16 ('<f2') and int8 ('|i1') are read only on request, widened to f32 and i32 (exactly, and
+// by value: the int8 sentinel is the caller's to map), in C order whatever the file's order.
+TEST_F(NpyTest, NarrowFilesAreReadWidenedOnlyOnRequest) {
+  // 2x3 float16, column-major in the file: 1, -2, 0.5, +inf, 65504, the smallest subnormal 2^-24.
+  const std::vector<std::uint16_t> halves = {0x3c00, 0x7c00, 0xc000, 0x7bff, 0x3800, 0x0001};
+  const std::string f2 = write_raw("f2.npy", "{'descr': '<f2', 'fortran_order': True, 'shape': (2, 3), }", raw_bytes(halves));
+  expect_refused(f2, Errc::format_error, "unsupported dtype '<f2'");
+  const ringmm::npy::ReadOptions narrow{.narrow = true};
+  auto m = ringmm::npy::read(f2, narrow);
+  EXPECT_EQ(m.dtype, DType::f32);
+  EXPECT_EQ(m.narrow, ringmm::NarrowType::f16);
+  const std::vector<float> want = {1.0f, -2.0f, 0.5f, std::numeric_limits<float>::infinity(), 65504.0f, 0x1p-24f};
+  ASSERT_EQ(m.data.size(), want.size() * 4);
+  EXPECT_EQ(std::memcmp(m.data.data(), want.data(), m.data.size()), 0);
+
+  const std::vector<std::int8_t> bytes = {-128, 127, 0, -1, 5, -7};
+  const std::string i1 = write_raw("i1.npy", "{'descr': '|i1', 'fortran_order': False, 'shape': (3, 2), }", raw_bytes(bytes));
+  expect_refused(i1, Errc::format_error, "unsupported dtype '|i1'");
+  m = ringmm::npy::read(i1, narrow);
+  EXPECT_EQ(m.dtype, DType::i32);
+  EXPECT_EQ(m.narrow, ringmm::NarrowType::i8);
+  const std::vector<std::int32_t> wide = {-128, 127, 0, -1, 5, -7};
+  ASSERT_EQ(m.data.size(), wide.size() * 4);
+  EXPECT_EQ(std::memcmp(m.data.data(), wide.data(), m.data.size()), 0);
+  // A file shorter than its header says is refused as before (the file's bytes, not the widened ones).
+  try {
+    ringmm::npy::read(write_raw("short.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }", std::string(6, '\0')),
+                      narrow);
+    ADD_FAILURE() << "a truncated float16 file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 8 bytes but the file has 6"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ringmm::npy::read(std::string(RINGMM_CLI_FIXTURES) + "/max_plus_i32_a.npy", narrow).narrow, ringmm::NarrowType::none);
 }
 
 // '<u4', the words of packed b1 files, is read only on request (as i32's bytes, marked), so no

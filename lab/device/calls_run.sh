@@ -7,7 +7,7 @@
 # Steps:
 #   build   configure and build (googletest from GTEST_SRC, default .carry/googletest)
 #   tests   ctest -L gpu (CTEST_REGEX: only the tests it matches)
-#   pytest  tests/python/test_torch_graphs.py, test_errors.py and test_matmul.py on the build's extension
+#   pytest  tests/python/test_torch_graphs.py, test_errors.py, test_matmul.py and test_narrow.py on the build's extension
 #   signknown  the sign-known products: their test, VIMNMX3 in the SASS, 8192^3..2048^3 on generic
 #              and on sign-known data
 #   clibuild   the CLI alone (for profile)
@@ -56,7 +56,7 @@ for step in "$@"; do
       rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/ringmm" "$pkg/" &&
         cp "$(find "$build" -name '_core*.so' | head -1)" "$pkg/ringmm/"
       PYTHONPATH=$pkg RINGMM_CLI=$build/tools/ringmm timeout 300 python3 -m pytest -q -p no:cacheprovider \
-        tests/python/test_torch_graphs.py tests/python/test_errors.py tests/python/test_matmul.py \
+        tests/python/test_torch_graphs.py tests/python/test_errors.py tests/python/test_matmul.py tests/python/test_narrow.py \
         > "$res/pytest.log" 2>&1
       note "pytest rc=$? in $((SECONDS - start)) s: $(tail -1 "$res/pytest.log")"
       grep -E "^(FAILED|ERROR)" "$res/pytest.log" | head -10 | tee -a "$summary"

@@ -166,20 +166,21 @@ std::string bits_per_row(index_t units, Packing packing) {
                     : std::to_string(per_unit * units - per_unit + 1) + " to " + std::to_string(per_unit * units) + " bits";
 }
 
-// An int8 file, read widened to i32: its own 0̄ sentinel (−128 for max-plus, 127 for min-plus, as
-// ringmm/narrow.hpp has it) becomes i32's. Other semirings have no int8 sentinel: refused.
+// An int8 file, read widened to i32 by value: its values widened again by ringmm/narrow.hpp's rule
+// for S, which maps int8's own 0̄ sentinel to i32's.
+template <class S> void widen_int8_values(npy::Matrix& x) {
+  auto* v = reinterpret_cast<std::int32_t*>(x.data.data());
+  for (std::size_t i = 0; i < x.data.size() / 4; ++i) v[i] = detail::widen<S>(std::int8_t(v[i]));
+}
+
+// The sentinel mapping of an int8 file; semirings without an int8 sentinel refuse it.
 void map_int8_sentinel(SemiringKind kind, npy::Matrix& x, const std::string& path) {
   if (x.narrow != NarrowType::i8) return;
-  std::int32_t from = 0, to = 0;
-  if (kind == SemiringKind::max_plus) from = -128, to = MaxPlus<std::int32_t>::zero();
-  else if (kind == SemiringKind::min_plus) from = 127, to = MinPlus<std::int32_t>::zero();
-  else
-    throw Error(Errc::unsupported, path,
-                "holds int8: int8 files multiply in max-plus and min-plus only (-128 is -inf, 127 is +inf); save "
-                "them as int32 for " + std::string(to_string(kind)));
-  auto* v = reinterpret_cast<std::int32_t*>(x.data.data());
-  for (std::size_t i = 0; i < x.data.size() / 4; ++i)
-    if (v[i] == from) v[i] = to;
+  if (kind == SemiringKind::max_plus) return widen_int8_values<MaxPlus<std::int32_t>>(x);
+  if (kind == SemiringKind::min_plus) return widen_int8_values<MinPlus<std::int32_t>>(x);
+  throw Error(Errc::unsupported, path,
+              "holds int8: int8 files multiply in max-plus and min-plus only (-128 is -inf, 127 is +inf); save "
+              "them as int32 for " + std::string(to_string(kind)));
 }
 
 // The packing of a --type b1 file, from its dtype; any other dtype (numpy bools included) is refused.

@@ -48,10 +48,11 @@ template <class S, class E> element_t<S> widen(E x) {
   else return x == i8_sentinel<S>() ? S::zero() : std::int32_t(x);
 }
 
-constexpr const char* narrow_name(bf16*) { return "bf16"; }
-constexpr const char* narrow_name(f16*) { return "f16"; }
-constexpr const char* narrow_name(std::int8_t*) { return "i8"; }
-template <class E> constexpr const char* narrow_name() { return narrow_name(static_cast<E*>(nullptr)); }
+template <class E> constexpr const char* narrow_name() {
+  if constexpr (std::is_same_v<E, bf16>) return "bf16";
+  else if constexpr (std::is_same_v<E, f16>) return "f16";
+  else return "i8";
+}
 
 // op(v) widened into `store`, dense and row-major; the view of it.
 template <class S, class E>

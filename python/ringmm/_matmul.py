@@ -49,33 +49,15 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     # reaches python/ringmm/_frameworks.py only for what the caller's framework must do itself.
     if not (_narrow.is_narrow(a) or _narrow.is_narrow(b)):
         return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend, trust_inputs)
-    a = _narrow.widen(a, semiring, "a") if _narrow.is_narrow(a) else a
-    b = _narrow.widen(b, semiring, "b") if _narrow.is_narrow(b) else b
-    narrow_out = out is not None and _narrow.dtype_name(out) in _narrow.FLOAT_NARROW
-    if c is not None and _narrow.is_narrow(c):
-        c = _narrow.widen(c, semiring, "c")
-    if narrow_out and _narrow.dtype_name(a) != "float32":
-        raise TypeError(f"out is {_narrow.dtype_name(out)}, but the product of these operands is {_narrow.dtype_name(a)}")
-    if not narrow_out:
+    a, b, c = _narrow.widen(a, semiring, "a"), _narrow.widen(b, semiring, "b"), _narrow.widen(c, semiring, "c")
+    if out is None or _narrow.dtype_name(out) not in _narrow.FLOAT_NARROW:
         return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend, trust_inputs)
-    if tuple(out.shape) != tuple(_result_shape(a, b, trans_a, trans_b)):
-        raise ValueError(f"out has shape {tuple(out.shape)}, but the product's is {_result_shape(a, b, trans_a, trans_b)}")
+    # A narrow out takes the float32 result rounded; it is written only once the product succeeded.
+    if _narrow.dtype_name(a) != "float32":
+        raise TypeError(f"out is {_narrow.dtype_name(out)}, but the product of these operands is {_narrow.dtype_name(a)}")
     result = _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, None, return_argmax, backend, trust_inputs)
-    if return_argmax:
-        return _narrow.store(out, result[0]), result[1]
-    return _narrow.store(out, result)
-
-
-def _result_shape(a, b, trans_a, trans_b):
-    """The shape of matmul's result for a and b (numpy.matmul's rules; the product checks the rest)."""
-    import numpy as np
-
-    sa, sb = tuple(a.shape), tuple(b.shape)
-    if trans_a and len(sa) >= 2:
-        sa = sa[:-2] + (sa[-1], sa[-2])
-    if trans_b and len(sb) >= 2:
-        sb = sb[:-2] + (sb[-1], sb[-2])
-    rows = () if len(sa) == 1 else (sa[-2],)
-    cols = () if len(sb) == 1 else (sb[-1],)
-    batch = np.broadcast_shapes(sa[:-2], sb[:-2]) if len(sa) > 2 or len(sb) > 2 else ()
-    return tuple(batch) + rows + cols
+    product = result[0] if return_argmax else result
+    if tuple(out.shape) != tuple(product.shape):
+        raise ValueError(f"out has shape {tuple(out.shape)}, but the product's is {tuple(product.shape)}")
+    _narrow.store(out, product)
+    return (out, result[1]) if return_argmax else out

@@ -8,6 +8,8 @@ their own framework, on their own device (torch and cupy on the GPU too), into a
 they are in float32 or int32.
 """
 
+from . import _core
+
 FLOAT_NARROW = ("bfloat16", "float16")
 INT8_SENTINEL = {"max_plus": -128, "min_plus": 127}
 INT32_ZERO = {"max_plus": -1073741823, "min_plus": 1073741823}
@@ -25,40 +27,40 @@ def _framework(x):
     return type(x).__module__.split(".")[0]
 
 
-def _canonical(semiring):
-    return semiring.replace("-", "_") if isinstance(semiring, str) else semiring
-
-
 def is_narrow(x):
     return dtype_name(x) in FLOAT_NARROW + ("int8",)
 
 
 def widen(x, semiring, name):
-    """x in float32 (bfloat16, float16) or int32 (int8, its sentinel mapped), by x's own framework."""
+    """x in float32 (bfloat16, float16) or int32 (int8, its sentinel mapped), by x's own framework;
+    any other x (None included) as it is."""
     kind = dtype_name(x)
+    if kind not in FLOAT_NARROW + ("int8",):
+        return x
     fw = _framework(x)
     if kind in FLOAT_NARROW:
         return x.float() if fw == "torch" else x.astype("float32")
-    sentinel = INT8_SENTINEL.get(_canonical(semiring))
+    canonical = _core.canonical_name(semiring) if isinstance(semiring, str) else None
+    sentinel = INT8_SENTINEL.get(canonical)
     if sentinel is None:
         raise TypeError(f"{name} is int8: int8 operands multiply in max_plus and min_plus only (with -128 as −∞ "
                         f"and 127 as +∞), not in {semiring!r}; convert them to int32 for other semirings")
     if fw == "torch":
         import torch
 
-        return x.to(torch.int32).masked_fill_(x == sentinel, INT32_ZERO[_canonical(semiring)])
+        return x.to(torch.int32).masked_fill_(x == sentinel, INT32_ZERO[canonical])
     if fw in ("jax", "jaxlib"):  # immutable, and perhaps traced under jit
         import jax.numpy as jnp
 
-        return jnp.where(x == sentinel, INT32_ZERO[_canonical(semiring)], x.astype(jnp.int32))
+        return jnp.where(x == sentinel, INT32_ZERO[canonical], x.astype(jnp.int32))
     wide = x.astype("int32")
-    wide[x == sentinel] = INT32_ZERO[_canonical(semiring)]
+    wide[x == sentinel] = INT32_ZERO[canonical]
     return wide
 
 
 def widen_all(arrays, semiring):
-    """Each narrow array of `arrays` widened (None and wide ones as they are), the i-th named operand i."""
-    return [widen(x, semiring, f"operand {i}") if is_narrow(x) else x for i, x in enumerate(arrays)]
+    """Each array of `arrays` widened where it is narrow, the i-th named operand i."""
+    return [widen(x, semiring, f"operand {i}") for i, x in enumerate(arrays)]
 
 
 def store(out, result):

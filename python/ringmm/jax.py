@@ -153,9 +153,7 @@ def _matmul(a, b, semiring, c, alpha, beta, trans_a, trans_b, argmax):
     c = None if c is None else jnp.asarray(c)
     # bfloat16 and float16 multiply in float32, int8 in int32 (ringmm/_narrow.py); the casts are traced
     # and differentiable.
-    a = _narrow.widen(a, semiring, "a") if _narrow.is_narrow(a) else a
-    b = _narrow.widen(b, semiring, "b") if _narrow.is_narrow(b) else b
-    c = _narrow.widen(c, semiring, "c") if c is not None and _narrow.is_narrow(c) else c
+    a, b, c = _narrow.widen(a, semiring, "a"), _narrow.widen(b, semiring, "b"), _narrow.widen(c, semiring, "c")
     # ringmm.matmul's checks, on shapes and dtypes (raise TypeError or ValueError as it does).
     plan = _core.jax_plan(a.shape, a.dtype.name, b.shape, b.dtype.name, None if c is None else c.shape,
                           None if c is None else c.dtype.name, semiring, alpha, beta, bool(trans_a), bool(trans_b),

@@ -18,7 +18,7 @@ First-order gradients only. This module needs torch; `import ringmm` does not im
 
 import torch
 
-from . import _core, semirings
+from . import _core, _narrow, semirings
 from ._frameworks import Torch
 from ._matmul import matmul as _matmul
 
@@ -62,9 +62,9 @@ def matmul(a, b, semiring="max_plus", *, trust_inputs=False):
     name = _checked_semiring(semiring)
     # bfloat16 and float16 multiply in float32 (the casts are differentiable: gradients return in the
     # operands' dtype); the result is float32.
-    if isinstance(a, torch.Tensor) and a.dtype in (torch.bfloat16, torch.float16):
+    if _narrow.dtype_name(a) in _narrow.FLOAT_NARROW:
         a = a.float()
-    if isinstance(b, torch.Tensor) and b.dtype in (torch.bfloat16, torch.float16):
+    if _narrow.dtype_name(b) in _narrow.FLOAT_NARROW:
         b = b.float()
     _check_operands(a, b, name)
     if not isinstance(trust_inputs, bool):

@@ -61,7 +61,7 @@ def test_an_out_of_the_narrow_type_takes_the_result_rounded_to_nearest_even(semi
         np.testing.assert_array_equal(k_star, k_want)
 
 
-def test_a_narrow_out_of_the_wrong_shape_is_refused_before_any_work():
+def test_a_narrow_out_of_the_wrong_shape_is_refused_and_left_untouched():
     a = np.ones((4, 3), np.float16)
     out = np.full((4, 5), 2, np.float16)
     with pytest.raises(ValueError, match="out has shape"):

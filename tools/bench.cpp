@@ -145,9 +145,23 @@ struct Case {
   Shape shape;
   int threads;  // CPU threads; 0 = OpenMP's default
   bool b1 = false;  // bit-packed operands (ringmm/bits.hpp): gemm_b1 or gemm_b1_count
+  std::string narrow;  // bf16, f16 or i8 operands (ringmm/narrow.hpp); `type` is the accumulator's
 };
 
-std::string type_name(const Case& c) { return std::string(c.b1 ? b1_type_name : to_string(c.type)); }
+std::string type_name(const Case& c) {
+  if (c.b1) return std::string(b1_type_name);
+  return c.narrow.empty() ? std::string(to_string(c.type)) : c.narrow;
+}
+
+// The narrow operand types --type takes, and the accumulator each multiplies in.
+constexpr std::pair<std::string_view, DType> narrow_types[] = {{"bf16", DType::f32}, {"f16", DType::f32}, {"i8", DType::i32}};
+
+// Whether narrow operands of `element` multiply in kind (ringmm/narrow.hpp): bf16 and f16 in every
+// semiring of f32 elements, i8 in max-plus and min-plus i32.
+bool takes_narrow(SemiringKind kind, std::string_view element) {
+  if (element == "i8") return kind == SemiringKind::max_plus || kind == SemiringKind::min_plus;
+  return is_supported(kind, DType::f32);
+}
 
 // Semiring updates one call performs: m·n·k per product; syrk computes one triangle of its
 // symmetric C, n(n+1)/2·k, so its rate compares with the ceilings; each lane of i16x2 is its own
@@ -312,6 +326,7 @@ class Bench {
       try {
         std::vector<std::string> cells = c.b1 ? run_cpu_b1(c) : visit_semiring(c.kind, c.type, [&](auto tag) {
           using S = typename decltype(tag)::type;
+          if (!c.narrow.empty()) return run_narrow<S>(c);
           return gpu ? run_cuda<S>(c) : run_cpu<S>(c);
         });
         cells.insert(cells.begin(), {case_label(i, cases.size()), std::string(to_string(c.kind)), type_name(c),
@@ -342,6 +357,7 @@ class Bench {
     const double work = updates(c, st_);
     const std::string suffix = threads_suffix(c, st_);
     records_.push_back(make_record(c, st_, "cpu", "ringmm" + suffix, seconds));
+    plain_rates_[{c.kind, c.type, shape_text(c.shape)}] = work / seconds;
     if (c.kind == SemiringKind::or_and) u8_or_and_rates_[{shape_text(c.shape), c.threads}] = work / seconds;
     std::vector<std::string> cells = {std::to_string(c.threads > 0 ? c.threads : omp_get_max_threads()), ms(seconds),
                                       rate(work / seconds),
@@ -429,6 +445,64 @@ class Bench {
     return it->second;
   }
 
+  // Narrow operands (ringmm/narrow.hpp): gemm with C in the accumulator type, on device buffers on
+  // CUDA (measure::time_ringmm_narrow), on host memory on the CPU; the note compares with the
+  // accumulator type's row of this run, where there is one.
+  template <class S> std::vector<std::string> run_narrow(const Case& c) {
+    const Shape& s = c.shape;
+    const double work = updates(c, st_);
+    double seconds;
+    std::vector<std::string> cells;
+    if (st_.backend == Backend::cuda) {
+      seconds = measure::time_ringmm_narrow(st_.ctx, c.kind, c.type, c.narrow, s.m, s.n, s.k, st_.reps).kernel_seconds;
+      records_.push_back(make_record(c, st_, "cuda", kernel_label(st_.ctx), seconds));
+      cells = {ms(seconds), "-", rate(work / seconds), "-", "-", "", "-", "-", "", "-", "-"};
+    } else {
+      seconds = time_cpu_narrow<S>(c);
+      records_.push_back(make_record(c, st_, "cpu", "ringmm" + threads_suffix(c, st_), seconds));
+      cells = {std::to_string(c.threads > 0 ? c.threads : omp_get_max_threads()), ms(seconds), rate(work / seconds), "-",
+               "", "-", "-", "", "-", "-", "-", "-"};
+    }
+    const auto plain = plain_rates_.find({c.kind, c.type, shape_text(s)});
+    if (plain != plain_rates_.end())
+      notes_.push_back("over " + std::string(to_string(c.type)) + " operands of this run: " + ratio(work / seconds / plain->second));
+    return cells;
+  }
+
+  template <class S> double time_cpu_narrow(const Case& c) {
+    if constexpr (detail::narrow_operand_v<S, bf16> || detail::narrow_operand_v<S, std::int8_t>) {
+      HostOperands<S> x(c.shape, Product::gemm, 1);
+      Context ctx = st_.ctx;
+      ctx.cpu_threads = c.threads;
+      const Shape& s = c.shape;
+      const auto time_with = [&](auto element) {
+        using E = decltype(element);
+        const auto narrowed = [&](const std::vector<element_t<S>>& v) {
+          std::vector<E> out(v.size());
+          for (std::size_t i = 0; i < v.size(); ++i) {
+            if constexpr (std::is_same_v<E, bf16>) out[i] = to_bf16(v[i]);
+            else if constexpr (std::is_same_v<E, f16>) out[i] = to_f16(v[i]);
+            else if constexpr (std::is_same_v<E, std::int8_t>)
+              out[i] = v[i] == S::zero() ? detail::i8_sentinel<S>() : std::int8_t(v[i] % 127);
+          }
+          return out;
+        };
+        const auto a = narrowed(x.a), b = narrowed(x.b);
+        return measure::median_seconds(st_.reps, [&] {
+          gemm<S>(ctx, Op::N, row_major<const E>(a.data(), s.m, s.k), Op::N, row_major<const E>(b.data(), s.k, s.n),
+                  row_major(x.c.data(), s.m, s.n));
+        });
+      };
+      if constexpr (detail::narrow_operand_v<S, bf16>) {
+        if (c.narrow == "bf16") return time_with(bf16{});
+        return time_with(f16{});
+      } else {
+        return time_with(std::int8_t{});
+      }
+    }
+    throw Error(Errc::unsupported, "--type", c.narrow + " operands do not multiply in " + std::string(to_string(c.kind)));
+  }
+
   template <class S> std::vector<std::string> run_cuda(const Case& c) {
     const Shape& s = c.shape;
     const index_t batch = st_.product == Product::batched ? st_.batch : 1;
@@ -442,6 +516,7 @@ class Bench {
     const std::optional<CudaChoice> choice = engine_choice(st_.ctx, c);
     if (choice) r.choice = choice->text();
     records_.push_back(r);
+    plain_rates_[{c.kind, c.type, shape_text(c.shape)}] = work / t.kernel_seconds;
     if (!r.choice.empty()) notes_.push_back("choice: " + r.choice);
     const bool plus_times = c.kind == SemiringKind::plus_times;
     const bool vendor =
@@ -558,6 +633,7 @@ class Bench {
 
   Settings st_;
   std::vector<Column> columns_;
+  std::map<std::tuple<SemiringKind, DType, std::string>, double> plain_rates_;  // updates/s of the non-narrow rows
   std::vector<Record> records_;
   std::map<std::tuple<DType, index_t, index_t, index_t, int>, double> openblas_cache_;
   std::set<std::string> recorded_baselines_;
@@ -611,11 +687,31 @@ int bench_command(const Args& args) {
   // --type may name b1, bit-packed storage rather than a DType (ringmm/bits.hpp): it is split off
   // here, and its cases run after the pairs' for each selected semiring that has a b1 product.
   const std::string semiring_text = opt.get_or("semiring", "all");
+  // bf16, f16 and i8 name narrow operands (ringmm/narrow.hpp), also split off: their cases run
+  // after the pairs'.
   std::string type_text;
   bool b1 = false;
+  std::vector<std::string> narrow;
   for (const std::string& item : split_list(opt.get_or("type", "all"), "--type")) {
+    const bool is_narrow = std::any_of(std::begin(narrow_types), std::end(narrow_types), [&](const auto& t) { return t.first == item; });
     if (item == b1_type_name) b1 = true;
+    else if (is_narrow) narrow.push_back(item);
     else type_text += (type_text.empty() ? "" : ",") + item;
+  }
+  std::vector<std::pair<SemiringKind, std::string>> narrow_cases;  // (semiring, narrow type)
+  if (!narrow.empty()) {
+    if (st.product != Product::gemm) throw UsageError("--type", "narrow types (bf16, f16, i8) time gemm only (--product gemm)");
+    for (const char* plain_only : {"calls", "sign-known", "transpose-a"})
+      if (opt.has(plain_only))
+        throw UsageError(std::string("--") + plain_only, "times the f32/i32 rows only; list the narrow types (bf16, f16, i8) in a run of their own");
+    for (const std::string& element : narrow)
+      for (const std::string& item : split_list(semiring_text, "--semiring"))
+        for (SemiringKind kind : item == "all" ? std::vector<SemiringKind>(std::begin(all_semirings), std::end(all_semirings))
+                                               : std::vector<SemiringKind>{parse_semiring(item, "--semiring")})
+          if (takes_narrow(kind, element)) narrow_cases.emplace_back(kind, element);
+    if (narrow_cases.empty())
+      throw UsageError("--type", "bf16 and f16 multiply in the semirings of f32, i8 in max-plus and min-plus; --semiring " +
+                                     semiring_text + " has none of them");
   }
   std::vector<SemiringKind> b1_kinds;
   if (b1) {
@@ -677,6 +773,12 @@ int bench_command(const Args& args) {
     for (SemiringKind kind : b1_kinds)
       for (const Shape& s : shapes)
         for (int t : threads) cases.push_back({kind, DType::u8, s, t, true});
+    for (const auto& [kind, element] : narrow_cases) {
+      const DType accumulator = std::find_if(std::begin(narrow_types), std::end(narrow_types),
+                                             [&](const auto& t) { return t.first == element; })->second;
+      for (const Shape& s : shapes)
+        for (int t : threads) cases.push_back({kind, accumulator, s, t, false, element});
+    }
     cases_run = cases.size();
 
     std::cout << "backend " << to_string(st.backend) << " on " << st.device;

@@ -11,15 +11,19 @@
 // max-plus and 127 is +∞ for min-plus. Every other i8 value is finite, so i8 operands need no
 // range check. Infinities and NaN of bf16 and f16 widen to the same f32 values.
 //
-// Operands in host memory are widened into dense buffers of the accumulator type (as large as
-// op(A) and op(B) in f32 or i32), and the product runs on the backend the Context chooses. Narrow
-// operands in device memory are refused for now (Errc::unsupported): widen them there first.
+// Each operand is widened where it lives, into a dense copy of the accumulator type in the same
+// orientation (as large as A and B in f32 or i32): host memory by the CPU, device memory by a
+// kernel on the Context's stream, into the CUDA engine's workspace. The product then runs as the
+// Context chooses, on those copies. A narrow C in device memory is rounded there, after the product.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
+#include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/narrow_types.hpp"
 
@@ -54,21 +58,66 @@ template <class E> constexpr const char* narrow_name() {
   else return "i8";
 }
 
-// op(v) widened into `store`, dense and row-major; the view of it.
-template <class S, class E>
-MatrixView<const element_t<S>> widened(const MatrixView<const E>& v, Op op, std::vector<element_t<S>>& store,
-                                       const char* name) {
-  validate_view(v, name);
-  refuse_narrow_device_memory(v.data, name, narrow_name<E>());
-  const Strided<const E> x = apply_op(op, v);
-  const auto count = checked_mul(x.rows, x.cols);
+template <class E> constexpr cuda_detail::NarrowElement narrow_element() {
+  if constexpr (std::is_same_v<E, bf16>) return cuda_detail::NarrowElement::bf16;
+  else if constexpr (std::is_same_v<E, f16>) return cuda_detail::NarrowElement::f16;
+  else return cuda_detail::NarrowElement::i8;
+}
+
+// A view's elements as runs along its contiguous axis: rows when row-major, columns otherwise.
+struct Runs {
+  index_t outer, inner;
+};
+template <class T> Runs runs_of(const MatrixView<T>& v) {
+  return v.layout == Layout::row_major ? Runs{v.rows, v.cols} : Runs{v.cols, v.rows};
+}
+
+// A dense buffer of W with the shape and orientation of `like`, in host or device memory.
+template <class W> struct WideBuffer {
+  std::vector<W> host;
+  std::shared_ptr<void> device;  // the CUDA engine's workspace, released on the stream
+  MatrixView<W> view;
+};
+template <class W, class T> WideBuffer<W> wide_buffer(const Context& ctx, const MatrixView<T>& like, bool on_device,
+                                                      const char* name) {
+  const auto count = checked_mul(like.rows, like.cols);
   if (!count) throw Error(Errc::invalid_argument, name, "the widened copy's element count overflows");
-  store.resize(std::size_t(*count));
-  element_t<S>* out = store.data();
-#pragma omp parallel for schedule(static) if (*count >= (index_t(1) << 16))
-  for (index_t i = 0; i < x.rows; ++i)
-    for (index_t j = 0; j < x.cols; ++j) out[i * x.cols + j] = widen<S, E>(x(i, j));
-  return row_major(static_cast<const element_t<S>*>(store.data()), x.rows, x.cols);
+  WideBuffer<W> w;
+  W* data = nullptr;
+  if (on_device) {
+    if constexpr (config::cuda) {
+      w.device = cuda_detail::workspace_block(std::size_t(std::max<index_t>(*count, 1)) * sizeof(W), ctx.cuda_stream);
+      data = static_cast<W*>(w.device.get());
+    }
+  } else {
+    w.host.resize(std::size_t(*count));
+    data = w.host.data();
+  }
+  w.view = like.layout == Layout::row_major ? row_major(data, like.rows, like.cols) : col_major(data, like.rows, like.cols);
+  return w;
+}
+
+// v widened into a dense copy of S's element type, where v lives.
+template <class S, class E>
+WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& v, const char* name) {
+  validate_view(v, name);
+  const bool on_device = on_cuda_device(v.data);
+  auto w = wide_buffer<element_t<S>>(ctx, v, on_device, name);
+  const Runs runs = runs_of(v);
+  if (on_device) {
+    if constexpr (config::cuda) {
+      std::int32_t zero = 0;
+      if constexpr (!is_narrow_float_v<E>) zero = S::zero();
+      cuda_detail::widen_runs(narrow_element<E>(), v.data, runs.outer, runs.inner, v.ld, w.view.data,
+                              is_narrow_float_v<E> ? std::int8_t(0) : i8_sentinel<S>(), zero, ctx.cuda_stream);
+    }
+    return w;
+  }
+  element_t<S>* out = w.view.data;
+#pragma omp parallel for schedule(static) if (runs.outer * runs.inner >= (index_t(1) << 16))
+  for (index_t r = 0; r < runs.outer; ++r)
+    for (index_t i = 0; i < runs.inner; ++i) out[r * runs.inner + i] = widen<S, E>(v.data[r * v.ld + i]);
+  return w;
 }
 
 }  // namespace detail
@@ -79,10 +128,10 @@ template <class S, class EA, class EB>
 void gemm(const Context& ctx, Op op_a, MatrixView<EA> a, Op op_b, MatrixView<EB> b, MatrixView<element_t<S>> c,
           scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero()) {
   using E = std::remove_const_t<EA>;
-  std::vector<element_t<S>> wa, wb;
-  const auto va = detail::widened<S, E>(MatrixView<const E>(a), op_a, wa, "A");
-  const auto vb = detail::widened<S, E>(MatrixView<const E>(b), op_b, wb, "B");
-  gemm<S>(ctx, Op::N, va, Op::N, vb, c, alpha, beta);
+  const auto wa = detail::widened<S, E>(ctx, MatrixView<const E>(a), "A");
+  const auto wb = detail::widened<S, E>(ctx, MatrixView<const E>(b), "B");
+  gemm<S>(ctx, op_a, MatrixView<const element_t<S>>(wa.view), op_b, MatrixView<const element_t<S>>(wb.view), c, alpha,
+          beta);
 }
 
 // The same with C of the operands' type (bf16 or f16): the f32 result rounded to nearest, even.
@@ -94,21 +143,26 @@ void gemm(const Context& ctx, Op op_a, MatrixView<EA> a, Op op_b, MatrixView<EB>
           MatrixView<std::remove_const_t<EA>> c, float alpha = S::one(), float beta = S::zero()) {
   using E = std::remove_const_t<EA>;
   detail::validate_view(c, "C");
-  detail::refuse_narrow_device_memory(c.data, "C", detail::narrow_name<E>());
-  std::vector<float> wc;
-  const bool reads_c = beta != S::zero();
-  if (reads_c) detail::widened<S, E>(MatrixView<const E>(c), Op::N, wc, "C");
-  else wc.assign(std::size_t(c.rows * c.cols), S::zero());
-  MatrixView<float> cf = row_major(wc.data(), c.rows, c.cols);
   // The narrow C must not overlap A or B either: checked on the caller's views before any work.
   if (detail::views_overlap(c, MatrixView<const E>(a), c.extent(), a.extent())) throw Error(Errc::aliasing, "C", "C overlaps A");
   if (detail::views_overlap(c, MatrixView<const E>(b), c.extent(), b.extent())) throw Error(Errc::aliasing, "C", "C overlaps B");
-  gemm<S>(ctx, op_a, a, op_b, b, cf, alpha, beta);
-  for (index_t i = 0; i < c.rows; ++i)
-    for (index_t j = 0; j < c.cols; ++j) {
-      const float v = wc[std::size_t(i * c.cols + j)];
-      if constexpr (std::is_same_v<E, bf16>) c(i, j) = to_bf16(v);
-      else c(i, j) = to_f16(v);
+  const bool on_device = detail::on_cuda_device(c.data);
+  // With β = 0̄ the product never reads the old C, so its f32 copy needs no values.
+  auto wc = beta != S::zero() ? detail::widened<S, E>(ctx, MatrixView<const E>(c), "C")
+                              : detail::wide_buffer<float>(ctx, c, on_device, "C");
+  gemm<S>(ctx, op_a, a, op_b, b, wc.view, alpha, beta);
+  const detail::Runs runs = detail::runs_of(c);
+  if (on_device) {
+    if constexpr (config::cuda)
+      cuda_detail::round_runs(detail::narrow_element<E>(), wc.view.data, runs.outer, runs.inner, c.data, c.ld,
+                              ctx.cuda_stream);
+    return;
+  }
+  for (index_t r = 0; r < runs.outer; ++r)
+    for (index_t i = 0; i < runs.inner; ++i) {
+      const float v = wc.view.data[r * runs.inner + i];
+      if constexpr (std::is_same_v<E, bf16>) c.data[r * c.ld + i] = to_bf16(v);
+      else c.data[r * c.ld + i] = to_f16(v);
     }
 }
 

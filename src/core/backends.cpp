@@ -12,13 +12,9 @@ void no_cuda_backend() {
   throw Error(Errc::backend_unavailable, "backend", "this build of ringmm has no CUDA backend");
 }
 
-void refuse_narrow_device_memory(const void* data, const char* name, const char* type) {
-  if constexpr (config::cuda) {
-    if (data && cuda_detail::is_device_pointer(data))
-      throw Error(Errc::unsupported, name,
-                  std::string(type) + " operands in device memory are not widened yet: widen them on the device "
-                                      "(to f32, or i32 for i8) and multiply those, or pass host memory");
-  }
+bool on_cuda_device(const void* data) {
+  if constexpr (config::cuda) return data && cuda_detail::is_device_pointer(data);
+  else return false;
 }
 }  // namespace detail
 

@@ -385,6 +385,22 @@ TEST_F(CliTest, BenchThreadsNameEveryKernel) {
   expect_error("bench --threads 0", 2, "--threads: '0' is out of range", "bench");
 }
 
+// Narrow operand types: their rows run after the others and compare with the accumulator type's.
+TEST_F(CliTest, BenchTimesNarrowTypes) {
+  const Outcome r = ringmm("bench --backend cpu --semiring max-plus,max-min --type f32,i32,bf16,i8 --shapes 16 --reps 1 "
+                           "--out " + path("r.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("[7/7]"), std::string::npos) << r.out;  // f32, i32, bf16 twice each; i8 max-plus only
+  EXPECT_NE(r.out.find("over f32 operands of this run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("over i32 operands of this run"), std::string::npos) << r.out;
+  const std::string json = slurp(path("r.json"));
+  EXPECT_NE(json.find("\"type\": \"bf16\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"type\": \"i8\""), std::string::npos) << json;
+  expect_error("bench --type i8 --semiring max-min", 2, "i8 in max-plus and min-plus", "bench");
+  expect_error("bench --type bf16 --product argmax", 2, "narrow types (bf16, f16, i8) time gemm only", "bench");
+  expect_error("bench --type f32,f16 --calls 10", 2, "--calls: times the f32/i32 rows only", "bench");
+}
+
 TEST_F(CliTest, BenchChecksItsCudaOptions) {
   // The ladder and the ceilings' own command live in the lab's executable (ringmm-lab).
   expect_error("bench --ladder", 2, "--ladder: unknown option", "bench");

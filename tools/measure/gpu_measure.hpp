@@ -50,6 +50,13 @@ Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product pr
                    index_t batch, int reps, HostMemory host = HostMemory::pageable, Op op_a = Op::N,
                    bool sign_known = false);
 
+// ringmm's products of narrow operands (ringmm/narrow.hpp) on device buffers, C in the accumulator
+// type: `element` "bf16" or "f16" with a semiring of f32 elements, "i8" with max-plus or min-plus
+// i32 (`type` is the accumulator's). The operands are the semiring's random sets narrowed on the
+// device (i8: the i32 values modulo 127, 0̄ as the i8 sentinel). An m×n×k gemm.
+Timing time_ringmm_narrow(const Context& ctx, SemiringKind kind, DType type, const std::string& element, index_t m,
+                          index_t n, index_t k, int reps);
+
 // What a call costs when calls come back to back, as in blocked APSP, HMM steps or a training loop:
 // `calls` calls of the product on device buffers, on a stream of their own, per call.
 struct CallCost {

@@ -21,6 +21,9 @@ Timing time_ringmm(const Context&, SemiringKind, DType, Product, index_t, index_
 CallCost time_calls(const Context&, SemiringKind, DType, Product, index_t, index_t, index_t, index_t, int, Op) {
   no_cuda();
 }
+Timing time_ringmm_narrow(const Context&, SemiringKind, DType, const std::string&, index_t, index_t, index_t, int) {
+  no_cuda();
+}
 Timing time_cublas(DType, Product, index_t, index_t, index_t, index_t, int, HostMemory) { no_cuda(); }
 std::vector<std::string> describe_devices() { return {}; }
 Timing time_cublas_bf16(index_t, index_t, index_t, int) { no_cuda(); }

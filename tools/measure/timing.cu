@@ -1,11 +1,14 @@
 // time_ringmm and time_cublas (gpu_measure.hpp): ringmm's kernels and the cuBLAS baseline, timed
 // alike on the same random operand sets; describe_devices.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ringmm/cuda/cublas.hpp"
@@ -13,6 +16,7 @@
 #include "measure/gpu_timer.cuh"
 #include "ringmm/dispatch.hpp"
 #include "ringmm/gemm.hpp"
+#include "ringmm/narrow.hpp"
 
 namespace ringmm::measure {
 
@@ -151,6 +155,41 @@ Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s
   download(sets.b[0].get(), b);
   t.with_transfers_seconds = median_seconds(reps, DeviceWallClock{}, [&](int) {
     call_ringmm<S>(ctx, product, op_a, s, a.data(), b.data(), c.data(), k_host.data());
+  });
+  return t;
+}
+
+// x narrowed: f32 rounded to bf16 or f16; i32 to i8 modulo 127, with `zero` (0̄) as `sentinel`.
+template <class E, class T>
+__global__ void narrow_operand_kernel(const T* x, E* to, std::size_t count, T zero, std::int8_t sentinel) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x) {
+    if constexpr (std::is_same_v<E, bf16>) to[i] = bf16{__bfloat16_as_ushort(__float2bfloat16_rn(x[i]))};
+    else if constexpr (std::is_same_v<E, f16>) to[i] = f16{__half_as_ushort(__float2half_rn(x[i]))};
+    else to[i] = x[i] == zero ? sentinel : std::int8_t(x[i] % 127);
+  }
+}
+
+template <class S, class E>
+Timing time_narrow_typed(const Context& ctx_in, const Shapes& s, int reps) {
+  Context ctx = ctx_in;
+  ctx.backend = Backend::cuda;
+  const auto stream = static_cast<cudaStream_t>(ctx.cuda_stream);
+  const OperandSets<S> sets = operand_sets<S>(s, stream);
+  std::vector<DeviceBuffer<E>> a, b;
+  std::int8_t sentinel = 0;
+  if constexpr (std::is_same_v<E, std::int8_t>) sentinel = detail::i8_sentinel<S>();
+  for (int i = 0; i < sets.sets(); ++i)
+    for (auto [from, to, count] : {std::tuple{sets.a[i].get(), &a, s.a_count()}, std::tuple{sets.b[i].get(), &b, s.b_count()}}) {
+      to->emplace_back(count, stream);
+      narrow_operand_kernel<E><<<1024, 256, 0, stream>>>(from, to->back().get(), count, S::zero(), sentinel);
+      cuda::check_launch("narrow_operand_kernel");
+    }
+  cuda_check(cudaStreamSynchronize(stream), "narrow_operand_kernel");
+  Timing t;
+  t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
+    const int i = r % sets.sets();
+    gemm<S>(ctx, Op::N, row_major<const E>(a[i].get(), s.a_rows, s.a_cols), Op::N,
+            row_major<const E>(b[i].get(), s.b_rows, s.b_cols), row_major(sets.c.get(), s.c_rows, s.c_cols));
   });
   return t;
 }
@@ -311,6 +350,23 @@ Timing time_ringmm(const Context& ctx, SemiringKind kind, DType type, Product pr
   const Shapes s = checked_ringmm_case(kind, type, product, m, n, k, batch, reps, "reps", op_a);
   return visit_semiring(kind, type, [&](auto tag) {
     return time_ringmm_typed<typename decltype(tag)::type>(ctx, product, s, reps, host, op_a, sign_known);
+  });
+}
+
+Timing time_ringmm_narrow(const Context& ctx, SemiringKind kind, DType type, const std::string& element, index_t m,
+                          index_t n, index_t k, int reps) {
+  const Shapes s = checked_ringmm_case(kind, type, Product::gemm, m, n, k, 1, reps, "reps", Op::N);
+  return visit_semiring(kind, type, [&](auto tag) -> Timing {
+    using S = typename decltype(tag)::type;
+    if constexpr (detail::narrow_operand_v<S, bf16>) {
+      if (element == "bf16") return time_narrow_typed<S, bf16>(ctx, s, reps);
+      if (element == "f16") return time_narrow_typed<S, f16>(ctx, s, reps);
+    } else if constexpr (detail::narrow_operand_v<S, std::int8_t>) {
+      if (element == "i8") return time_narrow_typed<S, std::int8_t>(ctx, s, reps);
+    }
+    throw Error(Errc::unsupported, "element",
+                element + " operands do not multiply in " + std::string(to_string(kind)) + " " +
+                    std::string(to_string(type)) + " (bf16 and f16: semirings of f32; i8: max-plus and min-plus i32)");
   });
 }
 

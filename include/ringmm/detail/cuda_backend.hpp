@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,16 @@ CudaChoice describe_choice(const Context& ctx, SemiringKind kind, DType type, in
 void strided_copy(const void* from, const std::vector<index_t>& from_strides, void* to,
                   const std::vector<index_t>& to_strides, const std::vector<index_t>& shape, std::size_t element,
                   void* stream);
+// src/cuda/narrow.cu: narrow operands (ringmm/narrow.hpp) in device memory, on `stream` (a
+// cudaStream_t), without waiting. A matrix is `outer` runs of `inner` contiguous elements, `ld`
+// apart (its rows when row-major, its columns when column-major); the f32 or i32 copy is dense.
+enum class NarrowElement { bf16, f16, i8 };
+// bf16 and f16 to f32 exactly; i8 to i32, `sentinel` becoming `zero` (the semiring's 0̄).
+void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inner, index_t ld, void* to,
+                std::int8_t sentinel, std::int32_t zero, void* stream);
+// Dense f32 runs rounded to nearest (ties to even) bf16 or f16, into runs `ld` apart.
+void round_runs(NarrowElement type, const float* from, index_t outer, index_t inner, void* to, index_t ld,
+                void* stream);
 // `bytes` of device memory from the engine's workspace (its pool, or the source the calling thread
 // installed), released on `stream` with the last owner.
 std::shared_ptr<void> workspace_block(std::size_t bytes, void* stream);
@@ -54,9 +65,8 @@ inline void refuse_cuda_request(const Context& ctx) {
   if (ctx.backend == Backend::cuda) no_cuda_backend();
 }
 
-// Narrow operands (ringmm/narrow.hpp) in device memory are not widened yet: Errc::unsupported naming
-// the operand and its type. Host memory, and every pointer in a build without CUDA, passes.
-void refuse_narrow_device_memory(const void* data, const char* name, const char* type);
+// Whether `data` is CUDA device (or managed) memory; false for every pointer in a build without CUDA.
+bool on_cuda_device(const void* data);
 }  // namespace detail
 
 }  // namespace ringmm

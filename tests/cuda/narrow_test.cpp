@@ -1,0 +1,230 @@
+// Narrow operands (ringmm/narrow.hpp) in device memory: widened and rounded on the device, against
+// the same calls on host memory through the CPU backend (whose products tests/cpu/narrow_test.cpp
+// checks against the reference). Tropical results match bit for bit, log-plus within a tolerance.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cuda_testing.hpp"
+#include "ringmm/narrow.hpp"
+
+namespace ringmm {
+namespace {
+
+using testing::DeviceCopy;
+
+template <class E> E narrow(float x) {
+  if constexpr (std::is_same_v<E, bf16>) return to_bf16(x);
+  else return to_f16(x);
+}
+
+// Random narrow values in [-4, 4) with some −∞, and +∞ where the semiring accepts it.
+template <class E> std::vector<E> random_narrow(std::size_t count, std::mt19937_64& rng, bool plus_infinity) {
+  std::uniform_real_distribution<float> d(-4.0f, 4.0f);
+  std::uniform_int_distribution<int> pick(0, 40);
+  std::vector<E> x(count);
+  for (auto& v : x) {
+    const int p = pick(rng);
+    v = narrow<E>(p == 0                   ? -std::numeric_limits<float>::infinity()
+                  : p == 1 && plus_infinity ? std::numeric_limits<float>::infinity()
+                                            : d(rng));
+  }
+  return x;
+}
+
+// A view of `rows`×`cols` in `layout` with `pad` spare elements per run, over `data`.
+template <class T> MatrixView<T> padded(T* data, index_t rows, index_t cols, Layout layout, index_t pad) {
+  const index_t inner = layout == Layout::row_major ? cols : rows;
+  return {data, rows, cols, std::max<index_t>(inner + pad, 1), layout};
+}
+index_t padded_count(index_t rows, index_t cols, Layout layout, index_t pad) {
+  const index_t outer = layout == Layout::row_major ? rows : cols, inner = layout == Layout::row_major ? cols : rows;
+  return outer * std::max<index_t>(inner + pad, 1);
+}
+
+struct Case {
+  index_t m, n, k;
+  Op op_a, op_b;
+  Layout layout_a, layout_b;
+  index_t pad;
+};
+
+template <class S> void expect_same(float got, float want, std::size_t i) {
+  if constexpr (std::is_same_v<S, LogPlus<float>>) {
+    if (std::isinf(want)) EXPECT_EQ(got, want) << i;
+    else EXPECT_NEAR(got, want, 2e-5f * (1 + std::abs(want))) << i;
+  } else {
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want)) << i << ": " << got << " vs " << want;
+  }
+}
+
+template <class S, class E> void check_floats(const Case& c) {
+  SCOPED_TRACE(::testing::Message() << c.m << "x" << c.n << "x" << c.k << (c.op_a == Op::T ? " A^T" : "")
+                                    << (c.op_b == Op::T ? " B^T" : "") << " pad " << c.pad
+                                    << (c.layout_b == Layout::col_major ? " B col-major" : ""));
+  std::mt19937_64 rng(std::uint64_t(c.m * 1000003 + c.n * 1009 + c.k));
+  const index_t ar = c.op_a == Op::N ? c.m : c.k, ac = c.op_a == Op::N ? c.k : c.m;
+  const index_t br = c.op_b == Op::N ? c.k : c.n, bc = c.op_b == Op::N ? c.n : c.k;
+  constexpr bool plus_infinity = !std::is_same_v<S, LogPlus<float>>;
+  auto a = random_narrow<E>(std::size_t(padded_count(ar, ac, c.layout_a, c.pad)), rng, plus_infinity);
+  auto b = random_narrow<E>(std::size_t(padded_count(br, bc, c.layout_b, c.pad)), rng, plus_infinity);
+  const auto av = padded<const E>(a.data(), ar, ac, c.layout_a, c.pad);
+  const auto bv = padded<const E>(b.data(), br, bc, c.layout_b, c.pad);
+  std::vector<float> c0(std::size_t(c.m * c.n));
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  for (auto& v : c0) v = d(rng);
+  const float alpha = S::one(), beta = std::is_same_v<S, LogPlus<float>> ? -0.5f : S::one();
+
+  Context host_ctx;
+  host_ctx.backend = Backend::cpu;
+  Context device_ctx;
+  device_ctx.backend = Backend::cuda;
+  const DeviceCopy<E> ad(a), bd(b);
+
+  // f32 C with β: the old C enters.
+  std::vector<float> want = c0, got = c0;
+  gemm<S>(host_ctx, c.op_a, av, c.op_b, bv, row_major(want.data(), c.m, c.n), alpha, beta);
+  const DeviceCopy<float> cd(c0);
+  gemm<S>(device_ctx, c.op_a, ad.on_device(av), c.op_b, bd.on_device(bv), row_major(cd.ptr, c.m, c.n), alpha, beta);
+  cd.to_host(got);
+  for (std::size_t i = 0; i < got.size(); ++i) expect_same<S>(got[i], want[i], i);
+
+  // C of the operands' type, column-major with a pad, β = 0̄ and then β = 1̄ (the old C widened).
+  const index_t cpad = 2;
+  std::vector<E> cn0(std::size_t(padded_count(c.m, c.n, Layout::col_major, cpad)), narrow<E>(0.5f));
+  for (float b_c : {S::zero(), beta}) {
+    std::vector<E> cn_want = cn0, cn_got = cn0;
+    gemm<S>(host_ctx, c.op_a, av, c.op_b, bv, padded(cn_want.data(), c.m, c.n, Layout::col_major, cpad), alpha, b_c);
+    const DeviceCopy<E> cnd(cn0);
+    gemm<S>(device_ctx, c.op_a, ad.on_device(av), c.op_b, bd.on_device(bv),
+            padded(cnd.ptr, c.m, c.n, Layout::col_major, cpad), alpha, b_c);
+    cnd.to_host(cn_got);
+    for (std::size_t i = 0; i < cn_got.size(); ++i) {
+      if constexpr (std::is_same_v<S, LogPlus<float>>) {
+        // The GPU's and the CPU's log-plus differ in the last bits of f32, which rounding to the
+        // narrow type can move by one of its units.
+        const float g = to_float(cn_got[i]), w = to_float(cn_want[i]);
+        if (std::isinf(w)) EXPECT_EQ(g, w) << i;
+        else EXPECT_NEAR(g, w, 0.01f * (1 + std::abs(w))) << i;
+      } else {
+        EXPECT_EQ(cn_got[i].bits, cn_want[i].bits) << i;  // pad elements included: they stay 0.5
+      }
+    }
+  }
+}
+
+template <class S> void check_every_shape() {
+  const Layout R = Layout::row_major, C = Layout::col_major;
+  for (index_t m : {0, 1, 7, 33, 129})
+    for (index_t n : {1, 33, 127})
+      for (index_t k : {0, 1, 7, 129}) {
+        check_floats<S, bf16>({m, n, k, Op::N, Op::N, R, R, 0});
+        check_floats<S, f16>({m, n, k, Op::T, Op::N, R, C, 3});
+        check_floats<S, bf16>({m, n, k, Op::N, Op::T, C, R, 1});
+      }
+  check_floats<S, f16>({1000, 1025, 129, Op::N, Op::N, R, R, 0});
+  check_floats<S, bf16>({1025, 33, 1000, Op::T, Op::T, R, R, 5});
+}
+
+TEST(CudaNarrow, MaxPlus) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  check_every_shape<MaxPlus<float>>();
+}
+TEST(CudaNarrow, MinPlus) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  check_every_shape<MinPlus<float>>();
+}
+TEST(CudaNarrow, MaxMin) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  check_every_shape<MaxMin<float>>();
+}
+TEST(CudaNarrow, MinMax) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  check_every_shape<MinMax<float>>();
+}
+TEST(CudaNarrow, LogPlus) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  check_every_shape<LogPlus<float>>();
+}
+
+// i8 operands on the device: −128 is −∞ for max-plus, 127 is +∞ for min-plus, exactly as on the host.
+template <class S> void check_i8(index_t m, index_t n, index_t k, Layout layout_b, index_t pad) {
+  SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << " pad " << pad);
+  std::mt19937_64 rng(std::uint64_t(m * 31 + n * 7 + k));
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::vector<std::int8_t> a(std::size_t(padded_count(m, k, Layout::row_major, pad))),
+      b(std::size_t(padded_count(k, n, layout_b, pad)));
+  for (auto& v : a) v = std::int8_t(d(rng));
+  for (auto& v : b) v = std::int8_t(d(rng));
+  for (std::size_t i = 0; i < a.size(); i += 5) a[i] = detail::i8_sentinel<S>();
+  const auto av = padded<const std::int8_t>(a.data(), m, k, Layout::row_major, pad);
+  const auto bv = padded<const std::int8_t>(b.data(), k, n, layout_b, pad);
+  std::vector<std::int32_t> want(std::size_t(m * n), 5), got = want;
+  Context host_ctx;
+  host_ctx.backend = Backend::cpu;
+  gemm<S>(host_ctx, Op::N, av, Op::N, bv, row_major(want.data(), m, n), S::one(), S::one());
+  Context device_ctx;
+  device_ctx.backend = Backend::cuda;
+  const DeviceCopy<std::int8_t> ad(a), bd(b);
+  const DeviceCopy<std::int32_t> cd(got);
+  gemm<S>(device_ctx, Op::N, ad.on_device(av), Op::N, bd.on_device(bv), row_major(cd.ptr, m, n), S::one(), S::one());
+  cd.to_host(got);
+  EXPECT_EQ(got, want);
+}
+
+TEST(CudaNarrow, Int8MaxPlusAndMinPlus) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  for (index_t m : {1, 7, 33, 129, 1000})
+    for (index_t k : {1, 33, 127, 1025}) {
+      check_i8<MaxPlus<std::int32_t>>(m, 33, k, Layout::row_major, 0);
+      check_i8<MinPlus<std::int32_t>>(m, 129, k, Layout::col_major, 3);
+    }
+}
+
+// The device widening and rounding go on the Context's stream and allocate from the engine's
+// pool, so a narrow call can be captured in a CUDA graph; its replay gives the direct call's C.
+TEST(CudaNarrow, CapturedInAGraph) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const index_t n = 257;
+  std::mt19937_64 rng(3);
+  const auto a = random_narrow<bf16>(std::size_t(n * n), rng, true), b = random_narrow<bf16>(std::size_t(n * n), rng, true);
+  const DeviceCopy<bf16> ad(a), bd(b);
+  const std::vector<bf16> c0(std::size_t(n * n));
+  const DeviceCopy<bf16> direct(c0), replayed(c0);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  Context ctx;
+  ctx.backend = Backend::cuda;
+  ctx.cuda_stream = stream;
+  const auto call = [&](bf16* c) {
+    gemm<MinPlus<float>>(ctx, Op::N, row_major<const bf16>(ad.ptr, n, n), Op::T, row_major<const bf16>(bd.ptr, n, n),
+                         row_major(c, n, n));
+  };
+  call(direct.ptr);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  call(replayed.ptr);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<bf16> want(c0.size()), got(c0.size());
+  direct.to_host(want);
+  replayed.to_host(got);
+  EXPECT_EQ(got, want);
+  std::size_t finite = 0;
+  for (const bf16& x : got) finite += std::isfinite(to_float(x));
+  EXPECT_GT(finite, got.size() / 2);  // a product, not an untouched C
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace ringmm

@@ -5,7 +5,8 @@
 #   lab/device/calls_run.sh build tests    # native build (tests, CLI, Python), ctest -L gpu
 #   lab/device/calls_run.sh pytest bench   # the CUDA-graph pytest, then the timings below
 # Steps:
-#   build   configure and build (googletest from GTEST_SRC, default .carry/googletest)
+#   build   configure and build (googletest from GTEST_SRC, default .carry/googletest); BUILD_TARGETS
+#           (space-separated) builds only those
 #   tests   ctest -L gpu (CTEST_REGEX: only the tests it matches)
 #   pytest  tests/python/test_torch_graphs.py, test_errors.py, test_matmul.py and test_narrow.py on the build's extension
 #   signknown  the sign-known products: their test, VIMNMX3 in the SASS, 8192^3..2048^3 on generic
@@ -14,6 +15,7 @@
 #   profile    sign-known 4096^3 with each heuristic tile, and ncu's scheduler, warp-state and
 #              instruction sections of the generic and the sign-known kernel
 #   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
+#   narrow  cuda_narrow_test, then ringmm bench of bf16/f16 beside f32 and i8 beside i32 (8192^3, 4096^3)
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
 #           host -> host 4096^3 f32 and i32 (ms+xfer); ringmm apsp --bench 16384 timed whole
 # Everything lands in $OUT/calls.tar.gz (after every step); the summary is printed last.
@@ -42,7 +44,7 @@ for step in "$@"; do
         -DCMAKE_INSTALL_PREFIX=/tmp/gtest-prefix > "$res/gtest.log" 2>&1 &&
         cmake --build /tmp/gtest-build -j "$(nproc)" --target install >> "$res/gtest.log" 2>&1; }
       configure -DRINGMM_BUILD_TESTS=ON -DRINGMM_BUILD_PYTHON=ON -DCMAKE_PREFIX_PATH=/tmp/gtest-prefix
-      cmake --build "$build" -j "$(nproc)" > "$res/build.log" 2>&1
+      cmake --build "$build" -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > "$res/build.log" 2>&1
       note "build rc=$? in $((SECONDS - start)) s"
       ;;
     tests)
@@ -105,6 +107,19 @@ for step in "$@"; do
         note "bench f32 ${flag:-generic data} rc=$?"
         grep -E "^\[" "$res/sign${flag:+-known}.log" | cut -c1-200 | tee -a "$summary"
       done
+      ;;
+    narrow)
+      "$build/tests/cuda/cuda_narrow_test" --gtest_brief=1 > "$res/narrow-test.log" 2>&1
+      note "cuda_narrow_test rc=$?: $(grep -E 'PASSED|FAILED' "$res/narrow-test.log" | tr '\n' ' ')"
+      grep -B2 -A6 "Failure" "$res/narrow-test.log" | head -30 | tee -a "$summary"
+      "$build/tools/ringmm" bench --backend cuda --semiring max-plus,min-plus --type f32,bf16,f16 --shapes 8192,4096 \
+        --reps 5 --out "$res/narrow-f.json" > "$res/narrow-f.log" 2>&1
+      note "bench bf16/f16 rc=$?"
+      grep -E "^\[|over " "$res/narrow-f.log" | cut -c1-100 | tee -a "$summary"
+      "$build/tools/ringmm" bench --backend cuda --semiring max-plus,min-plus --type i32,i8 --shapes 8192,4096 \
+        --reps 5 --out "$res/narrow-i.json" > "$res/narrow-i.log" 2>&1
+      note "bench i8 rc=$?"
+      grep -E "^\[|over " "$res/narrow-i.log" | cut -c1-100 | tee -a "$summary"
       ;;
     bench)
       cli=$build/tools/ringmm

@@ -2,6 +2,7 @@
 // share: the request, its parsing, the graph loading and the outputs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,20 +41,28 @@ DType apsp_type(const ApspRequest& req, std::optional<DType> npy_dtype);
 // uniform in [1, 100), else +inf; a counter-based hash of (seed, i, j), so that any part of the
 // graph can be made anywhere (each rank of --summa makes its own blocks).
 template <class T> T bench_weight(index_t i, index_t j, index_t n, double density, std::uint64_t seed);
-// The weights (n×n row-major, +inf for no edge) of the graph file or of the --bench graph.
-// A graph's n² weights. Its allocator leaves new elements unwritten (std::vector's own zeroes them,
-// a serial pass over a gigabyte at 16384 vertices) for the loaders, which write every one.
-template <class T> struct UnwrittenAllocator : std::allocator<T> {
-  template <class U> struct rebind {
-    using other = UnwrittenAllocator<U>;
-  };
+// Memory for the command's n² matrices (weights, distances, successors): large blocks are
+// aligned to 2 MiB and asked for transparent huge pages, which cut the page faults of their first
+// touch 512-fold (a gigabyte at 16384 vertices is 262144 small pages). apsp.cpp.
+void* allocate_matrix_memory(std::size_t bytes);
+void free_matrix_memory(void* p) noexcept;
+
+// An allocator of that memory which leaves new elements unwritten (std::vector's own zeroes them,
+// a serial pass over a gigabyte at 16384 vertices) for the loaders and solves, which write every one.
+template <class T> struct UnwrittenAllocator {
+  using value_type = T;
+  UnwrittenAllocator() = default;
+  template <class U> UnwrittenAllocator(const UnwrittenAllocator<U>&) noexcept {}
+  T* allocate(std::size_t count) { return static_cast<T*>(allocate_matrix_memory(count * sizeof(T))); }
+  void deallocate(T* p, std::size_t) noexcept { free_matrix_memory(p); }
   template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
   template <class U, class... Args> void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
+  template <class U> friend bool operator==(const UnwrittenAllocator&, const UnwrittenAllocator<U>&) { return true; }
 };
 template <class T> using Weights = std::vector<T, UnwrittenAllocator<T>>;
-
+// The weights (n×n row-major, +inf for no edge) of the graph file or of the --bench graph.
 template <class T> Weights<T> load_graph(ApspRequest& req, index_t& n, std::string& summary);
 std::string graph_name(const ApspRequest& req);
 // A UsageError when --route names a vertex outside 0..n−1.

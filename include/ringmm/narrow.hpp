@@ -82,6 +82,8 @@ template <class W, class T> WideBuffer<W> wide_buffer(const Context& ctx, const 
                                                       const char* name) {
   const auto count = checked_mul(like.rows, like.cols);
   if (!count) throw Error(Errc::invalid_argument, name, "the widened copy's element count overflows");
+  if (on_device && ctx.resolved_backend() != Backend::cuda)
+    throw Error(Errc::invalid_argument, name, "is device memory, and the call runs on the CPU backend");
   WideBuffer<W> w;
   W* data = nullptr;
   if (on_device) {
@@ -120,6 +122,21 @@ WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& 
   return w;
 }
 
+// The product of the widened operands into an accumulator-type C (`c_on_device`: C is workspace
+// the engine is told is device memory, which a capture's pointer query would not know).
+template <class S, class E>
+void narrow_product(const Context& ctx, Op op_a, const MatrixView<const E>& a, Op op_b, const MatrixView<const E>& b,
+                    const MatrixView<element_t<S>>& c, scalar_t<S> alpha, scalar_t<S> beta, bool c_on_device) {
+  const auto wa = widened<S, E>(ctx, a, "A");
+  const auto wb = widened<S, E>(ctx, b, "B");
+  auto p = make_problem<S>(op_a, MatrixView<const element_t<S>>(wa.view), op_b, MatrixView<const element_t<S>>(wb.view),
+                           c, alpha, beta);
+  p.a_on_device = wa.device != nullptr;
+  p.b_on_device = wb.device != nullptr;
+  p.c_on_device = c_on_device;
+  run<S>(ctx, p);
+}
+
 }  // namespace detail
 
 // C ← α ⊗ (op(A) ⊗ op(B)) ⊕ β ⊗ C with A and B of a narrow type, C of the accumulator type.
@@ -128,10 +145,7 @@ template <class S, class EA, class EB>
 void gemm(const Context& ctx, Op op_a, MatrixView<EA> a, Op op_b, MatrixView<EB> b, MatrixView<element_t<S>> c,
           scalar_t<S> alpha = S::one(), scalar_t<S> beta = S::zero()) {
   using E = std::remove_const_t<EA>;
-  const auto wa = detail::widened<S, E>(ctx, MatrixView<const E>(a), "A");
-  const auto wb = detail::widened<S, E>(ctx, MatrixView<const E>(b), "B");
-  gemm<S>(ctx, op_a, MatrixView<const element_t<S>>(wa.view), op_b, MatrixView<const element_t<S>>(wb.view), c, alpha,
-          beta);
+  detail::narrow_product<S, E>(ctx, op_a, MatrixView<const E>(a), op_b, MatrixView<const E>(b), c, alpha, beta, false);
 }
 
 // The same with C of the operands' type (bf16 or f16): the f32 result rounded to nearest, even.
@@ -150,7 +164,8 @@ void gemm(const Context& ctx, Op op_a, MatrixView<EA> a, Op op_b, MatrixView<EB>
   // With β = 0̄ the product never reads the old C, so its f32 copy needs no values.
   auto wc = beta != S::zero() ? detail::widened<S, E>(ctx, MatrixView<const E>(c), "C")
                               : detail::wide_buffer<float>(ctx, c, on_device, "C");
-  gemm<S>(ctx, op_a, a, op_b, b, wc.view, alpha, beta);
+  detail::narrow_product<S, E>(ctx, op_a, MatrixView<const E>(a), op_b, MatrixView<const E>(b), wc.view, alpha, beta,
+                               wc.device != nullptr);
   const detail::Runs runs = detail::runs_of(c);
   if (on_device) {
     if constexpr (config::cuda)

@@ -9,6 +9,7 @@
 #           (space-separated) builds only those
 #   tests   ctest -L gpu (CTEST_REGEX: only the tests it matches)
 #   pytest  tests/python/test_torch_graphs.py, test_errors.py, test_matmul.py and test_narrow.py on the build's extension
+#           (PYTEST_FILES: others, e.g. tests/python for the whole suite)
 #   signknown  the sign-known products: their test, VIMNMX3 in the SASS, 8192^3..2048^3 on generic
 #              and on sign-known data
 #   clibuild   the CLI alone (for profile)
@@ -58,7 +59,7 @@ for step in "$@"; do
       rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/ringmm" "$pkg/" &&
         cp "$(find "$build" -name '_core*.so' | head -1)" "$pkg/ringmm/"
       PYTHONPATH=$pkg RINGMM_CLI=$build/tools/ringmm timeout 300 python3 -m pytest -q -p no:cacheprovider \
-        tests/python/test_torch_graphs.py tests/python/test_errors.py tests/python/test_matmul.py tests/python/test_narrow.py \
+        ${PYTEST_FILES:-tests/python/test_torch_graphs.py tests/python/test_errors.py tests/python/test_matmul.py tests/python/test_narrow.py} \
         > "$res/pytest.log" 2>&1
       note "pytest rc=$? in $((SECONDS - start)) s: $(tail -1 "$res/pytest.log")"
       grep -E "^(FAILED|ERROR)" "$res/pytest.log" | head -10 | tee -a "$summary"

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cuda_testing.hpp"
@@ -184,6 +185,26 @@ TEST(CudaNarrow, Int8MaxPlusAndMinPlus) {
       check_i8<MaxPlus<std::int32_t>>(m, 33, k, Layout::row_major, 0);
       check_i8<MinPlus<std::int32_t>>(m, 129, k, Layout::col_major, 3);
     }
+}
+
+// Device operands on the CPU backend are refused by name, before any work.
+TEST(CudaNarrow, DeviceOperandsOnTheCpuBackendAreRefused) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const std::vector<f16> a(12, to_f16(1.0f));
+  const DeviceCopy<f16> ad(a);
+  std::vector<float> c(9, 7.0f);
+  Context ctx;
+  ctx.backend = Backend::cpu;
+  try {
+    gemm<MaxPlus<float>>(ctx, Op::N, row_major<const f16>(a.data(), 3, 4), Op::T, row_major<const f16>(ad.ptr, 3, 4),
+                         row_major(c.data(), 3, 3));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("B: is device memory, and the call runs on the CPU backend"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(c, std::vector<float>(9, 7.0f));
 }
 
 // The device widening and rounding go on the Context's stream and allocate from the engine's

@@ -370,10 +370,12 @@ void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry 
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const Choice choice = choose<S>(ctx, workload_of(p), entry, tuned_parent);
   // Panels and parts are device views by construction, some in workspace that a CUDA graph's
-  // capture has not mapped yet (which the pointer query would call host memory).
+  // capture has not mapped yet (which the pointer query would call host memory); so are the
+  // operands a caller marks (Problem::a_on_device, ...).
   const Residence device = entry != Entry::caller
                                ? Residence{true, true, true}
-                               : Residence{is_device_pointer(p.a.p), is_device_pointer(p.b.p), is_device_pointer(p.c.p)};
+                               : Residence{p.a_on_device || is_device_pointer(p.a.p), p.b_on_device || is_device_pointer(p.b.p),
+                                           p.c_on_device || is_device_pointer(p.c.p)};
 
   if (entry == Entry::caller) {
     refuse_host_operands_in_capture(device, stream);

@@ -36,6 +36,11 @@ template <class S> struct Problem {
   // int64 K*: the int32 product runs over parts of K this long at most; tests shorten it.
   index_t k_part = argmax_part_max;
 
+  // Operands known to be device memory, which the CUDA engine then does not ask the pointer query
+  // about: workspace (ringmm/narrow.hpp's widened copies) that a CUDA graph's capture has not
+  // mapped yet reads as host memory to it.
+  bool a_on_device = false, b_on_device = false, c_on_device = false;
+
   bool argmax() const { return k_star.p != nullptr || k_star_wide.p != nullptr; }
 
   index_t m() const { return c.rows; }

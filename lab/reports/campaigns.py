@@ -25,8 +25,10 @@ RESULTS = ROOT / "lab" / "results"
 
 
 def campaigns(kind, results=RESULTS):
-    """Every campaign of a kind, oldest first."""
-    return sorted((pathlib.Path(results) / kind).glob("*.jsonl"))
+    """Every campaign of a kind, oldest first: by name without the extension, so that a day's
+    untagged campaign (2026-11-28-h200) comes before its tagged ones (2026-11-28-h200-c), as a
+    full file name would not ('.' sorts after '-')."""
+    return sorted((pathlib.Path(results) / kind).glob("*.jsonl"), key=lambda p: p.stem)
 
 
 def latest(kind, results=RESULTS):

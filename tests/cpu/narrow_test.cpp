@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ringmm/cpu/reference.hpp"
+#include "narrow_values.hpp"
 #include "ringmm/narrow.hpp"
 
 namespace ringmm {
@@ -18,10 +19,8 @@ namespace {
 
 template <class E> E from_bits(std::uint32_t bits) { return E{std::uint16_t(bits)}; }
 template <class E> float widen(E x) { return to_float(x); }
-template <class E> E narrow(float x) {
-  if constexpr (std::is_same_v<E, bf16>) return to_bf16(x);
-  else return to_f16(x);
-}
+using testing::narrow;
+using testing::random_narrow;
 
 template <class E> class NarrowFloat : public ::testing::Test {};
 using NarrowFloats = ::testing::Types<bf16, f16>;
@@ -98,20 +97,6 @@ TEST(NarrowFloatEdges, TiesOverflowAndSubnormals) {
 #endif
 }
 
-// Random narrow matrices in [-4, 4) with some −∞, and +∞ where the semiring accepts it.
-template <class E> std::vector<E> random_narrow(index_t count, std::mt19937_64& rng, bool plus_infinity) {
-  std::uniform_real_distribution<float> d(-4.0f, 4.0f);
-  std::uniform_int_distribution<int> pick(0, 40);
-  std::vector<E> x(std::size_t(count > 0 ? count : 0));
-  for (auto& v : x) {
-    const int p = pick(rng);
-    v = narrow<E>(p == 0                   ? -std::numeric_limits<float>::infinity()
-                  : p == 1 && plus_infinity ? std::numeric_limits<float>::infinity()
-                                            : d(rng));
-  }
-  return x;
-}
-
 // The reference: the f32 product of the operands widened by hand.
 template <class S, class E>
 std::vector<float> reference(Op op_a, const MatrixView<const E>& a, Op op_b, const MatrixView<const E>& b, index_t m,
@@ -129,14 +114,15 @@ std::vector<float> reference(Op op_a, const MatrixView<const E>& a, Op op_b, con
 }
 
 template <class S, class E> void check_float_product(index_t m, index_t n, index_t k, Op op_a, Op op_b, index_t pad) {
-  SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << (op_a == Op::T ? " A^T" : "") << (op_b == Op::T ? " B^T" : "")
+  SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << (op_a == Op::T ? " A^T" : "") << (op_b == Op::T ? " B^T" : "")
                                   << " pad " << pad);
   std::mt19937_64 rng(std::uint64_t(m * 1000003 + n * 1009 + k));
   const index_t ar = op_a == Op::N ? m : k, ac = op_a == Op::N ? k : m;
   const index_t br = op_b == Op::N ? k : n, bc = op_b == Op::N ? n : k;
   const index_t lda = ac + pad, ldb = bc + pad;
   constexpr bool plus_infinity = !std::is_same_v<S, LogPlus<float>>;  // log-plus takes finite values and −∞
-  const auto ad = random_narrow<E>(ar * lda, rng, plus_infinity), bd = random_narrow<E>(br * ldb, rng, plus_infinity);
+  const auto ad = random_narrow<E>(std::size_t(ar * lda), rng, plus_infinity);
+  const auto bd = random_narrow<E>(std::size_t(br * ldb), rng, plus_infinity);
   const MatrixView<const E> a{ad.data(), ar, ac, std::max<index_t>(lda, 1), Layout::row_major};
   const MatrixView<const E> b{bd.data(), br, bc, std::max<index_t>(ldb, 1), Layout::row_major};
   Context ctx;

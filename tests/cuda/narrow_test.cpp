@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda_testing.hpp"
+#include "narrow_values.hpp"
 #include "ringmm/narrow.hpp"
 
 namespace ringmm {
@@ -19,24 +20,8 @@ namespace {
 
 using testing::DeviceCopy;
 
-template <class E> E narrow(float x) {
-  if constexpr (std::is_same_v<E, bf16>) return to_bf16(x);
-  else return to_f16(x);
-}
-
-// Random narrow values in [-4, 4) with some −∞, and +∞ where the semiring accepts it.
-template <class E> std::vector<E> random_narrow(std::size_t count, std::mt19937_64& rng, bool plus_infinity) {
-  std::uniform_real_distribution<float> d(-4.0f, 4.0f);
-  std::uniform_int_distribution<int> pick(0, 40);
-  std::vector<E> x(count);
-  for (auto& v : x) {
-    const int p = pick(rng);
-    v = narrow<E>(p == 0                   ? -std::numeric_limits<float>::infinity()
-                  : p == 1 && plus_infinity ? std::numeric_limits<float>::infinity()
-                                            : d(rng));
-  }
-  return x;
-}
+using testing::narrow;
+using testing::random_narrow;
 
 // A view of `rows`×`cols` in `layout` with `pad` spare elements per run, over `data`.
 template <class T> MatrixView<T> padded(T* data, index_t rows, index_t cols, Layout layout, index_t pad) {

@@ -703,7 +703,8 @@ int bench_command(const Args& args) {
     if (st.product != Product::gemm) throw UsageError("--type", "narrow types (bf16, f16, i8) time gemm only (--product gemm)");
     for (const char* plain_only : {"calls", "sign-known", "transpose-a"})
       if (opt.has(plain_only))
-        throw UsageError(std::string("--") + plain_only, "times the f32/i32 rows only; list the narrow types (bf16, f16, i8) in a run of their own");
+        throw UsageError(std::string("--") + plain_only,
+                         "applies to the registry's types, not to bf16, f16 or i8: leave those out of --type");
     for (const std::string& element : narrow)
       for (const std::string& item : split_list(semiring_text, "--semiring"))
         for (SemiringKind kind : item == "all" ? std::vector<SemiringKind>(std::begin(all_semirings), std::end(all_semirings))

@@ -166,8 +166,9 @@ through the vendor BLAS by default (OpenBLAS, cuBLAS); ringmm's own kernel is ti
                     CPU: or-and with a u8 C and with a b1 C, plus-times as counts) runs only when
                     named, on the u8 or-and rows' data; its or-and row notes its rate over theirs.
                     bf16 and f16 (with any semiring of f32) and i8 (max-plus, min-plus; i32
-                    accumulation) time gemm of narrow operands with C in f32 or i32, after the
-                    other rows; each notes its rate over the f32 (i32) row of the run, if any
+                    accumulation), only when named, time gemm of narrow operands with C in f32
+                    or i32, after the other rows; each notes its rate over the f32 (i32) row of
+                    the run, if any
   --shapes LIST     comma-separated N (N x N x N) or MxNxK
                     (default: 256,512 on the CPU; 4096,8192,4097 on CUDA)
   --product P       gemm (default), batched, syrk (C = A^T A with A KxN; needs M = N), argmax

@@ -52,12 +52,6 @@ template <class S, class E> element_t<S> widen(E x) {
   else return x == i8_sentinel<S>() ? S::zero() : std::int32_t(x);
 }
 
-template <class E> constexpr const char* narrow_name() {
-  if constexpr (std::is_same_v<E, bf16>) return "bf16";
-  else if constexpr (std::is_same_v<E, f16>) return "f16";
-  else return "i8";
-}
-
 template <class E> constexpr cuda_detail::NarrowElement narrow_element() {
   if constexpr (std::is_same_v<E, bf16>) return cuda_detail::NarrowElement::bf16;
   else if constexpr (std::is_same_v<E, f16>) return cuda_detail::NarrowElement::f16;

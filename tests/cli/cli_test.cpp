@@ -398,7 +398,7 @@ TEST_F(CliTest, BenchTimesNarrowTypes) {
   EXPECT_NE(json.find("\"type\": \"i8\""), std::string::npos) << json;
   expect_error("bench --type i8 --semiring max-min", 2, "i8 in max-plus and min-plus", "bench");
   expect_error("bench --type bf16 --product argmax", 2, "narrow types (bf16, f16, i8) time gemm only", "bench");
-  expect_error("bench --type f32,f16 --calls 10", 2, "--calls: times the f32/i32 rows only", "bench");
+  expect_error("bench --type f32,f16 --calls 10", 2, "--calls: applies to the registry's types, not to bf16, f16 or i8", "bench");
 }
 
 TEST_F(CliTest, BenchChecksItsCudaOptions) {

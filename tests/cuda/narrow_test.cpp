@@ -113,6 +113,9 @@ template <class S> void check_every_shape() {
         check_floats<S, f16>({m, n, k, Op::T, Op::N, R, C, 3});
         check_floats<S, bf16>({m, n, k, Op::N, Op::T, C, R, 1});
       }
+  // Runs of whole 16-byte groups, 16-byte aligned: the widening's one-load-a-thread kernel.
+  check_floats<S, bf16>({64, 96, 256, Op::N, Op::N, R, R, 0});
+  check_floats<S, f16>({40, 72, 136, Op::T, Op::N, C, R, 8});
   check_floats<S, f16>({1000, 1025, 129, Op::N, Op::N, R, R, 0});
   check_floats<S, bf16>({1025, 33, 1000, Op::T, Op::T, R, R, 5});
 }
@@ -170,6 +173,9 @@ TEST(CudaNarrow, Int8MaxPlusAndMinPlus) {
       check_i8<MaxPlus<std::int32_t>>(m, 33, k, Layout::row_major, 0);
       check_i8<MinPlus<std::int32_t>>(m, 129, k, Layout::col_major, 3);
     }
+  // Runs of whole 16-byte groups, 16-byte aligned: the widening's one-load-a-thread kernel.
+  check_i8<MaxPlus<std::int32_t>>(48, 64, 256, Layout::row_major, 16);
+  check_i8<MinPlus<std::int32_t>>(32, 64, 128, Layout::col_major, 0);
 }
 
 // Device operands on the CPU backend are refused by name, before any work.

@@ -19,7 +19,6 @@ namespace ringmm {
 namespace {
 
 using testing::DeviceCopy;
-
 using testing::narrow;
 using testing::random_narrow;
 

@@ -483,7 +483,7 @@ class Bench {
             if constexpr (std::is_same_v<E, bf16>) out[i] = to_bf16(v[i]);
             else if constexpr (std::is_same_v<E, f16>) out[i] = to_f16(v[i]);
             else if constexpr (std::is_same_v<E, std::int8_t>)
-              out[i] = v[i] == S::zero() ? detail::i8_sentinel<S>() : std::int8_t(v[i] % 127);
+              out[i] = measure::int8_operand(v[i], S::zero(), detail::i8_sentinel<S>());
           }
           return out;
         };

@@ -101,12 +101,11 @@ WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& 
   auto w = wide_buffer<element_t<S>>(ctx, v, on_device, name);
   const Runs runs = runs_of(v);
   if (on_device) {
-    if constexpr (config::cuda) {
-      std::int32_t zero = 0;
-      if constexpr (!is_narrow_float_v<E>) zero = S::zero();
-      cuda_detail::widen_runs(narrow_element<E>(), v.data, runs.outer, runs.inner, v.ld, w.view.data,
-                              is_narrow_float_v<E> ? std::int8_t(0) : i8_sentinel<S>(), zero, ctx.cuda_stream);
-    }
+    if constexpr (config::cuda && is_narrow_float_v<E>)
+      cuda_detail::widen_runs(narrow_element<E>(), v.data, runs.outer, runs.inner, v.ld, w.view.data, 0, 0, ctx.cuda_stream);
+    else if constexpr (config::cuda)
+      cuda_detail::widen_runs(narrow_element<E>(), v.data, runs.outer, runs.inner, v.ld, w.view.data, i8_sentinel<S>(),
+                              S::zero(), ctx.cuda_stream);
     return w;
   }
   element_t<S>* out = w.view.data;

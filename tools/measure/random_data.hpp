@@ -74,6 +74,12 @@ RINGMM_HD typename S::value_type random_value(Rng& rng, index_t k = 64, Variety 
   }
 }
 
+// A random i32 value of max-plus or min-plus as an i8 operand (ringmm/narrow.hpp): 0̄ becomes the
+// i8 sentinel, other values are taken modulo 127 (never the sentinel, −128 or 127).
+RINGMM_HD std::int8_t int8_operand(std::int32_t x, std::int32_t zero, std::int8_t sentinel) {
+  return x == zero ? sentinel : std::int8_t(x % 127);
+}
+
 template <class S>
 std::vector<typename S::value_type> random_vector(std::size_t count, std::uint64_t seed, index_t k, Variety variety = {}) {
   std::mt19937_64 rng(seed);

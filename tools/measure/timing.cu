@@ -1,7 +1,5 @@
 // time_ringmm and time_cublas (gpu_measure.hpp): ringmm's kernels and the cuBLAS baseline, timed
 // alike on the same random operand sets; describe_devices.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -159,14 +157,11 @@ Timing time_ringmm_typed(const Context& ctx_in, Product product, const Shapes& s
   return t;
 }
 
-// x narrowed: f32 rounded to bf16 or f16; i32 to i8 modulo 127, with `zero` (0̄) as `sentinel`.
-template <class E, class T>
-__global__ void narrow_operand_kernel(const T* x, E* to, std::size_t count, T zero, std::int8_t sentinel) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x) {
-    if constexpr (std::is_same_v<E, bf16>) to[i] = bf16{__bfloat16_as_ushort(__float2bfloat16_rn(x[i]))};
-    else if constexpr (std::is_same_v<E, f16>) to[i] = f16{__half_as_ushort(__float2half_rn(x[i]))};
-    else to[i] = x[i] == zero ? sentinel : std::int8_t(x[i] % 127);
-  }
+// The i32 operand x as i8 (random_data.hpp: int8_operand).
+__global__ void int8_operand_kernel(const std::int32_t* x, std::int8_t* to, std::size_t count, std::int32_t zero,
+                                    std::int8_t sentinel) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count; i += std::size_t(gridDim.x) * blockDim.x)
+    to[i] = int8_operand(x[i], zero, sentinel);
 }
 
 template <class S, class E>
@@ -175,16 +170,19 @@ Timing time_narrow_typed(const Context& ctx_in, const Shapes& s, int reps) {
   ctx.backend = Backend::cuda;
   const auto stream = static_cast<cudaStream_t>(ctx.cuda_stream);
   const OperandSets<S> sets = operand_sets<S>(s, stream);
+  // The random operand sets narrowed: f32 rounded as ringmm rounds a narrow C, i32 by int8_operand.
   std::vector<DeviceBuffer<E>> a, b;
-  std::int8_t sentinel = 0;
-  if constexpr (std::is_same_v<E, std::int8_t>) sentinel = detail::i8_sentinel<S>();
   for (int i = 0; i < sets.sets(); ++i)
     for (auto [from, to, count] : {std::tuple{sets.a[i].get(), &a, s.a_count()}, std::tuple{sets.b[i].get(), &b, s.b_count()}}) {
       to->emplace_back(count, stream);
-      narrow_operand_kernel<E><<<1024, 256, 0, stream>>>(from, to->back().get(), count, S::zero(), sentinel);
-      cuda::check_launch("narrow_operand_kernel");
+      if constexpr (std::is_same_v<E, std::int8_t>) {
+        int8_operand_kernel<<<1024, 256, 0, stream>>>(from, to->back().get(), count, S::zero(), detail::i8_sentinel<S>());
+        cuda::check_launch("int8_operand_kernel");
+      } else {
+        cuda_detail::round_runs(detail::narrow_element<E>(), from, 1, index_t(count), to->back().get(), index_t(count), stream);
+      }
     }
-  cuda_check(cudaStreamSynchronize(stream), "narrow_operand_kernel");
+  cuda_check(cudaStreamSynchronize(stream), "narrowing the operands");
   Timing t;
   t.kernel_seconds = median_seconds(reps, EventClock(stream), [&](int r) {
     const int i = r % sets.sets();

@@ -211,11 +211,12 @@ triangle it computes.
 Times the CUDA engine's kernel choices on one representative shape per class and writes the tune
 cache that the engine reads for calls whose kernels it chooses (no --config, --border or split
 named). Candidates: every configuration in both borders, and the small kernel (small16, small32,
-small64) where M or N is at most 64; each with K uncut and, for single products, cut into 2, 4
-and 8 parts where the parts stay at least 64 long and within four waves of blocks. Each is timed
-on device buffers (warm-up, then the median of --reps runs) beside the heuristics' own choice,
-which stays unless a candidate is more than 2 % faster. Pairs whose calls run on cuBLAS, the
-tensor cores (or-and) or the shift trick (log-plus) are skipped. Needs a GPU.
+small64) where M or N is at most 128 or both are at most 1024; each with K uncut and, for single
+products, cut into 2, 4, 8 and 16 parts where the parts stay at least 32 long and within four
+waves of blocks. Each is timed on device buffers (warm-up, then the median of --reps runs)
+beside the heuristics' own choice, which stays unless a candidate is more than 2 % faster. Pairs
+whose calls run on cuBLAS, the tensor cores (or-and) or the shift trick (log-plus) are skipped.
+Needs a GPU.
 
   --semiring LIST   comma-separated from {semirings}, or all (default: max-plus)
   --type LIST       comma-separated from {types}, or all (default: f32); only the

@@ -17,6 +17,8 @@
 #              instruction sections of the generic and the sign-known kernel
 #   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
 #   narrow  cuda_narrow_test, then ringmm bench of bf16/f16 beside f32 and i8 beside i32 (8192^3, 4096^3)
+#   midtune ringmm tune of f32 max-plus on the mid sizes (TUNE_CLASSES), into a cache of its own:
+#           every candidate's rate, the five fastest of each shape printed
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
 #           host -> host 4096^3 f32 and i32 (ms+xfer); ringmm apsp --bench 16384 timed whole
 # Everything lands in $OUT/calls.tar.gz (after every step); the summary is printed last.
@@ -142,6 +144,25 @@ for step in "$@"; do
       grep -E "^\[" "$res/host-4096.log" | cut -c1-110 | tee -a "$summary"
       /usr/bin/time -f "whole command %e s" "$cli" apsp --bench 16384 > "$res/apsp-16384.log" 2>&1
       note "apsp 16384 rc=$?: $(grep -E '^time|whole command' "$res/apsp-16384.log" | tr '\n' ' ')"
+      ;;
+    midtune)
+      "$build/tools/ringmm" tune --semiring max-plus --type f32 --reps 20 --out "$res/tune-cache.json" \
+        --classes "${TUNE_CLASSES:-256x256x256,512x512x512,1000x1000x1000,2000x2000x2000,2048x128x128}" \
+        > "$res/tune.log" 2>&1
+      note "tune rc=$? in $((SECONDS - start)) s (the five fastest candidates of each shape, then tune's table)"
+      python3 - "$res/tune.log" <<'PY' | tee -a "$summary"
+import re, sys
+shape, rows = None, {}
+for line in open(sys.argv[1]):
+    if m := re.match(r"(\S+ \S+ (\S+)): \d+ candidates; heuristic (.*)", line):
+        shape = m.group(2); rows[shape] = [("heuristic: " + m.group(3), None)]
+    elif (m := re.match(r"\s+\[\d+/\d+\] (.*): ([\d.]+) Tupd/s", line)) and shape:
+        rows[shape].append((m.group(1), float(m.group(2))))
+for shape, cands in rows.items():
+    best = sorted((c for c in cands if c[1] is not None), key=lambda c: -c[1])[:5]
+    print(shape, "|", cands[0][0], "|", "; ".join(f"{c} {r:.2f}" for c, r in best))
+PY
+      sed -n '/^class (power-of-two/,$p' "$res/tune.log" | tee -a "$summary"
       ;;
     *) note "unknown step $step" ;;
   esac

@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringmm/cuda/configs.hpp"
@@ -356,6 +357,30 @@ TYPED_TEST(CudaEngine, SplitKMatchesReference) {
   cases[2].op_b = Op::T, cases[2].pad = 3, cases[2].random_alpha = true;
   cases[3].layout_a = Layout::col_major, cases[3].random_beta = true, cases[3].device = true;
   for (const Case& c : cases) check_case<TypeParam>(cuda_context("", BorderPolicy::automatic), c, rng);
+}
+
+// Split-K as the caller names it, on the small kernel and the large ones in both borders. Where ⊕
+// selects, K = 1000 in 2 parts is two equal members of one batch, in 3 and 4 overlapping members
+// (steps of 332 and 248 over parts of 336 and 256), in 7 chunks of 144 and a remainder (the overlap
+// would exceed K/16), and K = 999 overlaps by 7, 3 and 7 terms; sums always take chunks and a
+// remainder. Exact against the reference (tolerances for the float sums).
+TYPED_TEST(CudaEngine, NamedSplitsOfKMatchReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(17);
+  const std::pair<const char*, BorderPolicy> kernels[] = {{"small64", BorderPolicy::automatic},
+                                                          {"b64x64_k16_t4x4_blk", BorderPolicy::predicate},
+                                                          {"b128x128_k8_t8x8_bcyc", BorderPolicy::pad}};
+  for (const auto& [config, border] : kernels)
+    for (int parts : {2, 3, 4, 7})
+      for (Case c : {Case{130, 70, 1000}, Case{65, 129, 999}, Case{33, 7, 37}}) {
+        Context ctx = cuda_context(config, border);
+        ctx.cuda_split_k = parts;
+        SCOPED_TRACE(std::string(config) + ", K in " + std::to_string(parts) + " parts");
+        c.device = c.k != 999;
+        c.random_beta = c.k == 37;
+        c.op_b = c.k == 999 ? Op::T : Op::N;
+        check_case<TypeParam>(ctx, c, rng);
+      }
 }
 
 // The small-product kernel (ringmm/cuda/small_kernel.cuh) under each tile edge it has, on every

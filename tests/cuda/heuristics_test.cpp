@@ -202,24 +202,44 @@ TEST(KParts, NoSplitPastHalfAWaveOrForBatchesAndTriangles) {
 // ---- the small kernel ---------------------------------------------------------------------------
 
 TEST(SmallTile, SmallOrSkinnyProductsAndTheEdgeThatCoversTheShortSide) {
-  EXPECT_EQ(small_tile(shape(64, 64, 64, 4096)), 64);
-  EXPECT_EQ(small_tile(shape(32, 32, 32, 4096)), 32);
-  EXPECT_EQ(small_tile(shape(16, 16, 16, 100000)), 16);
-  EXPECT_EQ(small_tile(shape(65536, 64, 64)), 64);    // M·N large, N = 64 with a short K
-  EXPECT_EQ(small_tile(shape(131072, 16, 16)), 16);   // skinny
-  EXPECT_EQ(small_tile(shape(64, 64, 65536)), 64);    // the parts of its split K
-  EXPECT_EQ(small_tile(shape(1, 1, 1)), 16);
+  for (Border border : {Border::pad, Border::predicate}) {
+    EXPECT_EQ(small_tile(shape(64, 64, 64, 4096), border), 64);
+    EXPECT_EQ(small_tile(shape(32, 32, 32, 4096), border), 32);
+    EXPECT_EQ(small_tile(shape(16, 16, 16, 100000), border), 16);
+    EXPECT_EQ(small_tile(shape(65536, 64, 64), border), 64);    // M·N large, N = 64 with a short K
+    EXPECT_EQ(small_tile(shape(131072, 16, 16), border), 16);   // skinny
+    EXPECT_EQ(small_tile(shape(64, 64, 65536), border), 64);    // the parts of its split K
+    EXPECT_EQ(small_tile(shape(1, 1, 1), border), 16);
+  }
+}
+
+TEST(SmallTile, MidSizesOfFourByteElementsWhereTheLargeKernelsWouldPredicate) {
+  for (const Workload& w : {shape(256, 256, 256), shape(512, 512, 512), shape(1000, 1000, 1000), shape(2048, 128, 128),
+                            shape(1024, 700, 5000), shape(300, 300, 300, 8)}) {
+    EXPECT_EQ(small_tile(w, Border::predicate), 64) << w.m << "x" << w.n << "x" << w.k;
+    EXPECT_EQ(small_tile(w, Border::pad), 0) << w.m << "x" << w.n << "x" << w.k;  // whole tiles: the large kernels
+  }
+  Workload wide = shape(1000, 1000, 1000);
+  wide.element_bytes = 8;
+  EXPECT_EQ(small_tile(wide, Border::predicate), 0);
+  Workload ffma = shape(1000, 1000, 1000);
+  ffma.ffma = true;
+  EXPECT_EQ(small_tile(ffma, Border::predicate), 0);
 }
 
 TEST(SmallTile, LargeProductsTrianglesAndEmptyOnesStayOnTheLargeKernels) {
-  EXPECT_EQ(small_tile(shape(256, 256, 256)), 0);
-  EXPECT_EQ(small_tile(shape(4096, 64, 4096)), 0);  // N = 64 but K long: the large kernels' split K
-  EXPECT_EQ(small_tile(shape(20, 5000, 5000)), 0);
-  EXPECT_EQ(small_tile(shape(8192, 8192, 32)), 0);
-  EXPECT_EQ(small_tile(shape(0, 16, 16)), 0);
-  Workload syrk = shape(16, 16, 16);
-  syrk.symmetric = true;
-  EXPECT_EQ(small_tile(syrk), 0);
+  for (Border border : {Border::pad, Border::predicate}) {
+    EXPECT_EQ(small_tile(shape(4096, 64, 4096), border), 0);  // N = 64 but K long: the large kernels' split K
+    EXPECT_EQ(small_tile(shape(20, 5000, 5000), border), 0);
+    EXPECT_EQ(small_tile(shape(8192, 8192, 32), border), 0);
+    EXPECT_EQ(small_tile(shape(2048, 128, 4096), border), 0);  // one side 128, K long
+    EXPECT_EQ(small_tile(shape(1025, 1000, 1000), border), 0);
+    EXPECT_EQ(small_tile(shape(0, 16, 16), border), 0);
+    Workload syrk = shape(16, 16, 16);
+    syrk.symmetric = true;
+    EXPECT_EQ(small_tile(syrk, border), 0);
+  }
+  EXPECT_EQ(small_tile(shape(256, 256, 256), Border::pad), 0);
 }
 
 TEST(SmallTile, NamedApartFromTheTable) {
@@ -245,6 +265,44 @@ TEST(SplitK, PartsAreMultiplesOf16CoveringK) {
   EXPECT_EQ(split_chunk(64, 64), 16);    // 4 parts: no part is shorter than 16
   for (index_t k : {1, 17, 777, 65536})
     for (index_t parts : {1, 2, 3, 8}) EXPECT_GE(split_chunk(k, parts) * parts, k) << k << " " << parts;
+}
+
+// Overlapping parts where ⊕ selects: one batch of equal parts whose union is K, each starting at a
+// multiple of the quantum, the terms counted twice at most K/16; chunks and a remainder otherwise.
+TEST(SplitK, OverlappingPartsWhereTheSumSelects) {
+  const KSplit even = split_k(1000, 2, true, 4);  // 2 × 500, no overlap
+  EXPECT_EQ(even.members, 2);
+  EXPECT_EQ(even.step, 500);
+  EXPECT_EQ(even.chunk, 500);
+  EXPECT_EQ(even.rest, 0);
+  const KSplit four = split_k(1000, 4, true, 4);  // steps of 248, parts of 256: 8 terms twice at each seam
+  EXPECT_EQ(four.members, 4);
+  EXPECT_EQ(four.step, 248);
+  EXPECT_EQ(four.chunk, 256);
+  EXPECT_EQ(four.launched(), 4);
+  const KSplit sums = split_k(1000, 2, false, 4);  // ⊕ sums: 512 and the remaining 488 after it
+  EXPECT_EQ(sums.members, 1);
+  EXPECT_EQ(sums.chunk, 512);
+  EXPECT_EQ(sums.rest, 488);
+  EXPECT_EQ(sums.launched(), 2);
+  const KSplit wasteful = split_k(1000, 16, true, 4);  // steps of 60 would count 600 terms twice
+  EXPECT_EQ(wasteful.members, 15);
+  EXPECT_EQ(wasteful.chunk, 64);
+  EXPECT_EQ(wasteful.rest, 40);
+  EXPECT_EQ(split_k(40, 8, true, 4).launched(), 3);  // 3 chunks of 16, as a sum would
+  for (index_t k : {1, 17, 777, 1000, 4097, 65536})
+    for (index_t parts : {1, 2, 3, 8, 16})
+      for (bool selects : {false, true}) {
+        const KSplit s = split_k(k, parts, selects, 4);
+        const std::string what = std::to_string(k) + " in " + std::to_string(parts) + (selects ? " selecting" : " summing");
+        EXPECT_LE(s.launched(), std::max<index_t>(parts, 1)) << what;
+        EXPECT_EQ(s.step % 4, 0) << what;
+        if (s.members > 0) EXPECT_EQ((s.members - 1) * s.step + s.chunk + s.rest, k) << what;  // the last part ends at K
+        else EXPECT_EQ(s.rest, k) << what;
+        EXPECT_GE(s.chunk, s.step) << what;  // no gaps between parts
+        if (!selects) EXPECT_EQ(s.chunk, s.step) << what;  // sums never overlap
+        if (s.chunk > s.step) EXPECT_LE((s.members - 1) * (s.chunk - s.step) * 16, k) << what;
+      }
 }
 
 TEST(Rounding, UpToMultiples) {

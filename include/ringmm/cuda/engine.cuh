@@ -66,9 +66,9 @@ template <class S> ConfigId config_for(const Context& ctx, Border border, const 
 
 // The small kernel's tile edge for this call, 0 for the large kernels: the one the caller named,
 // else the heuristic's where the caller left the kernels to the engine.
-inline int small_tile_for(const Context& ctx, const Workload& w) {
+inline int small_tile_for(const Context& ctx, const Workload& w, Border border) {
   if (const int named = small_config_tile(ctx.cuda_config)) return named;
-  return ctx.names_cuda_kernels() ? 0 : small_tile(w);
+  return ctx.names_cuda_kernels() ? 0 : small_tile(w, border);
 }
 
 // Split-K parts: the caller's Context::cuda_split_k, refused where run_split_k cannot cut K (a
@@ -125,7 +125,7 @@ Choice choose(const Context& ctx, const Workload& w, Entry entry, const Choice* 
   }
   Choice c;
   c.border = choose_border(ctx.border, w);
-  c.small = small_tile_for(ctx, w);
+  c.small = small_tile_for(ctx, w, c.border);
   // A named small configuration is not in the table (and turns split-K off, so id is not read).
   c.id = small_config_tile(ctx.cuda_config) ? ConfigId{} : config_for<S>(ctx, c.border, w);
   c.parts = entry == Entry::split_part ? 1 : split_k_parts<S>(ctx, c.id, c.small, w);
@@ -406,9 +406,8 @@ void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry 
 // ---- describe -------------------------------------------------------------------------------
 
 // What cuda_run_impl runs for p on device operands (p's pointers are not read): the route, the
-// choice with the number of K parts that run (run_split_k's chunks of split_chunk, which can be
-// fewer than asked: K = 40 in 8 parts runs 3 chunks of 16), and a split's parts' choice (those of
-// its first, full-length parts).
+// choice with the number of K parts that run (split_k's, which can be fewer than asked: K = 40 of
+// a sum in 8 parts runs 3 chunks of 16), and a split's parts' choice (those of its batch).
 template <class S> ChoiceReport describe(const Context& ctx, const detail::Problem<S>& p) {
   ChoiceReport r;
   const Workload w = workload_of(p);
@@ -419,10 +418,10 @@ template <class S> ChoiceReport describe(const Context& ctx, const detail::Probl
   if (r.route != EngineRoute::kernels) r.whole.parts = 1;  // the other routes never cut K
   r.part = r.whole;
   if (r.whole.parts > 1) {
-    const index_t chunk = split_chunk(w.k, r.whole.parts);
-    r.whole.parts = ceil_div(w.k, chunk);
+    const KSplit split = split_k(w.k, r.whole.parts, semiring_traits<S>::selects, split_quantum<element_t<S>>);
+    r.whole.parts = split.launched();
     Workload part = w;
-    part.k = chunk, part.batch = std::max<index_t>(1, w.k / chunk);
+    part.k = split.chunk, part.batch = std::max<index_t>(1, split.members);
     r.part = choose<S>(ctx, part, Entry::split_part, r.whole.source == ChoiceSource::tune_cache ? &r.whole : nullptr);
   }
   return r;

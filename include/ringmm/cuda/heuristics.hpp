@@ -109,10 +109,19 @@ ConfigId choose_config(const Workload& w, Border border, int sms, ResidentBlocks
 // long K stays on the large kernels: the small kernel's blocks, several tiles each, would be too
 // few to fill the machine. Returns the tile edge T, the smallest of 16, 32, 64 that covers
 // min(M, N), or 0 for the large kernels. Aᵀ·A stays there too (they compute one triangle).
-inline int small_tile(const Workload& w) {
+//
+// Mid sizes of 4-byte elements take T = 64 as well where the large kernels would predicate
+// (`border`): M and N at most 1024, or one of them at most 128 with K ≤ 256. The small kernel's
+// four blocks per SM at 64 registers hide more latency than the large 64×64 tile's two
+// (f32 max-plus on an H200: 1000³ 7.8 against 6.6, 512³ 3.8 against 3.4, 2048×128×128 2.0
+// against 1.8; docs/performance-log.md). Where the large kernels pad (whole tiles, 1024³), their
+// branch-free loads win, and FFMA's plus-times keeps them too (not measured here).
+inline int small_tile(const Workload& w, Border border) {
   const index_t lo = std::min(w.m, w.n), hi = std::max(w.m, w.n);
   if (w.symmetric || lo == 0) return 0;
-  if (!(hi <= 64 || (lo <= 64 && w.k <= 256))) return 0;
+  const bool mid = border == Border::predicate && w.element_bytes == 4 && !w.ffma &&
+                   (hi <= 1024 || (lo <= 128 && w.k <= 256));
+  if (!(hi <= 64 || (lo <= 64 && w.k <= 256) || mid)) return 0;
   return lo <= 16 ? 16 : lo <= 32 ? 32 : 64;
 }
 
@@ -132,6 +141,29 @@ inline index_t k_parts(const Workload& w, const ConfigInfo& cfg, int sms, int re
 // The K of each part of a split into `parts` (launch.cuh: run_split_k): a multiple of 16, so that
 // every part's operands keep the 16-byte alignment of the whole; the last part may be shorter.
 inline index_t split_chunk(index_t k, index_t parts) { return round_up(ceil_div(k, parts), 16); }
+
+// How run_split_k cuts K: `members` parts of `chunk` as one batch, member i over K's
+// [i·step, i·step + chunk), then, where rest > 0, one more part over the last `rest` of K,
+// launched after the batch. A short part after the batch costs a second pass over every tile
+// (1000³ in 2 parts of 512 and 488 ran as two half-filled launches, slower than no split), so
+// where ⊕ selects one of its terms (max, min), which a term counted twice leaves unchanged, the
+// parts overlap instead: all `parts` are members, the last ending at K, the steps multiples of
+// `quantum` elements (the parts' operands keep the alignment of the whole). That adds
+// (parts − 1)·(K − parts·step) terms; where they would exceed K/16, and where ⊕ sums, K is cut
+// into chunks of split_chunk.
+struct KSplit {
+  index_t members = 0, step = 0, chunk = 0;
+  index_t rest = 0;
+  index_t launched() const { return members + (rest > 0 ? 1 : 0); }
+};
+inline KSplit split_k(index_t k, index_t parts, bool selects, index_t quantum) {
+  if (selects && parts > 1) {
+    const index_t step = k / parts / quantum * quantum;
+    if (step > 0 && (parts - 1) * (k - parts * step) * 16 <= k) return {parts, step, k - (parts - 1) * step, 0};
+  }
+  const index_t chunk = split_chunk(k, parts), whole = chunk > 0 ? k / chunk : 0;
+  return {whole, chunk, chunk, k - whole * chunk};
+}
 
 // The small kernel's resident blocks per SM with 4-byte registers (its launch bound; wider types
 // fit fewer): 4 for T = 64 (64 registers: 3–4 % faster on 64³ batches and 11 % on 64×64×65536's

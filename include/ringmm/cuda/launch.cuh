@@ -164,32 +164,37 @@ void launch_product(ConfigId id, Border border, bool split, KernelArgs<S> args, 
   else launch<S>(id, border, args, args.triangular ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n, batch, stream);
 }
 
-// Split-K: runs the device problem p as at most `parts` K chunks (the last one takes the remainder) into
-// a workspace, each through run_part (α = 1̄, β = 0̄; the full chunks as one batch), then reduces
-// them into p.c with p's α and β.
+// The step of overlapping split-K parts (split_k), in elements: a 16-byte vector (the pad route
+// reads aligned operands in place) and at least a quad (the small kernel's vector loads).
+template <class T> inline constexpr index_t split_quantum = vec16<T> > 4 ? vec16<T> : 4;
+
+// Split-K: runs the device problem p as at most `parts` K parts (split_k: overlapping members of
+// one batch where ⊕ selects, else chunks and a remainder) into a workspace, each through run_part
+// (α = 1̄, β = 0̄), then reduces them into p.c with p's α and β.
 template <class S, class RunPart>
 void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream, RunPart&& run_part) {
   using T = element_t<S>;
   const index_t m = p.m(), n = p.n(), k = p.k();
-  // Row-major A, column-major B: the parts' batch stride is the chunk.
-  const index_t chunk = split_chunk(k, parts), full = chunk > 0 ? k / chunk : 0, rest = k - full * chunk;
-  const index_t count = full + (rest > 0 ? 1 : 0);
-  DeviceBuffer<T> w(std::size_t(count * m * n), stream);
+  const KSplit split = split_k(k, parts, semiring_traits<S>::selects, split_quantum<T>);
+  DeviceBuffer<T> w(std::size_t(split.launched() * m * n), stream);
   detail::Problem<S> part = p;
   part.alpha = S::one(), part.beta = S::zero();
-  part.a.cols = chunk, part.b.rows = chunk;
+  part.a.cols = split.chunk, part.b.rows = split.chunk;
   part.c = {w.get(), m, n, n, 1};
-  part.batch = full, part.stride_a = chunk * p.a.cs, part.stride_b = chunk * p.b.rs, part.stride_c = m * n;
-  if (full > 0) run_part(part);  // K under one chunk (more parts asked than 16-long chunks) is all rest
-  if (rest > 0) {
-    part.a.p = p.a.p + full * chunk * p.a.cs, part.a.cols = rest;
-    part.b.p = p.b.p + full * chunk * p.b.rs, part.b.rows = rest;
-    part.c.p = w.get() + full * m * n;
+  part.batch = split.members, part.stride_a = split.step * p.a.cs, part.stride_b = split.step * p.b.rs;
+  part.stride_c = m * n;
+  if (split.members > 0) run_part(part);  // K under one chunk (more parts asked than 16-long chunks) is all rest
+  if (split.rest > 0) {
+    const index_t done = split.members * split.step;
+    part.a.p = p.a.p + done * p.a.cs, part.a.cols = split.rest;
+    part.b.p = p.b.p + done * p.b.rs, part.b.rows = split.rest;
+    part.c.p = w.get() + split.members * m * n;
     part.batch = 1, part.stride_a = part.stride_b = part.stride_c = 0;
     run_part(part);
   }
   const unsigned blocks = unsigned(std::min<index_t>(ceil_div(m * n, reduce_lanes), 8192));
-  reduce_parts_kernel<S><<<blocks, dim3(reduce_lanes, reduce_groups), 0, stream>>>(p.c.p, m, n, p.c.rs, p.c.cs, w.get(), count, m * n, p.alpha, p.beta);
+  reduce_parts_kernel<S><<<blocks, dim3(reduce_lanes, reduce_groups), 0, stream>>>(
+      p.c.p, m, n, p.c.rs, p.c.cs, w.get(), split.launched(), m * n, p.alpha, p.beta);
   check_launch("reduce_parts_kernel");
 }
 

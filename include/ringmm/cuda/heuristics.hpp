@@ -173,15 +173,19 @@ constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile
 
 // Split-K for the small kernel (small_tile(w) = T): the parts become members of one batch, so
 // they fill the small kernel's slots (small_resident_blocks(T) per SM, each of
-// small_tiles_per_block(T) tiles) where the whole product's blocks fill under half of them. Parts
-// are shorter than the large kernels' (min_part_k_small): the small kernel has no long K walk to
-// amortise. One part means no split; batches and Aᵀ·A are not split.
-constexpr index_t min_part_k_small = 64;
+// small_tiles_per_block(T) tiles) where the whole product has fewer blocks than the machine has
+// SMs and K is at least min_split_k_small. Parts are shorter than the large kernels'
+// (min_part_k_small): the small kernel has no long K walk to amortise. The reduction and its
+// launch cost a few µs, so a short K or a product that already gives every SM a block loses by
+// splitting (f32 max-plus on an H200: 1000³'s 256 blocks 7.7 unsplit against 6.8 in 2 parts;
+// 2048×128×128 2.1 against 1.5; 512³'s 64 blocks 3.2 against 3.6–3.7 in 2–8 parts). One part means
+// no split; batches and Aᵀ·A are not split.
+constexpr index_t min_part_k_small = 64, min_split_k_small = 256;
 inline index_t k_parts_small(const Workload& w, int tile, int sms) {
-  if (w.batch != 1 || w.symmetric || tile == 0) return 1;
+  if (w.batch != 1 || w.symmetric || tile == 0 || w.k < min_split_k_small) return 1;
   const index_t tiles = ceil_div(w.m, tile) * ceil_div(w.n, tile), per_block = small_tiles_per_block(tile);
   const index_t slots = index_t(sms) * small_resident_blocks(tile);
-  if (tiles == 0 || 2 * ceil_div(tiles, per_block) > slots) return 1;
+  if (tiles == 0 || ceil_div(tiles, per_block) >= sms) return 1;
   return std::max<index_t>(1, std::min(slots * per_block / tiles, w.k / min_part_k_small));
 }
 

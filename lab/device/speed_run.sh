@@ -5,8 +5,9 @@
 #   lab/device/speed_run.sh <ringmm executable> [tag]
 # The published kernel's source comes from PUBLISHED_SRC (default .carry/published/
 # tropicalgemm_kernels.cu, put there by lab/device/published_source.sh and carried; never
-# committed); without it that part is skipped and said so. Records go to $OUT (or /tmp/speed) as
-# speed-<gpu>-<date>[-<tag>]-<part>.json(l); `python3 lab/reports/campaigns.py pack speed
+# committed); without it that part is skipped and said so. Records go to /tmp/speed as
+# speed-<gpu>-<date>[-<tag>]-<part>.json(l), and with this run's output into $OUT/speed.tgz (one
+# file: the device tool brings back few); `python3 lab/reports/campaigns.py pack speed
 # <date>-<gpu>[-<tag>] FILE...` makes them one campaign, from which lab/reports/speed_table.py
 # (through shapes_table.py, lab/reports/make_docs.sh) writes the top of docs/perf/shapes.md.
 # Estimated device time on an H200: ~2.5 minutes (the all-pairs host → host part ~60 s, apsp
@@ -15,8 +16,9 @@ set -uo pipefail
 tool=${1:?usage: speed_run.sh <ringmm executable> [tag]}
 tag=${2:-${SPEED_TAG:-}}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-out=${OUT:-/tmp/speed}
-mkdir -p "$out"
+out=/tmp/speed
+rm -rf "$out" && mkdir -p "$out"
+exec > >(tee "$out/run.log") 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 case $gpu in
@@ -92,4 +94,5 @@ printf '%s\n' "${timings[@]}"
 ls -1 "$prefix"-* 2>/dev/null | sed "s|^$out/||"
 echo "== issue 29's table (lab/reports/speed_table.py)"
 python3 "$root/lab/reports/speed_table.py" --print "$prefix"-* || status=1
+[ -n "${OUT:-}" ] && tar -czf "$OUT/speed.tgz" -C /tmp speed
 exit $status

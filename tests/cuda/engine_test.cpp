@@ -361,7 +361,7 @@ TYPED_TEST(CudaEngine, SplitKMatchesReference) {
 
 // Split-K as the caller names it, on the small kernel and the large ones in both borders. Where ⊕
 // selects, K = 1000 in 2 parts is two equal members of one batch, in 3 and 4 overlapping members
-// (steps of 332 and 248 over parts of 336 and 256), in 7 chunks of 144 and a remainder (the overlap
+// (steps of 332 and 248 over parts of 336 and 256), in 7 as 6 chunks of 144 and a remainder (the overlap
 // would exceed K/16), and K = 999 overlaps by 7, 3 and 7 terms; sums always take chunks and a
 // remainder. Exact against the reference (tolerances for the float sums).
 TYPED_TEST(CudaEngine, NamedSplitsOfKMatchReference) {

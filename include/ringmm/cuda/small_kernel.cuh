@@ -15,7 +15,8 @@
 //            element with bounds checks otherwise. Shared memory holds [k][m] and [k][n], so a
 //            thread's 4 values of one k are one broadcast vector read
 //   K        walked in chunks of BK, the next chunk's quads loaded into registers while the
-//            current one is consumed; the other blocks on the SM hide the rest
+//            current one is consumed (T = 64: then stored into a second panel, one barrier a
+//            chunk); the other blocks on the SM hide the rest
 #pragma once
 
 #include <cuda_runtime.h>
@@ -43,6 +44,12 @@ template <int T_> struct SmallTile {
   // fall on different banks.
   static constexpr int panel = BK * LD + 16;
   static constexpr int quads_per_thread = tiles * T * BK / 4 / threads;  // per operand and chunk
+  // T = 64 keeps two panels per operand (17.7 KB of f32 a block): the next chunk is stored into
+  // one while the other is read, one barrier a chunk instead of two. Its one tile a block gives
+  // mid sizes (1000³: 256 blocks) about two blocks per SM, too few to cover the second barrier.
+  // The smaller edges keep one panel: theirs would need 38–45 KB a block, fewer blocks per SM on
+  // GPUs with 100 KB of shared memory.
+  static constexpr int buffers = T == 64 ? 2 : 1;
   static_assert(T == 16 || T == 32 || T == 64, "small tiles are 16, 32 or 64");
   static_assert(tiles * T * BK / 4 % threads == 0, "every thread moves the same number of quads");
 };
@@ -171,14 +178,34 @@ template <class S, class Tile> struct SmallStage {
   }
 };
 
+// One chunk of BK: this thread's 4×4 outputs from its fragments of the A and B panels.
+template <class S, class Tile>
+__device__ __forceinline__ void multiply_chunk(reg_t<S> (&acc)[4][4], const element_t<S>* a_frag,
+                                               const element_t<S>* b_frag) {
+  using T = element_t<S>;
+  using traits = semiring_traits<S>;
+#pragma unroll
+  for (int kk = 0; kk < Tile::BK; ++kk) {
+    const Quad<T> qa = load_quad(a_frag + kk * Tile::LD), qb = load_quad(b_frag + kk * Tile::LD);
+    operand_t<S> fa[4], fb[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) fa[e] = traits::to_register(qa.v[e]), fb[e] = traits::to_register(qb.v[e]);
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
+  }
+}
+
 template <class S, class Tile>
 __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : small_resident_blocks(Tile::T)))
     small_kernel(const SmallArgs<S> args) {
   using T = element_t<S>;
   using traits = semiring_traits<S>;
-  constexpr int BK = Tile::BK, LD = Tile::LD;
-  __shared__ alignas(16) T a_s[Tile::tiles * Tile::panel];
-  __shared__ alignas(16) T b_s[Tile::tiles * Tile::panel];
+  constexpr int BK = Tile::BK;
+  constexpr int panels = Tile::tiles * Tile::panel;  // one buffer of one operand
+  __shared__ alignas(16) T a_s[Tile::buffers * panels];
+  __shared__ alignas(16) T b_s[Tile::buffers * panels];
 
   // Where the block's tiles lie, worked out once per tile: 64-bit divisions cost ~100 instructions
   // each, as much as a third of a 64³ product's arithmetic when every thread did its own.
@@ -213,26 +240,39 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : sm
     stage_a.load(args.a, 0, args.k, tid);
     stage_b.load(args.b, 0, args.k, tid);
   }
-  for (index_t k0 = 0; k0 < args.k; k0 += BK) {
-    stage_a.store(args.a, a_s, tid);
-    stage_b.store(args.b, b_s, tid);
+  if constexpr (Tile::buffers == 2) {
+    if (args.k > 0) {
+      stage_a.store(args.a, a_s, tid);
+      stage_b.store(args.b, b_s, tid);
+    }
     __syncthreads();
-    if (k0 + BK < args.k) {  // the next chunk's loads in flight during this chunk's arithmetic
-      stage_a.load(args.a, k0 + BK, args.k, tid);
-      stage_b.load(args.b, k0 + BK, args.k, tid);
+    int buffer = 0;
+    for (index_t k0 = 0; k0 < args.k; k0 += BK, buffer ^= panels) {
+      const bool next = k0 + BK < args.k;
+      if (next) {  // the next chunk's loads in flight during this chunk's arithmetic
+        stage_a.load(args.a, k0 + BK, args.k, tid);
+        stage_b.load(args.b, k0 + BK, args.k, tid);
+      }
+      multiply_chunk<S, Tile>(acc, a_frag + buffer, b_frag + buffer);
+      // The other panels were last read in the previous chunk, which every thread has left.
+      if (next) {
+        stage_a.store(args.a, a_s + (buffer ^ panels), tid);
+        stage_b.store(args.b, b_s + (buffer ^ panels), tid);
+      }
+      __syncthreads();
     }
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      const Quad<T> qa = load_quad(a_frag + kk * LD), qb = load_quad(b_frag + kk * LD);
-      operand_t<S> fa[4], fb[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) fa[e] = traits::to_register(qa.v[e]), fb[e] = traits::to_register(qb.v[e]);
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
+  } else {
+    for (index_t k0 = 0; k0 < args.k; k0 += BK) {
+      stage_a.store(args.a, a_s, tid);
+      stage_b.store(args.b, b_s, tid);
+      __syncthreads();
+      if (k0 + BK < args.k) {  // the next chunk's loads in flight during this chunk's arithmetic
+        stage_a.load(args.a, k0 + BK, args.k, tid);
+        stage_b.load(args.b, k0 + BK, args.k, tid);
+      }
+      multiply_chunk<S, Tile>(acc, a_frag, b_frag);
+      __syncthreads();  // the panels are refilled next
     }
-    __syncthreads();  // the panels are refilled next
   }
 
   if (tile_member[t] < 0) return;

@@ -10,8 +10,9 @@
 # file: the device tool brings back few); `python3 lab/reports/campaigns.py pack speed
 # <date>-<gpu>[-<tag>] FILE...` makes them one campaign, from which lab/reports/speed_table.py
 # (through shapes_table.py, lab/reports/make_docs.sh) writes the top of docs/perf/shapes.md.
-# Estimated device time on an H200: ~2.5 minutes (the all-pairs host → host part ~60 s, apsp
-# 16384 ~2 s, the rest seconds each), plus ~40 s to build the published library.
+# Device time on an H200: about a minute of commands (the session of 2026-11-29: published 15 s,
+# host → host every pair 14 s, batch 6 s, large 5 s, the rest 1–3 s each), plus the two nvcc
+# builds (tens of seconds); well within 4 minutes.
 set -uo pipefail
 tool=${1:?usage: speed_run.sh <ringmm executable> [tag]}
 tag=${2:-${SPEED_TAG:-}}

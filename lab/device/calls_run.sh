@@ -17,6 +17,7 @@
 #              instruction sections of the generic and the sign-known kernel
 #   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
 #   narrow  cuda_narrow_test, then ringmm bench of bf16/f16 beside f32 and i8 beside i32 (8192^3, 4096^3)
+#   smallprofile  ncu of the small kernel at 1000^3 (what bounds the mid sizes)
 #   midtune ringmm tune of f32 max-plus on the mid sizes (TUNE_CLASSES), into a cache of its own:
 #           every candidate's rate, the five fastest of each shape printed
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
@@ -144,6 +145,16 @@ for step in "$@"; do
       grep -E "^\[" "$res/host-4096.log" | cut -c1-110 | tee -a "$summary"
       /usr/bin/time -f "whole command %e s" "$cli" apsp --bench 16384 > "$res/apsp-16384.log" 2>&1
       note "apsp 16384 rc=$?: $(grep -E '^time|whole command' "$res/apsp-16384.log" | tr '\n' ' ')"
+      ;;
+    smallprofile)
+      # ncu's scheduler, warp-state and instruction sections of the small kernel at 1000^3 (default route)
+      timeout 120 ncu -k regex:small_kernel -c 1 --section SchedulerStats --section WarpStateStats \
+        --section ComputeWorkloadAnalysis --section InstructionStats --section Occupancy --csv --page details \
+        "$build/tools/ringmm" bench --backend cuda --semiring max-plus --type f32 --shapes 1000 --reps 1 \
+        > "$res/ncu-small.csv" 2> "$res/ncu-small.err"
+      note "ncu small_kernel 1000^3 rc=$?"
+      grep -E "Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Stall|Executed Ipc A|ALU|FMA|Achieved Occupancy|Warp Cycles Per Issued" \
+        "$res/ncu-small.csv" | awk -F'","' '{print $(NF-2) " = " $NF}' | tr -d '"' | head -24 | tee -a "$summary"
       ;;
     midtune)
       "$build/tools/ringmm" tune --semiring max-plus --type f32 --reps 20 --out "$res/tune-cache.json" \

@@ -21,6 +21,7 @@ out=/tmp/speed
 rm -rf "$out" && mkdir -p "$out"
 exec > >(tee "$out/run.log") 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
+arch=${CUDA_ARCH:-sm_90a}  # the published kernel's and the harness's target (Hopper by default)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 case $gpu in
   *H100*) gpu=h100 ;;
@@ -45,9 +46,9 @@ shapes="256,512,1000,2000,2048x128x128"
 if [ -f "$src" ]; then
   start=$SECONDS
   work=$(mktemp -d)
-  if nvcc -DTropicalMaxPlus -DFP32 -O3 -arch=sm_90a -shared -Xcompiler -fPIC "$src" -o "$work/libpublished.so" \
+  if nvcc -DTropicalMaxPlus -DFP32 -O3 -arch="$arch" -shared -Xcompiler -fPIC "$src" -o "$work/libpublished.so" \
        > "$work/build.log" 2>&1 &&
-     nvcc -std=c++17 -O3 -arch=sm_90a "$root/lab/harnesses/published_kernel.cu" -ldl -o "$work/published_kernel" \
+     nvcc -std=c++17 -O3 -arch="$arch" "$root/lab/harnesses/published_kernel.cu" -ldl -o "$work/published_kernel" \
        >> "$work/build.log" 2>&1; then
     echo "== published kernel ($(sha256sum "$src" | cut -c1-16)…)"
     timeout 120 "$work/published_kernel" --lib "$work/libpublished.so" --shapes "$shapes,4096,8192" --reps 20 \

@@ -18,6 +18,10 @@
 #   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
 #   narrow  cuda_narrow_test, then ringmm bench of bf16/f16 beside f32 and i8 beside i32 (8192^3, 4096^3)
 #   smallprofile  ncu of the small kernel at 1000^3 (what bounds the mid sizes)
+#   smallab  lab/harnesses/small_kernel_ab.cu (the small kernel's tile variants, checked against the
+#            default and timed), their SASS, ncu's stall reasons at 1000^3; needs no build step
+#   fringesweep  ringmm bench of f32 max-plus squares (SWEEP_SHAPES) on each large tile padded, and
+#                on the heuristic's choice
 #   midtune ringmm tune of f32 max-plus on the mid sizes (TUNE_CLASSES), into a cache of its own:
 #           every candidate's rate, the five fastest of each shape printed
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
@@ -155,6 +159,40 @@ for step in "$@"; do
       note "ncu small_kernel 1000^3 rc=$?"
       grep -E "Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Stall|Executed Ipc A|ALU|FMA|Achieved Occupancy|Warp Cycles Per Issued" \
         "$res/ncu-small.csv" | awk -F'","' '{print $(NF-2) " = " $NF}' | tr -d '"' | head -24 | tee -a "$summary"
+      ;;
+    smallab)
+      # the small kernel's tile variants (lab/harnesses/small_kernel_ab.cu, nvcc alone: no build
+      # step needed), their SASS, and ncu's stall reasons of each variant's first launch at 1000^3
+      nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$root/include" -o /tmp/small_ab \
+        "$root/lab/harnesses/small_kernel_ab.cu" > "$res/small_ab-build.log" 2>&1 && /tmp/small_ab > "$res/small_ab.log" 2>&1
+      note "small kernel A/B rc=$?"
+      tee -a "$summary" < "$res/small_ab.log"
+      cuobjdump -sass /tmp/small_ab > "$res/small_ab.sass" 2>&1
+      variants=$(grep -c "^1000^3" "$res/small_ab.log")
+      for ((v = 0; v < variants; v++)); do  # each variant launches once to check, then 60 times
+        timeout 60 ncu -k regex:small_kernel --launch-skip $((v * 61)) -c 1 --metrics \
+          "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,gpu__time_duration.sum" \
+          /tmp/small_ab > "$res/ncu-ab-$v.txt" 2>&1
+        note "ncu variant $v rc=$?: $(grep -E '^\s+(smsp__inst_executed.sum|smsp__issue_active|sm__warps_active)' "$res/ncu-ab-$v.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+        grep -E "stalled_" "$res/ncu-ab-$v.txt" | awk '{v=$NF; if (v+0 >= 0.1) {sub("smsp__average_warps_issue_stalled_",""); sub("_per_issue_active.ratio",""); printf "%s=%s ", $1, v}}' | tee -a "$summary"
+        echo | tee -a "$summary"
+      done
+      ;;
+    fringesweep)
+      # the two large tiles, padded, on squares whose ragged fringe differs between them (the wave
+      # model's choice at 2000^3 against the 64x64 tile)
+      for config in b64x64_k16_t4x4_blk b128x128_k8_t8x8_bcyc; do
+        "$build/tools/ringmm" bench --backend cuda --semiring max-plus --type f32 --reps 10 --config "$config" \
+          --border pad --shapes ${SWEEP_SHAPES:-1500,2000,2200,2500,3000,3500,4000,4097,6000} \
+          --out "$res/sweep-$config.json" > "$res/sweep-$config.log" 2>&1
+        note "sweep $config rc=$?"
+        grep -E "^\[" "$res/sweep-$config.log" | cut -c1-120 | tee -a "$summary"
+      done
+      "$build/tools/ringmm" bench --backend cuda --semiring max-plus --type f32 --reps 10 \
+        --shapes ${SWEEP_SHAPES:-1500,2000,2200,2500,3000,3500,4000,4097,6000} \
+        --out "$res/sweep-heuristic.json" > "$res/sweep-heuristic.log" 2>&1
+      note "sweep heuristic rc=$?"
+      grep -E "^\[" "$res/sweep-heuristic.log" | cut -c1-120 | tee -a "$summary"
       ;;
     midtune)
       "$build/tools/ringmm" tune --semiring max-plus --type f32 --reps 20 --out "$res/tune-cache.json" \

@@ -71,6 +71,30 @@ bench narrowi --semiring max-plus --type i32,i8 --shapes 8192 --reps 5
 bench calls --semiring max-plus --type f32 --shapes 64 --calls 10000 --reps 20
 bench host --semiring all --type all --shapes 4096 --reps 3
 
+# The 64³ call's kernel alone, for the host cost "over the kernel": ncu's gpu__time_duration of each
+# launch of a ringmm bench run, at the clocks and with the caches as they are (no locking, no
+# flushing); the median goes into a record of its own.
+start=$SECONDS
+echo "== the 64³ kernel's own time (ncu gpu__time_duration)"
+timeout 120 ncu --clock-control none --cache-control none -k regex:small_kernel --metrics gpu__time_duration.sum \
+  "$tool" bench --backend cuda --semiring max-plus --type f32 --shapes 64 --reps 40 > "$out/kernel-64.txt" 2>&1 ||
+  { status=1; echo "!! ncu failed"; tail -3 "$out/kernel-64.txt"; }
+python3 - "$out/kernel-64.txt" "$prefix-kernel.json" "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" <<'PY' ||
+import json, re, statistics, sys, time
+scale = {"ns": 1e-9, "us": 1e-6, "usecond": 1e-6, "nsecond": 1e-9, "ms": 1e-3, "msecond": 1e-3}
+times = [float(v.replace(",", "")) * scale[u] for u, v in
+         re.findall(r"gpu__time_duration\.sum\s+(\S+)\s+([\d.,]+)", open(sys.argv[1]).read())]
+if not times:
+    sys.exit("no gpu__time_duration in " + sys.argv[1])
+record = {"suite": "kernel-duration", "device": sys.argv[3], "kernel": "small_kernel", "semiring": "max-plus",
+          "type": "f32", "m": 64, "n": 64, "k": 64, "seconds": statistics.median(times), "launches": len(times),
+          "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+json.dump([record], open(sys.argv[2], "w"))
+print(f"64^3 kernel: median {record['seconds'] * 1e6:.2f} us over {len(times)} launches")
+PY
+  status=1
+timings+=("kernel 64 $((SECONDS - start)) s")
+
 # APSP 16384 with successors: the solve from its record, the whole command's wall time in a record
 # of its own (so that the report reads files only).
 start=$SECONDS

@@ -80,12 +80,20 @@ def against_accumulator(typ, wide, part):
 
 
 def call_cost(s):
+    """The issue's measure: the event-timed time a call on one stream, less the kernel's own time
+    (ncu's gpu__time_duration, record suite "kernel-duration"). Sessions that did not time the
+    kernel are judged by the host's time a call, which also holds the CUDA runtime's launch."""
     r = next((r for r in s.records if r.get("kernel") == "ringmm calls" and (r.get("m"), r.get("n"), r.get("k")) == (64, 64, 64)), None)
     if not r:
         return None
-    host = r["host_seconds"] * 1e6
+    host, stream = r["host_seconds"] * 1e6, r["seconds"] * 1e6
     graph = f", {r['graph_seconds'] * 1e6:.2f} in a graph" if "graph_seconds" in r else ""
-    return f"{host:.2f} µs (stream {r['seconds'] * 1e6:.2f}{graph})", host <= 3.0, ""
+    kernel = s.suite("kernel-duration")
+    if not kernel:
+        return f"{host:.2f} µs on the host a call (stream {stream:.2f}{graph}; the kernel not timed)", host <= 3.0, ""
+    over = stream - kernel["seconds"] * 1e6
+    return (f"{over:.2f} µs over the kernel: {stream:.2f} a call on one stream, the kernel {kernel['seconds'] * 1e6:.2f} "
+            f"(host {host:.2f} a call{graph})", over <= 3.0, "")
 
 
 def host_to_host(s):
@@ -122,7 +130,7 @@ def viterbi(s):
 
 
 ROWS = [
-    ("host cost of a 64³ call (max-plus f32, 10 000 calls)", "≤ 3 µs", call_cost),
+    ("host cost of a 64³ call (max-plus f32, 10 000 calls)", "≤ 3 µs over the kernel", call_cost),
     ("host → host 4096³, every pair (pageable)", "≤ 1.5× device buffers", host_to_host),
     ("`ringmm apsp --bench 16384`, whole command", "≤ 1.5× the solve", apsp_command),
     ("256³ f32 max-plus", "≥ 2", absolute("max-plus", "f32", 256, target=2.0, part="mid")),

@@ -63,7 +63,9 @@ def test_targets_met_missed_relative_and_not_measured(tmp_path):
     assert row(text, "generic max-plus f32 8192³")[2:4] == ["12.70", "**no**"]
     # The kernel column is the narrow record's own choice (none here), never the f32 row's.
     assert row(text, "bf16 max-plus 8192³ (f32 accumulate)")[2:] == ["12.80 against f32 12.70 (1.008×)", "yes", ""]
-    assert row(text, "host cost of a 64³ call (max-plus f32, 10 000 calls)")[2:4] == ["2.50 µs (stream 0.26, 6.00 in a graph)", "yes"]
+    # Without the kernel's own time the host's time a call is judged.
+    assert row(text, "host cost of a 64³ call (max-plus f32, 10 000 calls)")[2:4] == [
+        "2.50 µs on the host a call (stream 0.26, 6.00 in a graph; the kernel not timed)", "yes"]
     assert row(text, "host → host 4096³, every pair (pageable)")[2:4] == ["1.30–3.00× over 2 pairs, 1 within 1.5× (worst: max-plus i32)", "**no**"]
     assert row(text, "`ringmm apsp --bench 16384`, whole command")[2:4] == ["1.40 s around a 0.740 s solve (1.89×)", "**no**"]
     assert row(text, "Viterbi B = 4096, S = 512, T = 1000")[2] == "not measured"
@@ -72,6 +74,22 @@ def test_targets_met_missed_relative_and_not_measured(tmp_path):
     assert "| 1000³ | 7.90 | 9.80 | 1.24× | small64 split 1 (heuristic) |" in text
     # Published records without input_sets reused one input set: the text says whom that favours.
     assert "its records carry no `input_sets`" in text
+
+
+def test_call_cost_is_the_stream_time_over_the_kernels_own(tmp_path):
+    for kernel_us, met in ((6.0, "yes"), (4.0, "**no**")):
+        calls = bench("max-plus", "f32", 64, 64, 64, 64 ** 3 / 7.44e-6, kernel="ringmm calls", host_seconds=6.14e-6,
+                      graph_seconds=6.57e-6)
+        duration = {"suite": "kernel-duration", "device": DEVICE, "kernel": "small_kernel", "m": 64, "n": 64, "k": 64,
+                    "seconds": kernel_us * 1e-6}
+        write(tmp_path, "2026-11-29-h200", {"calls": [calls], "kernel": [duration]})
+        done = generate(tmp_path)
+        assert done.returncode == 0, done.stderr
+        over = 7.44 - kernel_us
+        assert row(done.stdout, "host cost of a 64³ call (max-plus f32, 10 000 calls)")[1:4] == [
+            "≤ 3 µs over the kernel",
+            f"{over:.2f} µs over the kernel: 7.44 a call on one stream, the kernel {kernel_us:.2f} (host 6.14 a call, 6.57 in a graph)",
+            met]
 
 
 def test_published_inputs_rotated_alike(tmp_path):

@@ -263,6 +263,18 @@ TEST(SmallTile, SplitKFillsTheSmallKernelsSlotsWithShortParts) {
   EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 0, sms), 1);
 }
 
+// T = 64 launches whose blocks fit at two per SM take the two-block build; the other edges have one.
+TEST(SmallTile, TheTwoBlockBuildWhereTheBlocksFitTwoPerSM) {
+  const int sms = 132;
+  EXPECT_EQ(small_min_blocks(64, 256, sms), 2);   // 1000³: 16 × 16 tiles
+  EXPECT_EQ(small_min_blocks(64, 264, sms), 2);   // exactly two per SM
+  EXPECT_EQ(small_min_blocks(64, 265, sms), 4);   // one more: the four-block build's slots
+  EXPECT_EQ(small_min_blocks(64, 4096, sms), 4);  // a batch of 4096 × 64³
+  EXPECT_EQ(small_min_blocks(64, 1, sms), 2);
+  EXPECT_EQ(small_min_blocks(32, 10, sms), 3);
+  EXPECT_EQ(small_min_blocks(16, 10, sms), 3);
+}
+
 TEST(SplitK, PartsAreMultiplesOf16CoveringK) {
   EXPECT_EQ(split_chunk(1000, 3), 336);  // 2 parts of 336 and the rest, 328
   EXPECT_EQ(split_chunk(4096, 8), 512);

@@ -169,6 +169,16 @@ inline KSplit split_k(index_t k, index_t parts, bool selects, index_t quantum) {
 // fit fewer): 4 for T = 64 (64 registers: 3–4 % faster on 64³ batches and 11 % on 64×64×65536's
 // parts than 3 at 80 registers), 3 for T = 32 and 16, whose quads need the 80 registers.
 constexpr int small_resident_blocks(int tile) { return tile == 64 ? 4 : 3; }
+
+// T = 64 is also built for two blocks per SM (90 registers, no spills: room to load the next
+// fragments early). A launch whose blocks all fit at two per SM takes that build, since its SMs
+// hold no more than two anyway; more blocks keep the four. f32 max-plus on an H200
+// (lab/harnesses/small_kernel_ab.cu): 1000³ 8.09 → 8.65, 1024³ 8.53 → 9.19, 2048×128×128 2.08 →
+// 2.20, 512³ unsplit 3.31 → 3.48; a batch of 4096 × 64³ (4096 blocks) would drop 8.23 → 7.51.
+constexpr int small_roomy_blocks = 2;
+inline int small_min_blocks(int tile, index_t blocks, int sms) {
+  return tile == 64 && blocks <= index_t(sms) * small_roomy_blocks ? small_roomy_blocks : small_resident_blocks(tile);
+}
 constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile / 4)); }
 
 // Split-K for the small kernel (small_tile(w) = T): the parts become members of one batch, so

@@ -25,20 +25,25 @@
 #include <climits>
 
 #include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/device.hpp"
 #include "ringmm/cuda/gemm_kernel.cuh"
 #include "ringmm/cuda/heuristics.hpp"
 #include "ringmm/detail/problem.hpp"
 
 namespace ringmm::cuda_detail {
 
-template <int T_> struct SmallTile {
+// BK_: the chunk of K staged at a time; the default keeps a block's panels within ~20 KB (f32).
+// MinBlocks_: the blocks per SM the launch bound asks for with 4-byte registers (heuristics.hpp
+// counts the default's slots). lab/harnesses/small_kernel_ab.cu measures other choices of both.
+template <int T_, int BK_ = (T_ == 16 ? 8 : 16), int MinBlocks_ = small_resident_blocks(T_)> struct SmallTile {
   static constexpr int T = T_;  // tile edge
+  static constexpr int min_blocks = MinBlocks_;
   static constexpr int threads = 256;
   static constexpr int axis_threads = T / 4;  // threads along m and along n of one tile
   static constexpr int tile_threads = axis_threads * axis_threads;
   static constexpr int tiles = threads / tile_threads;  // tiles per block: 16, 4, 1
   static_assert(tiles == small_tiles_per_block(T), "heuristics.hpp counts the same tiles per block");
-  static constexpr int BK = T == 16 ? 8 : 16;           // keeps a block's panels within ~20 KB (f32)
+  static constexpr int BK = BK_;
   static constexpr int LD = T + 4;                      // row pitch: quads stay aligned
   // One tile's [BK][LD] panel, padded by 16 elements so that the two tiles a warp of T = 16 reads
   // fall on different banks.
@@ -198,7 +203,7 @@ __device__ __forceinline__ void multiply_chunk(reg_t<S> (&acc)[4][4], const elem
 }
 
 template <class S, class Tile>
-__global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : small_resident_blocks(Tile::T)))
+__global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Tile::min_blocks))
     small_kernel(const SmallArgs<S> args) {
   using T = element_t<S>;
   using traits = semiring_traits<S>;
@@ -326,10 +331,9 @@ SmallOperand<T> small_operand(const T* p, index_t xs, index_t ks, index_t extent
   return op;
 }
 
-template <class S, int T>
+template <class S, class Tile>
 void launch_small_tile(SmallArgs<S> args, cudaStream_t stream) {
-  using Tile = SmallTile<T>;
-  args.tiles_m = ceil_div(args.m, T), args.tiles_n = ceil_div(args.n, T);
+  args.tiles_m = ceil_div(args.m, Tile::T), args.tiles_n = ceil_div(args.n, Tile::T);
   args.tile_count *= args.tiles_m * args.tiles_n;
   const index_t blocks = ceil_div(args.tile_count, Tile::tiles);
   for (index_t b0 = 0; b0 < blocks; b0 += INT_MAX) {
@@ -339,11 +343,10 @@ void launch_small_tile(SmallArgs<S> args, cudaStream_t stream) {
   }
 }
 
-// The product p (device views) on the small kernel with T×T tiles.
-template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStream_t stream) {
+// The small kernel's arguments for the product p (device views), before its tiles are counted.
+template <class S> SmallArgs<S> small_args(const detail::Problem<S>& p) {
   using T = element_t<S>;
   const index_t m = p.m(), n = p.n(), k = p.k();
-  if (m == 0 || n == 0 || p.batch == 0) return;
   SmallArgs<S> args{};
   args.a = small_operand<T>(p.a.p, p.a.rs, p.a.cs, m, k, p.stride_a, p.batch);
   args.b = small_operand<T>(p.b.p, p.b.cs, p.b.rs, n, k, p.stride_b, p.batch);
@@ -353,10 +356,24 @@ template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStr
   args.alpha = p.alpha, args.beta = p.beta, args.symmetric = p.symmetric;
   args.c_vector = p.c.cs == 1 && n % 4 == 0 && (p.c.rs % 4 == 0 || m == 1) && args.stride_c % 4 == 0 &&
                   reinterpret_cast<std::uintptr_t>(p.c.p) % alignof(Quad<T>) == 0;
+  return args;
+}
+
+// The product p (device views) on the small kernel with T×T tiles; T = 64 in the build for the
+// blocks per SM that small_min_blocks gives (registers of 8 bytes have only the two-block one).
+template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStream_t stream) {
+  if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
+  const SmallArgs<S> args = small_args(p);
   switch (tile) {
-    case 16: return launch_small_tile<S, 16>(args, stream);
-    case 32: return launch_small_tile<S, 32>(args, stream);
-    default: return launch_small_tile<S, 64>(args, stream);
+    case 16: return launch_small_tile<S, SmallTile<16>>(args, stream);
+    case 32: return launch_small_tile<S, SmallTile<32>>(args, stream);
+    default:
+      if constexpr (sizeof(reg_t<S>) < 8) {
+        const index_t blocks = p.batch * ceil_div(p.m(), 64) * ceil_div(p.n(), 64);
+        if (small_min_blocks(64, blocks, multiprocessor_count()) == small_roomy_blocks)
+          return launch_small_tile<S, SmallTile<64, 16, small_roomy_blocks>>(args, stream);
+      }
+      return launch_small_tile<S, SmallTile<64>>(args, stream);
   }
 }
 

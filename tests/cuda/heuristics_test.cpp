@@ -251,11 +251,11 @@ TEST(SmallTile, NamedApartFromTheTable) {
 }
 
 TEST(SmallTile, SplitKFillsTheSmallKernelsSlotsWithShortParts) {
-  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 64, sms), 528);    // 4 × 132 slots of one tile each
-  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms), 1024);   // 6336 tile slots, parts of 64
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 64, sms), 264);    // 2 × 132 slots of one tile each
+  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms), 2048);   // 6336 tile slots, parts of 32
   EXPECT_EQ(k_parts_small(shape(64, 64, 100), 64, sms), 1);        // K under 256
-  EXPECT_EQ(k_parts_small(shape(256, 256, 256), 64, sms), 4);      // 16 blocks, parts of 64
-  EXPECT_EQ(k_parts_small(shape(512, 512, 512), 64, sms), 8);      // 64 blocks
+  EXPECT_EQ(k_parts_small(shape(256, 256, 256), 64, sms), 8);      // 16 blocks, parts of 32
+  EXPECT_EQ(k_parts_small(shape(512, 512, 512), 64, sms), 4);      // 64 blocks into 256: two per SM
   EXPECT_EQ(k_parts_small(shape(1000, 1000, 1000), 64, sms), 1);   // 256 blocks: one per SM or more
   EXPECT_EQ(k_parts_small(shape(2048, 128, 128), 64, sms), 1);     // 64 blocks, but K = 128
   EXPECT_EQ(k_parts_small(shape(65536, 64, 64), 64, sms), 1);      // 1024 blocks fill the machine

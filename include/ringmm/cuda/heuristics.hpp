@@ -182,19 +182,21 @@ inline int small_min_blocks(int tile, index_t blocks, int sms) {
 constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile / 4)); }
 
 // Split-K for the small kernel (small_tile(w) = T): the parts become members of one batch, so
-// they fill the small kernel's slots (small_resident_blocks(T) per SM, each of
-// small_tiles_per_block(T) tiles) where the whole product has fewer blocks than the machine has
-// SMs and K is at least min_split_k_small. Parts are shorter than the large kernels'
-// (min_part_k_small): the small kernel has no long K walk to amortise. The reduction and its
-// launch cost a few µs, so a short K or a product that already gives every SM a block loses by
-// splitting (f32 max-plus on an H200: 1000³'s 256 blocks 7.7 unsplit against 6.8 in 2 parts;
-// 2048×128×128 2.1 against 1.5; 512³'s 64 blocks 3.2 against 3.6–3.7 in 2–8 parts). One part means
-// no split; batches and Aᵀ·A are not split.
-constexpr index_t min_part_k_small = 64, min_split_k_small = 256;
+// they fill the small kernel's slots where the whole product has fewer blocks than the machine has
+// SMs and K is at least min_split_k_small. The slots are small_resident_blocks(T) per SM, each of
+// small_tiles_per_block(T) tiles; for T = 64 two per SM, so that the parts run on its two-block
+// build (small_min_blocks). Parts are shorter than the large kernels' (min_part_k_small): the small
+// kernel has no long K walk to amortise. The reduction and its launch cost a few µs, so a short K or
+// a product that already gives every SM a block loses by splitting (f32 max-plus on an H200:
+// 1000³'s 256 blocks 8.36 unsplit against 6.7 in 2 or 4 parts; 2048×128×128 2.1 against 1.5). In
+// `ringmm tune` on an H200, 256³ ran 0.90 in 8 parts of 32 against 0.81 in 4 of 64, and 512³ 3.73
+// in 4 parts (256 blocks, the two-block build) against 3.64 in 8 (512 blocks, the four-block one).
+// One part means no split; batches and Aᵀ·A are not split.
+constexpr index_t min_part_k_small = 32, min_split_k_small = 256;
 inline index_t k_parts_small(const Workload& w, int tile, int sms) {
   if (w.batch != 1 || w.symmetric || tile == 0 || w.k < min_split_k_small) return 1;
   const index_t tiles = ceil_div(w.m, tile) * ceil_div(w.n, tile), per_block = small_tiles_per_block(tile);
-  const index_t slots = index_t(sms) * small_resident_blocks(tile);
+  const index_t slots = index_t(sms) * (tile == 64 ? small_roomy_blocks : small_resident_blocks(tile));
   if (tiles == 0 || ceil_div(tiles, per_block) >= sms) return 1;
   return std::max<index_t>(1, std::min(slots * per_block / tiles, w.k / min_part_k_small));
 }

@@ -79,11 +79,15 @@ def against_accumulator(typ, wide, part):
     return row
 
 
+def calls_record(s):
+    return next((r for r in s.records if r.get("kernel") == "ringmm calls" and (r.get("m"), r.get("n"), r.get("k")) == (64, 64, 64)), None)
+
+
 def call_cost(s):
     """The issue's measure: the event-timed time a call on one stream, less the kernel's own time
     (ncu's gpu__time_duration, record suite "kernel-duration"). Sessions that did not time the
     kernel are judged by the host's time a call, which also holds the CUDA runtime's launch."""
-    r = next((r for r in s.records if r.get("kernel") == "ringmm calls" and (r.get("m"), r.get("n"), r.get("k")) == (64, 64, 64)), None)
+    r = calls_record(s)
     if not r:
         return None
     host, stream = r["host_seconds"] * 1e6, r["seconds"] * 1e6
@@ -177,6 +181,24 @@ def published_lines(s):
             "| shape | published | ringmm | ringmm / published | ringmm's kernels |", "| --- | ---: | ---: | ---: | --- |"] + lines
 
 
+def call_cost_note(s):
+    """How the host cost's kernel time was taken, and what the CUDA graph's time says beside it."""
+    r, kernel = calls_record(s), s.suite("kernel-duration")
+    if not r or not kernel:
+        return []
+    stream, kernel_us = r["seconds"] * 1e6, kernel["seconds"] * 1e6
+    text = (f"The host cost's kernel time is ncu's median `gpu__time_duration` of the 64³ call's kernel over "
+            f"{kernel.get('launches', '?')} launches, clocks and caches as they run. ")
+    if "graph_seconds" in r and r["graph_seconds"] * 1e6 < kernel_us:
+        graph = r["graph_seconds"] * 1e6
+        text += (f"A call in a CUDA graph took {graph:.2f} µs, kernel and the gap to the next one together, less than "
+                 f"ncu's {kernel_us:.2f}, so ncu's figure carries some of its own overhead; by the graph's, a call on "
+                 f"one stream costs {stream - graph:.2f} µs over its kernel. ")
+    text += (f"The host's own time a call, entry to return, is {r['host_seconds'] * 1e6:.2f} µs, the CUDA runtime's "
+             "launch included; on one stream it overlaps the kernel before it.")
+    return ["", text]
+
+
 def section(records, source):
     s = Session(records)
     measured = [(case, target, fn(s)) for case, target, fn in ROWS]
@@ -193,7 +215,7 @@ def section(records, source):
         else:
             text, ok, kernel = m
             lines.append(f"| {case} | {target} | {text} | {'yes' if ok else '**no**'} | {kernel} |")
-    return lines + published_lines(s)
+    return lines + call_cost_note(s) + published_lines(s)
 
 
 def latest_section(results=campaigns.RESULTS):

@@ -265,7 +265,6 @@ TEST(SmallTile, SplitKFillsTheSmallKernelsSlotsWithShortParts) {
 
 // T = 64 launches whose blocks fit at two per SM take the two-block build; the other edges have one.
 TEST(SmallTile, TheTwoBlockBuildWhereTheBlocksFitTwoPerSM) {
-  const int sms = 132;
   EXPECT_EQ(small_min_blocks(64, 256, sms), 2);   // 1000³: 16 × 16 tiles
   EXPECT_EQ(small_min_blocks(64, 264, sms), 2);   // exactly two per SM
   EXPECT_EQ(small_min_blocks(64, 265, sms), 4);   // one more: the four-block build's slots

@@ -383,9 +383,10 @@ TYPED_TEST(CudaEngine, NamedSplitsOfKMatchReference) {
       }
 }
 
-// The small-product kernel (ringmm/cuda/small_kernel.cuh) under each tile edge it has, on every
-// shape of the tests above (odd, transposed, padded, K = 0, Aᵀ·A, batches with a shared A) and on
-// shapes whose quads are whole and aligned (its vector loads and stores), row- and column-major.
+// The small-product kernel (ringmm/cuda/small_kernel.cuh) under each tile edge it has (T = 64 in
+// both its builds), on every shape of the tests above (odd, transposed, padded, K = 0, Aᵀ·A, batches
+// with a shared A) and on shapes whose quads are whole and aligned (its vector loads and stores),
+// row- and column-major.
 TYPED_TEST(CudaEngine, SmallKernelMatchesReference) {
   RINGMM_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(8);
@@ -406,6 +407,11 @@ TYPED_TEST(CudaEngine, SmallKernelMatchesReference) {
     c.product = Product::syrk, c.random_beta = true, c.device = c.m == 64;
     cases.push_back(c);
   }
+  // More T = 64 blocks than two per SM on any GPU here (the four-block build, heuristics.hpp:
+  // small_min_blocks), with whole aligned quads: most cases above fit two per SM.
+  Case many{64, 64, 64};
+  many.product = Product::batched, many.batch = 300, many.device = true, many.random_beta = true;
+  cases.push_back(many);
   for (const char* tile : {"small16", "small32", "small64"})
     for (const Case& c : cases) check_case<TypeParam>(cuda_context(tile, BorderPolicy::automatic), c, rng);
 }

@@ -111,11 +111,12 @@ ConfigId choose_config(const Workload& w, Border border, int sms, ResidentBlocks
 // min(M, N), or 0 for the large kernels. Aᵀ·A stays there too (they compute one triangle).
 //
 // Mid sizes of 4-byte elements take T = 64 as well where the large kernels would predicate
-// (`border`): M and N at most 1024, or one of them at most 128 with K ≤ 256. The small kernel's
-// four blocks per SM at 64 registers hide more latency than the large 64×64 tile's two
-// (f32 max-plus on an H200: 1000³ 7.8 against 6.6, 512³ 3.8 against 3.4, 2048×128×128 2.0
-// against 1.8; docs/performance-log.md). Where the large kernels pad (whole tiles, 1024³), their
-// branch-free loads win, and FFMA's plus-times keeps them too (not measured here).
+// (`border`): M and N at most 1024, or one of them at most 128 with K ≤ 256. The small kernel
+// holds fewer registers a thread than the large kernels (64 or 90, small_min_blocks, against
+// 110–128), so more of its warps hide each other's latency (f32 max-plus on an H200, its
+// four-block build: 1000³ 7.8 against 6.6, 512³ 3.8 against 3.4, 2048×128×128 2.0 against 1.8;
+// docs/performance-log.md). Where the large kernels pad (whole tiles, 1024³), their branch-free
+// loads win, and FFMA's plus-times keeps them too (not measured here).
 inline int small_tile(const Workload& w, Border border) {
   const index_t lo = std::min(w.m, w.n), hi = std::max(w.m, w.n);
   if (w.symmetric || lo == 0) return 0;

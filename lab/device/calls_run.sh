@@ -19,7 +19,8 @@
 #   narrow  cuda_narrow_test, then ringmm bench of bf16/f16 beside f32 and i8 beside i32 (8192^3, 4096^3)
 #   smallprofile  ncu of the small kernel at 1000^3 (what bounds the mid sizes)
 #   smallab  lab/harnesses/small_kernel_ab.cu (the small kernel's tile variants, checked against the
-#            default and timed), their SASS, ncu's stall reasons at 1000^3; needs no build step
+#            default and timed), their SASS, ncu's stall reasons at 1000^3; needs no build step.
+#            SMALLAB_BEFORE=<include dir>: the same harness built on those headers too, timed after
 #   fringesweep  ringmm bench of f32 max-plus squares (SWEEP_SHAPES) on each large tile padded, and
 #                on the heuristic's choice
 #   midtune ringmm tune of f32 max-plus on the mid sizes (TUNE_CLASSES), into a cache of its own:
@@ -167,6 +168,13 @@ for step in "$@"; do
         "$root/lab/harnesses/small_kernel_ab.cu" > "$res/small_ab-build.log" 2>&1 && /tmp/small_ab > "$res/small_ab.log" 2>&1
       note "small kernel A/B rc=$?"
       tee -a "$summary" < "$res/small_ab.log"
+      if [ -n "${SMALLAB_BEFORE:-}" ]; then  # the same harness on another tree's headers (a commit before)
+        nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$SMALLAB_BEFORE" \
+          -o /tmp/small_ab_before "$root/lab/harnesses/small_kernel_ab.cu" > "$res/small_ab_before-build.log" 2>&1 &&
+          /tmp/small_ab_before > "$res/small_ab_before.log" 2>&1
+        note "small kernel A/B on $SMALLAB_BEFORE rc=$?"
+        tee -a "$summary" < "$res/small_ab_before.log"
+      fi
       cuobjdump -sass /tmp/small_ab > "$res/small_ab.sass" 2>&1
       variants=$(grep -c "^1000^3" "$res/small_ab.log")
       for ((v = 0; v < variants; v++)); do  # each variant launches once to check, then 60 times

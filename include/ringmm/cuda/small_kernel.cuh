@@ -67,6 +67,7 @@ enum class QuadAxis : unsigned char { k, x };
 template <class T> struct SmallOperand {
   const T* p;
   index_t xs, ks, stride, extent;
+  index_t chunk_step;  // BK·ks: from one chunk of K to the next (set at launch, with the tile)
   QuadAxis axis;
   bool vector;  // quads are aligned vectors, each wholly inside or outside the operand
 };
@@ -113,7 +114,7 @@ template <class S, class Tile> struct SmallStage {
   using T = element_t<S>;
   static constexpr int Q = Tile::quads_per_thread;
   Quad<T> reg[Q];
-  const T* src[Q];  // the quad's first element in chunk 0
+  const T* src[Q];  // the quad's first element in the chunk loaded next
   int x_left[Q];    // rows (columns) of the operand from the quad's first one on; ≤ 0 when none
 
   // The tile t within the block, row (column) x within the tile and k within the chunk of the
@@ -142,10 +143,26 @@ template <class S, class Tile> struct SmallStage {
       const bool live = member[t] >= 0;
       x_left[q] = live ? int(std::min<index_t>(op.extent - x0, Tile::T)) : 0;
       src[q] = live ? op.p + member[t] * op.stride + x0 * op.xs + index_t(k) * op.ks : op.p;
+      // A vector operand's quads outside it read the last quad inside it instead (an aligned one),
+      // so that whole chunks load without a check: what they bring reaches only outputs that are
+      // never written (rows or columns past the operand, members past the batch).
+      if (op.vector && x_left[q] <= 0)
+        src[q] = op.p + (op.axis == QuadAxis::k ? op.extent - 1 : op.extent - 4) * op.xs + index_t(k) * op.ks;
     }
   }
 
-  // The quads of the chunk starting at k0 into registers (0̄ outside the operand).
+  // The next chunk's quads into registers, where the operand is vector and the chunk lies wholly
+  // inside K: one load a quad, no checks.
+  __device__ __forceinline__ void load_whole(const SmallOperand<T>& op) {
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      reg[q] = load_quad(src[q]);
+      src[q] += op.chunk_step;
+    }
+  }
+
+  // The next chunk's quads into registers, checked element by element (0̄ outside the operand);
+  // the chunk starts at k0.
   __device__ __forceinline__ void load(const SmallOperand<T>& op, index_t k0, index_t k_end, int tid) {
     const T zero = S::zero();
 #pragma unroll
@@ -153,7 +170,8 @@ template <class S, class Tile> struct SmallStage {
       int t, x, kq;
       where(op.axis, tid + q * Tile::threads, t, x, kq);
       const index_t k = k0 + kq;
-      const T* p = src[q] + k0 * op.ks;
+      const T* p = src[q];
+      src[q] += op.chunk_step;
       if (op.vector) {
         if (x_left[q] > 0 && k < k_end) reg[q] = load_quad(p);
         else reg[q] = Quad<T>{{zero, zero, zero, zero}};
@@ -173,12 +191,11 @@ template <class S, class Tile> struct SmallStage {
       int t, x, k;
       where(op.axis, tid + q * Tile::threads, t, x, k);
       T* s = panels + t * Tile::panel + k * Tile::LD + x;
-      if (op.axis == QuadAxis::x) {
-        store_quad(s, reg[q]);
-      } else {
+      // A quad along k fills a column of the [k][x] panel, one along x a row: one stride apart from
+      // the other, not two paths (the compiler would issue both, each predicated).
+      const int along = op.axis == QuadAxis::k ? Tile::LD : 1;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[e * Tile::LD] = reg[q].v[e];
-      }
+      for (int e = 0; e < 4; ++e) s[e * along] = reg[q].v[e];
     }
   }
 };
@@ -241,23 +258,29 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
 #pragma unroll
     for (int j = 0; j < 4; ++j) acc[i][j] = traits::initial_register();
 
-  if (args.k > 0) {
-    stage_a.load(args.a, 0, args.k, tid);
-    stage_b.load(args.b, 0, args.k, tid);
-  }
+  // K in chunks of BK. Where both operands are vector, the chunks wholly inside K load unchecked.
+  const index_t chunks = (args.k + BK - 1) / BK;
+  const index_t unchecked = args.a.vector && args.b.vector ? args.k / BK : 0;
+  auto load_chunk = [&](index_t chunk) {
+    if (chunk < unchecked) {
+      stage_a.load_whole(args.a);
+      stage_b.load_whole(args.b);
+    } else {
+      stage_a.load(args.a, chunk * BK, args.k, tid);
+      stage_b.load(args.b, chunk * BK, args.k, tid);
+    }
+  };
+  if (chunks > 0) load_chunk(0);
   if constexpr (Tile::buffers == 2) {
-    if (args.k > 0) {
+    if (chunks > 0) {
       stage_a.store(args.a, a_s, tid);
       stage_b.store(args.b, b_s, tid);
     }
     __syncthreads();
     int buffer = 0;
-    for (index_t k0 = 0; k0 < args.k; k0 += BK, buffer ^= panels) {
-      const bool next = k0 + BK < args.k;
-      if (next) {  // the next chunk's loads in flight during this chunk's arithmetic
-        stage_a.load(args.a, k0 + BK, args.k, tid);
-        stage_b.load(args.b, k0 + BK, args.k, tid);
-      }
+    for (index_t chunk = 0; chunk < chunks; ++chunk, buffer ^= panels) {
+      const bool next = chunk + 1 < chunks;
+      if (next) load_chunk(chunk + 1);  // the next chunk's loads in flight during this chunk's arithmetic
       multiply_chunk<S, Tile>(acc, a_frag + buffer, b_frag + buffer);
       // The other panels were last read in the previous chunk, which every thread has left.
       if (next) {
@@ -267,14 +290,11 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
       __syncthreads();
     }
   } else {
-    for (index_t k0 = 0; k0 < args.k; k0 += BK) {
+    for (index_t chunk = 0; chunk < chunks; ++chunk) {
       stage_a.store(args.a, a_s, tid);
       stage_b.store(args.b, b_s, tid);
       __syncthreads();
-      if (k0 + BK < args.k) {  // the next chunk's loads in flight during this chunk's arithmetic
-        stage_a.load(args.a, k0 + BK, args.k, tid);
-        stage_b.load(args.b, k0 + BK, args.k, tid);
-      }
+      if (chunk + 1 < chunks) load_chunk(chunk + 1);  // the next chunk's loads in flight during its arithmetic
       multiply_chunk<S, Tile>(acc, a_frag, b_frag);
       __syncthreads();  // the panels are refilled next
     }
@@ -320,7 +340,7 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
 template <class T>
 SmallOperand<T> small_operand(const T* p, index_t xs, index_t ks, index_t extent, index_t k, index_t stride,
                               index_t batch) {
-  SmallOperand<T> op{p, xs, ks, batch == 1 ? 0 : stride, extent, QuadAxis::k, false};
+  SmallOperand<T> op{p, xs, ks, batch == 1 ? 0 : stride, extent, 0, QuadAxis::k, false};
   // Quads along the axis whose stride is 1 (k first: row-major A, column-major B).
   op.axis = (ks == 1 || xs != 1) ? QuadAxis::k : QuadAxis::x;
   const index_t along = op.axis == QuadAxis::k ? k : extent;  // quads whole: a multiple of 4
@@ -334,6 +354,7 @@ SmallOperand<T> small_operand(const T* p, index_t xs, index_t ks, index_t extent
 template <class S, class Tile>
 void launch_small_tile(SmallArgs<S> args, cudaStream_t stream) {
   args.tiles_m = ceil_div(args.m, Tile::T), args.tiles_n = ceil_div(args.n, Tile::T);
+  args.a.chunk_step = Tile::BK * args.a.ks, args.b.chunk_step = Tile::BK * args.b.ks;
   args.tile_count *= args.tiles_m * args.tiles_n;
   const index_t blocks = ceil_div(args.tile_count, Tile::tiles);
   for (index_t b0 = 0; b0 < blocks; b0 += INT_MAX) {

@@ -142,12 +142,11 @@ template <class S, class Tile> struct SmallStage {
       const index_t x0 = first_x[t] + x;
       const bool live = member[t] >= 0;
       x_left[q] = live ? int(std::min<index_t>(op.extent - x0, Tile::T)) : 0;
-      src[q] = live ? op.p + member[t] * op.stride + x0 * op.xs + index_t(k) * op.ks : op.p;
-      // A vector operand's quads outside it read the last quad inside it instead (an aligned one),
-      // so that whole chunks load without a check: what they bring reaches only outputs that are
-      // never written (rows or columns past the operand, members past the batch).
-      if (op.vector && x_left[q] <= 0)
-        src[q] = op.p + (op.axis == QuadAxis::k ? op.extent - 1 : op.extent - 4) * op.xs + index_t(k) * op.ks;
+      // A quad outside the operand reads the last one inside it instead (an aligned one), so that
+      // whole chunks of a vector operand load without a check: what it brings reaches only outputs
+      // that are never written (rows or columns past the operand, members past the batch).
+      const index_t row = x_left[q] > 0 || !op.vector ? x0 : op.extent - (op.axis == QuadAxis::k ? 1 : 4);
+      src[q] = op.p + (live ? member[t] : 0) * op.stride + row * op.xs + index_t(k) * op.ks;
     }
   }
 

@@ -47,11 +47,13 @@ template <class Tile> Variant variant(const char* name) { return {name, &launch_
 int main() {
   const Shape shapes[] = {{"1000^3", 1000, 1000, 1000, 1},     {"512^3", 512, 512, 512, 1},
                           {"2048x128x128", 2048, 128, 128, 1}, {"1024^3", 1024, 1024, 1024, 1},
-                          {"4096 x 64^3", 64, 64, 64, 4096},   {"999x1001x997", 999, 1001, 997, 1}};
+                          {"4096 x 64^3", 64, 64, 64, 4096},   {"999x1001x997", 999, 1001, 997, 1},
+                          {"4096 x 32^3", 32, 32, 32, 4096},   {"100000 x 16^3", 16, 16, 16, 100000}};
   // The engine takes the first where the blocks exceed two per SM and the third where they fit
-  // (heuristics.hpp: small_min_blocks).
+  // (heuristics.hpp: small_min_blocks); the last two on the batches of their edge (small_tile).
   const Variant variants[] = {variant<SmallTile<64>>("T64 BK16 4/SM"), variant<SmallTile<64, 32>>("T64 BK32 4/SM"),
-                              variant<SmallTile<64, 16, 2>>("T64 BK16 2/SM"), variant<SmallTile<64, 32, 2>>("T64 BK32 2/SM")};
+                              variant<SmallTile<64, 16, 2>>("T64 BK16 2/SM"), variant<SmallTile<64, 32, 2>>("T64 BK32 2/SM"),
+                              variant<SmallTile<32>>("T32 BK16 3/SM"), variant<SmallTile<16>>("T16 BK8 3/SM")};
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   cudaEvent_t start, stop;

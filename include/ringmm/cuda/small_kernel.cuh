@@ -12,8 +12,10 @@
 //   operands the caller's strided views, read in place (no padded copies). Each operand moves in
 //            quads of 4 elements along its contiguous axis (k, or m for A and n for B): one vector
 //            load where every quad is aligned and wholly inside or outside the operand, element by
-//            element with bounds checks otherwise. Shared memory holds [k][m] and [k][n], so a
-//            thread's 4 values of one k are one broadcast vector read
+//            element with bounds checks otherwise. Where both operands load by vectors, a chunk
+//            wholly inside K loads without any check (quads outside the operand read its last one).
+//            Shared memory holds [k][m] and [k][n], so a thread's 4 values of one k are one
+//            broadcast vector read
 //   K        walked in chunks of BK, the next chunk's quads loaded into registers while the
 //            current one is consumed (T = 64: then stored into a second panel, one barrier a
 //            chunk); the other blocks on the SM hide the rest
@@ -114,8 +116,13 @@ template <class S, class Tile> struct SmallStage {
   using T = element_t<S>;
   static constexpr int Q = Tile::quads_per_thread;
   Quad<T> reg[Q];
-  const T* src[Q];  // the quad's first element in the chunk loaded next
-  int x_left[Q];    // rows (columns) of the operand from the quad's first one on; ≤ 0 when none
+  const T* src[Q];         // the quad's first element in the chunk loaded next
+  const index_t* first_x;  // the block's tiles in shared memory, as start() takes them
+  const index_t* member;
+  // Builds of more than two blocks per SM have no register to spare across the loop: they work
+  // out x_left where a checked load needs it; the others hold it.
+  static constexpr bool holds_x_left = Tile::min_blocks <= 2;
+  int x_left_held[holds_x_left ? Q : 1];
 
   // The tile t within the block, row (column) x within the tile and k within the chunk of the
   // quad numbered l: BK/4 quads along k per row, or T/4 quads along x per k.
@@ -131,22 +138,33 @@ template <class S, class Tile> struct SmallStage {
     }
   }
 
-  // first_x[t]: the first row (column) of the block's tile t along this operand's x axis;
-  // member[t]: its batch member, negative past the last tile.
-  __device__ __forceinline__ void start(const SmallOperand<T>& op, const index_t* first_x, const index_t* member,
+  // Rows (columns) of the operand from quad q's first one on (at most T); ≤ 0 when none.
+  __device__ __forceinline__ int count_x_left(const SmallOperand<T>& op, int q, int tid) const {
+    int t, x, k;
+    where(op.axis, tid + q * Tile::threads, t, x, k);
+    return member[t] >= 0 ? int(std::min<index_t>(op.extent - (first_x[t] + x), Tile::T)) : 0;
+  }
+  __device__ __forceinline__ int x_left(const SmallOperand<T>& op, int q, int tid) const {
+    if constexpr (holds_x_left) return x_left_held[q];
+    else return count_x_left(op, q, tid);
+  }
+
+  // first_x_[t]: the first row (column) of the block's tile t along this operand's x axis;
+  // member_[t]: its batch member, negative past the last tile (both in shared memory).
+  __device__ __forceinline__ void start(const SmallOperand<T>& op, const index_t* first_x_, const index_t* member_,
                                         int tid) {
+    first_x = first_x_, member = member_;
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
+      if constexpr (holds_x_left) x_left_held[q] = count_x_left(op, q, tid);
       int t, x, k;
       where(op.axis, tid + q * Tile::threads, t, x, k);
       const index_t x0 = first_x[t] + x;
-      const bool live = member[t] >= 0;
-      x_left[q] = live ? int(std::min<index_t>(op.extent - x0, Tile::T)) : 0;
       // A quad outside the operand reads the last one inside it instead (an aligned one), so that
       // whole chunks of a vector operand load without a check: what it brings reaches only outputs
       // that are never written (rows or columns past the operand, members past the batch).
-      const index_t row = x_left[q] > 0 || !op.vector ? x0 : op.extent - (op.axis == QuadAxis::k ? 1 : 4);
-      src[q] = op.p + (live ? member[t] : 0) * op.stride + row * op.xs + index_t(k) * op.ks;
+      const index_t row = x_left(op, q, tid) > 0 || !op.vector ? x0 : op.extent - (op.axis == QuadAxis::k ? 1 : 4);
+      src[q] = op.p + (member[t] >= 0 ? member[t] : 0) * op.stride + row * op.xs + index_t(k) * op.ks;
     }
   }
 
@@ -171,15 +189,16 @@ template <class S, class Tile> struct SmallStage {
       const index_t k = k0 + kq;
       const T* p = src[q];
       src[q] += op.chunk_step;
+      const int left = x_left(op, q, tid);
       if (op.vector) {
-        if (x_left[q] > 0 && k < k_end) reg[q] = load_quad(p);
+        if (left > 0 && k < k_end) reg[q] = load_quad(p);
         else reg[q] = Quad<T>{{zero, zero, zero, zero}};
       } else if (op.axis == QuadAxis::k) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) reg[q].v[e] = (x_left[q] > 0 && k + e < k_end) ? p[e * op.ks] : zero;
+        for (int e = 0; e < 4; ++e) reg[q].v[e] = (left > 0 && k + e < k_end) ? p[e * op.ks] : zero;
       } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) reg[q].v[e] = (x_left[q] > e && k < k_end) ? p[e * op.xs] : zero;
+        for (int e = 0; e < 4; ++e) reg[q].v[e] = (left > e && k < k_end) ? p[e * op.xs] : zero;
       }
     }
   }

@@ -116,13 +116,12 @@ template <class S, class Tile> struct SmallStage {
   using T = element_t<S>;
   static constexpr int Q = Tile::quads_per_thread;
   Quad<T> reg[Q];
-  const T* src[Q];         // the quad's first element in the chunk loaded next
-  const index_t* first_x;  // the block's tiles in shared memory, as start() takes them
-  const index_t* member;
-  // Builds of more than two blocks per SM have no register to spare across the loop: they work
-  // out x_left where a checked load needs it; the others hold it.
-  static constexpr bool holds_x_left = Tile::min_blocks <= 2;
-  int x_left_held[holds_x_left ? Q : 1];
+  const T* src[Q];  // the quad's first element in the chunk loaded next
+  // Rows (columns) of the operand from each quad's first one on, 0 … T (0: none), a byte a quad:
+  // one register, where one a quad spilled inside the loop of the builds of three and four blocks
+  // per SM.
+  unsigned x_left_bytes;
+  static_assert(Q <= 4 && Tile::T < 256, "a byte a quad");
 
   // The tile t within the block, row (column) x within the tile and k within the chunk of the
   // quad numbered l: BK/4 quads along k per row, or T/4 quads along x per k.
@@ -138,32 +137,24 @@ template <class S, class Tile> struct SmallStage {
     }
   }
 
-  // Rows (columns) of the operand from quad q's first one on (at most T); ≤ 0 when none.
-  __device__ __forceinline__ int count_x_left(const SmallOperand<T>& op, int q, int tid) const {
-    int t, x, k;
-    where(op.axis, tid + q * Tile::threads, t, x, k);
-    return member[t] >= 0 ? int(std::min<index_t>(op.extent - (first_x[t] + x), Tile::T)) : 0;
-  }
-  __device__ __forceinline__ int x_left(const SmallOperand<T>& op, int q, int tid) const {
-    if constexpr (holds_x_left) return x_left_held[q];
-    else return count_x_left(op, q, tid);
-  }
+  __device__ __forceinline__ int x_left(int q) const { return int((x_left_bytes >> (8 * q)) & 0xffu); }
 
-  // first_x_[t]: the first row (column) of the block's tile t along this operand's x axis;
-  // member_[t]: its batch member, negative past the last tile (both in shared memory).
-  __device__ __forceinline__ void start(const SmallOperand<T>& op, const index_t* first_x_, const index_t* member_,
+  // first_x[t]: the first row (column) of the block's tile t along this operand's x axis;
+  // member[t]: its batch member, negative past the last tile.
+  __device__ __forceinline__ void start(const SmallOperand<T>& op, const index_t* first_x, const index_t* member,
                                         int tid) {
-    first_x = first_x_, member = member_;
+    x_left_bytes = 0;
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
-      if constexpr (holds_x_left) x_left_held[q] = count_x_left(op, q, tid);
       int t, x, k;
       where(op.axis, tid + q * Tile::threads, t, x, k);
       const index_t x0 = first_x[t] + x;
+      const bool inside = member[t] >= 0 && x0 < op.extent;
+      if (inside) x_left_bytes |= unsigned(std::min<index_t>(op.extent - x0, Tile::T)) << (8 * q);
       // A quad outside the operand reads the last one inside it instead (an aligned one), so that
       // whole chunks of a vector operand load without a check: what it brings reaches only outputs
       // that are never written (rows or columns past the operand, members past the batch).
-      const index_t row = x_left(op, q, tid) > 0 || !op.vector ? x0 : op.extent - (op.axis == QuadAxis::k ? 1 : 4);
+      const index_t row = inside || !op.vector ? x0 : op.extent - (op.axis == QuadAxis::k ? 1 : 4);
       src[q] = op.p + (member[t] >= 0 ? member[t] : 0) * op.stride + row * op.xs + index_t(k) * op.ks;
     }
   }
@@ -189,7 +180,7 @@ template <class S, class Tile> struct SmallStage {
       const index_t k = k0 + kq;
       const T* p = src[q];
       src[q] += op.chunk_step;
-      const int left = x_left(op, q, tid);
+      const int left = x_left(q);
       if (op.vector) {
         if (left > 0 && k < k_end) reg[q] = load_quad(p);
         else reg[q] = Quad<T>{{zero, zero, zero, zero}};

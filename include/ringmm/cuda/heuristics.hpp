@@ -171,11 +171,12 @@ inline KSplit split_k(index_t k, index_t parts, bool selects, index_t quantum) {
 // parts than 3 at 80 registers), 3 for T = 32 and 16, whose quads need the 80 registers.
 constexpr int small_resident_blocks(int tile) { return tile == 64 ? 4 : 3; }
 
-// T = 64 is also built for two blocks per SM (90 registers, no spills: room to load the next
+// T = 64 is also built for two blocks per SM (94 registers, no spills: room to load the next
 // fragments early). A launch whose blocks all fit at two per SM takes that build, since its SMs
 // hold no more than two anyway; more blocks keep the four. f32 max-plus on an H200
-// (lab/harnesses/small_kernel_ab.cu): 1000³ 8.09 → 8.65, 1024³ 8.53 → 9.19, 2048×128×128 2.08 →
-// 2.20, 512³ unsplit 3.31 → 3.48; a batch of 4096 × 64³ (4096 blocks) would drop 8.23 → 7.51.
+// (lab/harnesses/small_kernel_ab.cu, lab/results/calls/2026-11-29-h200-smallab-dd28e31.log):
+// 1000³ 8.24 → 9.27, 1024³ 8.77 → 9.92, 2048×128×128 2.06 → 2.16, 512³ unsplit 3.48 → 3.84; a
+// batch of 4096 × 64³ (4096 blocks) would drop 8.12 → 7.87.
 constexpr int small_roomy_blocks = 2;
 inline int small_min_blocks(int tile, index_t blocks, int sms) {
   return tile == 64 && blocks <= index_t(sms) * small_roomy_blocks ? small_roomy_blocks : small_resident_blocks(tile);

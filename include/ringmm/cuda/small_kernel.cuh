@@ -117,9 +117,9 @@ template <class S, class Tile> struct SmallStage {
   static constexpr int Q = Tile::quads_per_thread;
   Quad<T> reg[Q];
   const T* src[Q];  // the quad's first element in the chunk loaded next
-  // Rows (columns) of the operand from each quad's first one on, 0 … T (0: none), a byte a quad:
-  // one register, where one a quad spilled inside the loop of the builds of three and four blocks
-  // per SM.
+  // Rows (columns) of the operand from each quad's first one on, 0 … T (0: none), a byte a quad
+  // in one register: a register a quad would spill inside the loop of the builds of three and four
+  // blocks per SM.
   unsigned x_left_bytes;
   static_assert(Q <= 4 && Tile::T < 256, "a byte a quad");
 

@@ -134,8 +134,8 @@ __global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index
       }
       detail::scan_value<S>(local, v, position);
     };
-    // 16 bytes a load where the run starts aligned: one element a thread kept too few bytes in
-    // flight to reach the memory's bandwidth (a 64 MB operand took 32 µs).
+    // 16 bytes a load where the run starts aligned: one element a load keeps too few bytes in
+    // flight to come near the memory's bandwidth.
     constexpr int per = sizeof(T) < 16 && 16 % sizeof(T) == 0 ? int(16 / sizeof(T)) : 1;
     index_t vectors = 0;
     if constexpr (per > 1)

@@ -1,8 +1,9 @@
 // A/B of the small kernel's tile variants (include/ringmm/cuda/small_kernel.cuh: SmallTile<T, BK,
 // MinBlocks>) on the mid sizes and batches where the engine runs it, f32 max-plus. Each variant's C
 // is compared bit for bit with the first variant's (a build the engine runs, which the GPU tests
-// check against the CPU reference); then each is timed as the median of event-timed single launches (launches back to
-// back: the kernel's own time, no host work of a gemm call). Built and run on the GPU machine:
+// check against the CPU reference); then each is timed as the median of event-timed single
+// launches (back to back: the kernel's own time, no host work of a gemm call). Built and run on the
+// GPU machine:
 //   nvcc -std=c++20 -O3 -arch=sm_90a --expt-relaxed-constexpr -Iinclude -o /tmp/small_ab \
 //     lab/harnesses/small_kernel_ab.cu && /tmp/small_ab
 // (lab/device/calls_run.sh smallab). docs/performance-log.md has the variants measured.

@@ -112,7 +112,7 @@ ConfigId choose_config(const Workload& w, Border border, int sms, ResidentBlocks
 //
 // Mid sizes of 4-byte elements take T = 64 as well where the large kernels would predicate
 // (`border`): M and N at most 1024, or one of them at most 128 with K ≤ 256. The small kernel
-// holds fewer registers a thread than the large kernels (64 or 90, small_min_blocks, against
+// holds fewer registers a thread than the large kernels (64 or 94, small_min_blocks, against
 // 110–128), so more of its warps hide each other's latency (f32 max-plus on an H200, its
 // four-block build: 1000³ 7.8 against 6.6, 512³ 3.8 against 3.4, 2048×128×128 2.0 against 1.8;
 // docs/performance-log.md). Where the large kernels pad (whole tiles, 1024³), their branch-free

@@ -136,7 +136,7 @@ __global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index
     };
     // 16 bytes a load where the run starts aligned: one element a load keeps too few bytes in
     // flight to come near the memory's bandwidth.
-    constexpr int per = sizeof(T) < 16 && 16 % sizeof(T) == 0 ? int(16 / sizeof(T)) : 1;
+    constexpr int per = sizeof(T) < 16 && 16 % sizeof(T) == 0 ? vec16<T> : 1;
     index_t vectors = 0;
     if constexpr (per > 1)
       if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0) vectors = total / per;

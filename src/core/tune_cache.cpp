@@ -298,7 +298,7 @@ namespace ringmm {
 
 std::string CudaChoice::text() const {
   std::string line = route == "kernels" ? config + (border.empty() ? "" : " " + border) + " split " +
-                                              std::to_string(split_k)
+                                              std::to_string(split_k) + (split_in_clusters ? " in clusters" : "")
                                         : route;
   return line + " (" + source + ")";
 }

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cctype>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringmm/context.hpp"
@@ -135,6 +137,18 @@ int compute_capability() {
   return per_device(known, [](int device) {
     return 10 * attribute(cudaDevAttrComputeCapabilityMajor, device) + attribute(cudaDevAttrComputeCapabilityMinor, device);
   });
+}
+
+int kernel_arch(const void* kernel) {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, int> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto at = known.find({kernel, device}); at != known.end()) return at->second;
+  cudaFuncAttributes attributes{};
+  cuda_check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes");
+  return known[{kernel, device}] = attributes.binaryVersion;
 }
 
 double& sign_scan_min_updates() {

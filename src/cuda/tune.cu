@@ -127,6 +127,7 @@ CudaChoice cuda_detail::describe_choice(const Context& ctx, SemiringKind kind, D
     c.config = r.part.small ? "small" + std::to_string(r.part.small) : std::string(config_info(r.part.id).name);
     c.border = r.part.small ? "" : r.part.border == Border::pad ? "pad" : "predicate";
     c.split_k = r.whole.parts;
+    c.split_in_clusters = r.clusters;
     switch (r.whole.source) {
       case ChoiceSource::caller: c.source = "caller"; break;
       case ChoiceSource::tune_cache: c.source = "tune cache"; break;

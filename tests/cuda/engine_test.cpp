@@ -360,10 +360,13 @@ TYPED_TEST(CudaEngine, SplitKMatchesReference) {
 }
 
 // Split-K as the caller names it, on the small kernel and the large ones in both borders. Where ⊕
-// selects, K = 1000 in 2 parts is two equal members of one batch, in 3 and 4 overlapping members
-// (steps of 332 and 248 over parts of 336 and 256), in 7 as 6 chunks of 144 and a remainder (the overlap
-// would exceed K/16), and K = 999 overlaps by 7, 3 and 7 terms; sums always take chunks and a
-// remainder. Exact against the reference (tolerances for the float sums).
+// selects, K = 1000 in 2 parts is two equal members of one batch, in 3, 4 and 8 overlapping members
+// (steps of 332, 248 and 124 over parts of 336, 256 and 132), in 7 as 6 chunks of 144 and a
+// remainder (the overlap would exceed K/16), and K = 999 overlaps by 7, 3 and 7 terms; sums take
+// chunks and a remainder, which K = 1024 lacks in 2, 4 and 8 parts. On the small kernel, a split
+// into members only, at most 8, meets in thread block clusters where the GPU has them (the
+// reductions into 130×70, 65×129 and 70×128 go through both of C's write paths, with α and β);
+// the rest through the workspace. Exact against the reference (tolerances for the float sums).
 TYPED_TEST(CudaEngine, NamedSplitsOfKMatchReference) {
   RINGMM_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(17);
@@ -371,13 +374,14 @@ TYPED_TEST(CudaEngine, NamedSplitsOfKMatchReference) {
                                                           {"b64x64_k16_t4x4_blk", BorderPolicy::predicate},
                                                           {"b128x128_k8_t8x8_bcyc", BorderPolicy::pad}};
   for (const auto& [config, border] : kernels)
-    for (int parts : {2, 3, 4, 7})
-      for (Case c : {Case{130, 70, 1000}, Case{65, 129, 999}, Case{33, 7, 37}}) {
+    for (int parts : {2, 3, 4, 7, 8})
+      for (Case c : {Case{130, 70, 1000}, Case{65, 129, 999}, Case{33, 7, 37}, Case{70, 128, 1024}}) {
         Context ctx = cuda_context(config, border);
         ctx.cuda_split_k = parts;
         SCOPED_TRACE(std::string(config) + ", K in " + std::to_string(parts) + " parts");
         c.device = c.k != 999;
-        c.random_beta = c.k == 37;
+        c.random_beta = c.k == 37 || c.k == 1024;
+        c.random_alpha = c.k == 1024;
         c.op_b = c.k == 999 ? Op::T : Op::N;
         check_case<TypeParam>(ctx, c, rng);
       }

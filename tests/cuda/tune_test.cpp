@@ -17,6 +17,7 @@
 #include "cuda_testing.hpp"
 #include "measure/random_data.hpp"
 #include "ringmm/cuda/configs.hpp"
+#include "ringmm/cuda/device.hpp"
 #include "ringmm/cpu/reference.hpp"
 #include "ringmm/ringmm.hpp"
 #include "ringmm/tune.hpp"
@@ -99,6 +100,31 @@ tune::Entry entry(const tune::ShapeClass& shape, std::string config, BorderPolic
   e.split_k = split;
   e.updates_per_s = e.heuristic_updates_per_s = 1e12;
   return e;
+}
+
+// On the small kernel, split-K's parts meet in thread block clusters where the GPU has them
+// (compute capability 9.0; this build is native): members of one batch only, no remainder, at most
+// 8 of them; every other split reduces through the workspace. describe_cuda_choice reports what
+// runs; NamedSplitsOfKMatchReference checks the results of both.
+TEST(ForcedSplitK, PartsMeetInClustersWhereTheGpuHasThem) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const bool clusters = cuda_detail::compute_capability() >= 90;
+  const Product<MaxPlus<float>> f32(70, 90, 1000);
+  Context ctx = cuda_context();
+  auto choice = [&](const char* config, int parts) {
+    ctx.cuda_config = config;
+    ctx.cuda_split_k = parts;
+    return describe_cuda_choice(ctx, SemiringKind::max_plus, DType::f32, 70, 90, 1000);
+  };
+  EXPECT_EQ(choice("small64", 2).split_in_clusters, clusters);
+  EXPECT_EQ(f32.on_gpu(ctx), f32.expected);
+  EXPECT_EQ(choice("small64", 8).text(), std::string("small64 split 8") + (clusters ? " in clusters" : "") + " (caller)");
+  EXPECT_EQ(f32.on_gpu(ctx), f32.expected);
+  EXPECT_FALSE(choice("small64", 1).split_in_clusters);
+  EXPECT_FALSE(choice("small64", 7).split_in_clusters);   // 6 chunks of 144 and a remainder
+  EXPECT_FALSE(choice("small64", 16).split_in_clusters);  // 15 chunks of 64 and a remainder
+  EXPECT_FALSE(choice("small32", 2).split_in_clusters);   // four tiles a block
+  EXPECT_FALSE(choice("b64x64_k16_t4x4_blk", 2).split_in_clusters);
 }
 
 TEST(ForcedSplitK, ForcedPartsGiveTheReference) {

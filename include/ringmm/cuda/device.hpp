@@ -15,6 +15,9 @@ bool is_device_pointer(const void* p);  // device or managed memory
 bool arch_runs_on(const std::string& arch, int cc);
 int multiprocessor_count();             // of the current device
 int compute_capability();               // of the current device: major × 10 + minor
+// The architecture (major × 10 + minor) of the machine code the current device runs for `kernel`
+// (cudaFuncAttributes::binaryVersion), asked once per kernel and device.
+int kernel_arch(const void* kernel);
 // Products of at least this many updates scan A and B for the sign-known update (engine.cuh:
 // scan_signs): 2³² by default, where the scan's few microseconds are about 1 % of the product.
 // Process-wide and not synchronised: tests lower it, before any call, from one thread.
@@ -40,10 +43,12 @@ struct Choice {
 // before them (engine.cuh: cuda_run_impl).
 enum class EngineRoute { kernels, vendor_blas, or_and_mma, log_plus_shift };
 
-// What the engine runs for a call (engine.cuh: describe). A split's parts run `part`.
+// What the engine runs for a call (engine.cuh: describe). A split's parts run `part`, and meet in
+// thread block clusters where `clusters` (engine.cuh: split_in_clusters).
 struct ChoiceReport {
   EngineRoute route = EngineRoute::kernels;
   Choice whole, part;
+  bool clusters = false;
 };
 
 // A tune cache entry resolved against this build's configuration table (ringmm/tune.hpp).

@@ -362,6 +362,15 @@ template <class S> void finish(const detail::Problem<S>& p, const Staged<S>& s, 
   if (!device.all()) cuda_check(cudaStreamSynchronize(stream), "gemm (cudaStreamSynchronize)");
 }
 
+// Whether split-K's parts meet in thread block clusters (small_kernel.cuh: reduce_cluster_parts)
+// rather than in a workspace reduced by a second launch: where every part is a member of one batch
+// (no remainder), at most max_cluster_parts of them, the parts take the T = 64 small kernel
+// (`part`: their choice), and the GPU runs its clusters.
+template <class S> bool split_in_clusters(const KSplit& split, const Choice& part) {
+  return split.rest == 0 && split.members > 1 && split.members <= max_cluster_parts && part.small == 64 &&
+         small_clusters_run<S>();
+}
+
 // ---- one call -------------------------------------------------------------------------------
 
 template <class S>
@@ -392,10 +401,18 @@ void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry 
   }
   if (!run_on_vendor_blas<S>(ctx, p, staged, stream)) {
     const Choice* tuned = choice.source == ChoiceSource::tune_cache ? &choice : nullptr;
-    if (choice.parts > 1)
-      run_split_k<S>(staged.on_device(p), choice.parts, stream,
-                     [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, Entry::split_part, tuned); });
-    else if (choice.small)
+    if (choice.parts > 1) {
+      const detail::Problem<S> on_device = staged.on_device(p);
+      const KSplit split = split_k_of<S>(on_device.k(), choice.parts);
+      detail::Problem<S> members = split_members(on_device, split);
+      if (split_in_clusters<S>(split, choose<S>(ctx, workload_of(members), Entry::split_part, tuned))) {
+        members.stride_c = 0;  // every part reduces into the one C
+        run_small<S>(64, members, stream, int(split.members));
+      } else {
+        run_split_k<S>(on_device, choice.parts, stream,
+                       [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, Entry::split_part, tuned); });
+      }
+    } else if (choice.small)
       run_small<S>(choice.small, staged.on_device(p), stream);
     else
       run_kernels<S>(choice.id, choice.border, staged, p, stream);
@@ -418,11 +435,12 @@ template <class S> ChoiceReport describe(const Context& ctx, const detail::Probl
   if (r.route != EngineRoute::kernels) r.whole.parts = 1;  // the other routes never cut K
   r.part = r.whole;
   if (r.whole.parts > 1) {
-    const KSplit split = split_k(w.k, r.whole.parts, semiring_traits<S>::selects, split_quantum<element_t<S>>);
+    const KSplit split = split_k_of<S>(w.k, r.whole.parts);
     r.whole.parts = split.launched();
     Workload part = w;
     part.k = split.chunk, part.batch = std::max<index_t>(1, split.members);
     r.part = choose<S>(ctx, part, Entry::split_part, r.whole.source == ChoiceSource::tune_cache ? &r.whole : nullptr);
+    r.clusters = split_in_clusters<S>(split, r.part);
   }
   return r;
 }

@@ -168,20 +168,32 @@ void launch_product(ConfigId id, Border border, bool split, KernelArgs<S> args, 
 // reads aligned operands in place) and at least a quad (the small kernel's vector loads).
 template <class T> inline constexpr index_t split_quantum = vec16<T> > 4 ? vec16<T> : 4;
 
+// How split-K cuts a K of the pair S into at most `parts` parts: overlapping members of one batch
+// where ⊕ selects, else chunks and a remainder (split_k).
+template <class S> KSplit split_k_of(index_t k, index_t parts) {
+  return split_k(k, parts, semiring_traits<S>::selects, split_quantum<element_t<S>>);
+}
+
+// The batch members of `split` as one batched problem over p's operands (C, α and β still p's).
+template <class S> detail::Problem<S> split_members(const detail::Problem<S>& p, const KSplit& split) {
+  detail::Problem<S> part = p;
+  part.a.cols = split.chunk, part.b.rows = split.chunk;
+  part.batch = split.members, part.stride_a = split.step * p.a.cs, part.stride_b = split.step * p.b.rs;
+  return part;
+}
+
 // Split-K: runs the device problem p as at most `parts` K parts (split_k: overlapping members of
 // one batch where ⊕ selects, else chunks and a remainder) into a workspace, each through run_part
 // (α = 1̄, β = 0̄), then reduces them into p.c with p's α and β.
 template <class S, class RunPart>
 void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream, RunPart&& run_part) {
   using T = element_t<S>;
-  const index_t m = p.m(), n = p.n(), k = p.k();
-  const KSplit split = split_k(k, parts, semiring_traits<S>::selects, split_quantum<T>);
+  const index_t m = p.m(), n = p.n();
+  const KSplit split = split_k_of<S>(p.k(), parts);
   DeviceBuffer<T> w(std::size_t(split.launched() * m * n), stream);
-  detail::Problem<S> part = p;
+  detail::Problem<S> part = split_members(p, split);
   part.alpha = S::one(), part.beta = S::zero();
-  part.a.cols = split.chunk, part.b.rows = split.chunk;
   part.c = {w.get(), m, n, n, 1};
-  part.batch = split.members, part.stride_a = split.step * p.a.cs, part.stride_b = split.step * p.b.rs;
   part.stride_c = m * n;
   if (split.members > 0) run_part(part);  // K under one chunk (more parts asked than 16-long chunks) is all rest
   if (split.rest > 0) {

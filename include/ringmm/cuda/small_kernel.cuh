@@ -19,8 +19,14 @@
 //   K        walked in chunks of BK, the next chunk's quads loaded into registers while the
 //            current one is consumed (T = 64: then stored into a second panel, one barrier a
 //            chunk); the other blocks on the SM hide the rest
+//   split-K  on GPUs with thread block clusters (compute capability 9.0), the K parts of one T = 64
+//            tile run as the blocks of one cluster and meet in shared memory: each block leaves its
+//            partial tile in its own, then ⊕-reduces a slice of rows across the cluster's blocks
+//            and writes that slice of C. No workspace and no second launch; elsewhere the parts
+//            go through a workspace and reduce_parts_kernel (launch.cuh: run_split_k)
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -83,9 +89,15 @@ template <class S> struct SmallArgs {
   index_t tiles_m, tiles_n, tile_count;  // tile_count = batch · tiles_m · tiles_n
   index_t first_tile;                    // of this launch (grids past INT_MAX blocks run in slices)
   scalar_t<S> alpha, beta;
+  // > 1: the members are the K parts of one product, a cluster of this many blocks a tile (T = 64,
+  // blocks numbered tile-major), reduced into C (stride_c = 0). 1: every block writes its tiles.
+  int cluster_parts;
   bool c_vector;   // rows of C written as quads: c_cs = 1, aligned, N a multiple of 4
   bool symmetric;  // Aᵀ·A: entries i ≥ j written, and mirrored into (j, i); C read there only
 };
+
+// The largest cluster the K parts of a tile may form: the portable cluster size.
+inline constexpr int max_cluster_parts = 8;
 
 template <class T> struct alignas(sizeof(T) * 4 <= 16 ? sizeof(T) * 4 : 16) Quad {
   T v[4];
@@ -228,6 +240,70 @@ __device__ __forceinline__ void multiply_chunk(reg_t<S> (&acc)[4][4], const elem
   }
 }
 
+// Row `row` of C, columns j0 … j0 + 3 (those below N): C ← α ⊗ sums ⊕ β ⊗ C.
+template <class S>
+__device__ __forceinline__ void write_c_quad(const SmallArgs<S>& args, element_t<S>* row, index_t j0,
+                                             const accumulator_t<S> (&sums)[4]) {
+  using T = element_t<S>;
+  using traits = semiring_traits<S>;
+  if (args.c_vector && j0 < args.n) {  // N is a multiple of 4: the quad is whole
+    Quad<T> out;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) out.v[j] = traits::epilogue(args.alpha, sums[j], args.beta, row + j0 + j);
+    store_quad(row + j0, out);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (j0 + j >= args.n) break;
+      T* out = row + (j0 + j) * args.c_cs;
+      *out = traits::epilogue(args.alpha, sums[j], args.beta, out);
+    }
+  }
+}
+
+// A cluster's K parts of the tile at (i0, j0) meet (SmallArgs::cluster_parts): each block leaves
+// its partial tile in its shared memory (finalised, as split-K's workspace holds its parts),
+// then block r ⊕-reduces rows [r·⌈T/parts⌉, (r + 1)·⌈T/parts⌉) of the tile across every block of
+// the cluster, in part order, and writes them to C.
+template <class S, class Tile>
+__device__ __forceinline__ void reduce_cluster_parts(const SmallArgs<S>& args, const reg_t<S> (&acc)[4][4],
+                                                     element_t<S>* smem, index_t i0, index_t j0, int tid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using T = element_t<S>;
+  using traits = semiring_traits<S>;
+  constexpr int edge = Tile::T, row_quads = edge / 4;
+  static_assert(Tile::tiles == 1 && edge * edge <= 2 * Tile::buffers * Tile::panel,
+                "a cluster's part is one tile a block, held in the block's panels");
+  const int tx = tid % Tile::axis_threads, ty = tid / Tile::axis_threads;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    Quad<T> q;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) q.v[j] = traits::finalize(traits::from_register(acc[i][j]));
+    store_quad(smem + (ty * 4 + i) * edge + tx * 4, q);
+  }
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  cluster.sync();  // every part's tile is in place (the K loop's last barrier freed the panels)
+  const int parts = args.cluster_parts, rows = (edge + parts - 1) / parts;
+  const int first = int(cluster.block_rank()) * rows, end = min(edge, first + rows);
+  for (int q = tid; q < (end - first) * row_quads; q += Tile::threads) {
+    const int r = first + q / row_quads, col = (q % row_quads) * 4;
+    const T zero = S::zero();
+    Quad<T> total{{zero, zero, zero, zero}};
+    for (int s = 0; s < parts; ++s) {
+      const Quad<T> part = load_quad(cluster.map_shared_rank(smem, s) + r * edge + col);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) total.v[e] = S::add(total.v[e], part.v[e]);
+    }
+    const accumulator_t<S> sums[4] = {total.v[0], total.v[1], total.v[2], total.v[3]};
+    if (i0 + r < args.m) write_c_quad<S>(args, args.c + (i0 + r) * args.c_rs, j0 + col, sums);
+  }
+  cluster.sync();  // the other blocks read this block's shared memory until here
+#else
+  __trap();  // the host launches clusters only where this was compiled (cluster_kernels_run)
+#endif
+}
+
 template <class S, class Tile>
 __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Tile::min_blocks))
     small_kernel(const SmallArgs<S> args) {
@@ -235,8 +311,10 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
   using traits = semiring_traits<S>;
   constexpr int BK = Tile::BK;
   constexpr int panels = Tile::tiles * Tile::panel;  // one buffer of one operand
-  __shared__ alignas(16) T a_s[Tile::buffers * panels];
-  __shared__ alignas(16) T b_s[Tile::buffers * panels];
+  // A's panels, then B's; after the K loop the partial tile of a cluster's part (T×T) reuses them.
+  __shared__ alignas(16) T smem[2 * Tile::buffers * panels];
+  T* const a_s = smem;
+  T* const b_s = smem + Tile::buffers * panels;
 
   // Where the block's tiles lie, worked out once per tile: 64-bit divisions cost ~100 instructions
   // each, as much as a third of a 64³ product's arithmetic when every thread did its own.
@@ -245,8 +323,10 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
   const index_t block_tile = args.first_tile + index_t(blockIdx.x) * Tile::tiles;
   if (tid < Tile::tiles) {
     const index_t g = block_tile + tid, per_member = args.tiles_m * args.tiles_n;
-    const index_t r = g % per_member;
-    tile_member[tid] = g < args.tile_count ? g / per_member : -1;
+    // A cluster's blocks are one tile's parts (members); otherwise tiles run member-major.
+    const index_t parts = args.cluster_parts;
+    const index_t r = parts > 1 ? g / parts : g % per_member;
+    tile_member[tid] = g >= args.tile_count ? -1 : parts > 1 ? g % parts : g / per_member;
     tile_i0[tid] = (r / args.tiles_n) * Tile::T;
     tile_j0[tid] = (r % args.tiles_n) * Tile::T;
   }
@@ -309,6 +389,8 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
     }
   }
 
+  if constexpr (Tile::tiles == 1)
+    if (args.cluster_parts > 1) return reduce_cluster_parts<S, Tile>(args, acc, smem, tile_i0[0], tile_j0[0], tid);
   if (tile_member[t] < 0) return;
   const index_t i0 = tile_i0[t] + ty * 4, j0 = tile_j0[t] + tx * 4;
   T* c = args.c + tile_member[t] * args.stride_c;
@@ -326,19 +408,11 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
         *out = traits::epilogue(args.alpha, traits::from_register(acc[i][j]), args.beta, out);
         c[gj * args.c_rs + gi * args.c_cs] = *out;
       }
-    } else if (args.c_vector && j0 < args.n) {  // N is a multiple of 4: the quad is whole
-      Quad<T> out;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        out.v[j] = traits::epilogue(args.alpha, traits::from_register(acc[i][j]), args.beta, row + j0 + j);
-      store_quad(row + j0, out);
     } else {
+      accumulator_t<S> sums[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        if (j0 + j >= args.n) break;
-        T* out = row + (j0 + j) * args.c_cs;
-        *out = traits::epilogue(args.alpha, traits::from_register(acc[i][j]), args.beta, out);
-      }
+      for (int j = 0; j < 4; ++j) sums[j] = traits::from_register(acc[i][j]);
+      write_c_quad<S>(args, row, j0, sums);
     }
   }
 }
@@ -366,6 +440,16 @@ void launch_small_tile(SmallArgs<S> args, cudaStream_t stream) {
   args.a.chunk_step = Tile::BK * args.a.ks, args.b.chunk_step = Tile::BK * args.b.ks;
   args.tile_count *= args.tiles_m * args.tiles_n;
   const index_t blocks = ceil_div(args.tile_count, Tile::tiles);
+  if (args.cluster_parts > 1) {  // a split's few tiles (split_in_clusters): one launch, grid x
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = unsigned(args.cluster_parts), cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t launch{};
+    launch.gridDim = dim3(unsigned(blocks)), launch.blockDim = dim3(Tile::threads), launch.stream = stream;
+    launch.attrs = &cluster, launch.numAttrs = 1;
+    cuda_check(cudaLaunchKernelEx(&launch, small_kernel<S, Tile>, args), "small_kernel (clusters of K parts)");
+    return;
+  }
   for (index_t b0 = 0; b0 < blocks; b0 += INT_MAX) {
     args.first_tile = b0 * Tile::tiles;
     small_kernel<S, Tile><<<unsigned(std::min<index_t>(INT_MAX, blocks - b0)), Tile::threads, 0, stream>>>(args);
@@ -391,9 +475,11 @@ template <class S> SmallArgs<S> small_args(const detail::Problem<S>& p) {
 
 // The product p (device views) on the small kernel with T×T tiles; T = 64 in the build for the
 // blocks per SM that small_min_blocks gives (registers of 8 bytes have only the two-block one).
-template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStream_t stream) {
+// cluster_parts > 1: p's members are the K parts of one product into p.c (SmallArgs::cluster_parts).
+template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStream_t stream, int cluster_parts = 1) {
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
-  const SmallArgs<S> args = small_args(p);
+  SmallArgs<S> args = small_args(p);
+  args.cluster_parts = cluster_parts;
   switch (tile) {
     case 16: return launch_small_tile<S, SmallTile<16>>(args, stream);
     case 32: return launch_small_tile<S, SmallTile<32>>(args, stream);
@@ -405,6 +491,12 @@ template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStr
       }
       return launch_small_tile<S, SmallTile<64>>(args, stream);
   }
+}
+
+// Whether this GPU runs the T = 64 small kernel's clusters: compute capability 9.0 or later, and
+// the kernel built for it (a build for older GPUs only, JIT-compiled, has no cluster code).
+template <class S> bool small_clusters_run() {
+  return compute_capability() >= 90 && kernel_arch(reinterpret_cast<const void*>(&small_kernel<S, SmallTile<64>>)) >= 90;
 }
 
 }  // namespace ringmm::cuda_detail

@@ -20,7 +20,8 @@
 #   smallprofile  ncu of the small kernel at 1000^3 (what bounds the mid sizes)
 #   smallab  lab/harnesses/small_kernel_ab.cu (the small kernel's tile variants, checked against the
 #            default and timed), their SASS, ncu's stall reasons at 1000^3; needs no build step.
-#            SMALLAB_BEFORE=<include dir>: the same harness built on those headers too, timed after
+#            SMALLAB_BEFORE=<include dir>: the same harness built on those headers too, timed after;
+#            SMALLAB_NCU=0: no ncu
 #   fringesweep  ringmm bench of f32 max-plus squares (SWEEP_SHAPES) on each large tile padded, and
 #                on the heuristic's choice
 #   midtune ringmm tune of f32 max-plus on the mid sizes (TUNE_CLASSES), into a cache of its own:
@@ -177,6 +178,7 @@ for step in "$@"; do
       fi
       cuobjdump -sass /tmp/small_ab > "$res/small_ab.sass" 2>&1
       variants=$(grep -c "^1000^3" "$res/small_ab.log")
+      [ "${SMALLAB_NCU:-1}" = 0 ] && variants=0  # the timings alone
       for ((v = 0; v < variants; v++)); do  # each variant launches once to check, then 60 times
         timeout 60 ncu -k regex:small_kernel --launch-skip $((v * 61)) -c 1 --metrics \
           "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,gpu__time_duration.sum" \

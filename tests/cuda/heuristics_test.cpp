@@ -251,16 +251,32 @@ TEST(SmallTile, NamedApartFromTheTable) {
 }
 
 TEST(SmallTile, SplitKFillsTheSmallKernelsSlotsWithShortParts) {
-  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 64, sms), 264);    // 2 × 132 slots of one tile each
-  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms), 2048);   // 6336 tile slots, parts of 32
-  EXPECT_EQ(k_parts_small(shape(64, 64, 100), 64, sms), 1);        // K under 256
-  EXPECT_EQ(k_parts_small(shape(256, 256, 256), 64, sms), 8);      // 16 blocks, parts of 32
-  EXPECT_EQ(k_parts_small(shape(512, 512, 512), 64, sms), 4);      // 64 blocks into 256: two per SM
-  EXPECT_EQ(k_parts_small(shape(1000, 1000, 1000), 64, sms), 1);   // 256 blocks: one per SM or more
-  EXPECT_EQ(k_parts_small(shape(2048, 128, 128), 64, sms), 1);     // 64 blocks, but K = 128
-  EXPECT_EQ(k_parts_small(shape(65536, 64, 64), 64, sms), 1);      // 1024 blocks fill the machine
-  EXPECT_EQ(k_parts_small(shape(64, 64, 65536, 2), 64, sms), 1);   // batches are not split
-  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 0, sms), 1);
+  const bool workspace = false;  // parts reduced by a second launch (no thread block clusters)
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 64, sms, workspace), 264);    // 2 × 132 slots of one tile each
+  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms, workspace), 2048);   // 6336 tile slots, parts of 32
+  EXPECT_EQ(k_parts_small(shape(64, 64, 100), 64, sms, workspace), 1);        // K under 256
+  EXPECT_EQ(k_parts_small(shape(256, 256, 256), 64, sms, workspace), 8);      // 16 blocks, parts of 32
+  EXPECT_EQ(k_parts_small(shape(512, 512, 512), 64, sms, workspace), 4);      // 64 blocks into 256: two per SM
+  EXPECT_EQ(k_parts_small(shape(1000, 1000, 1000), 64, sms, workspace), 1);   // 256 blocks: one per SM or more
+  EXPECT_EQ(k_parts_small(shape(2048, 128, 128), 64, sms, workspace), 1);     // 64 blocks, but K = 128
+  EXPECT_EQ(k_parts_small(shape(65536, 64, 64), 64, sms, workspace), 1);      // 1024 blocks fill the machine
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536, 2), 64, sms, workspace), 1);   // batches are not split
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 0, sms, workspace), 1);
+}
+
+// Parts that meet in clusters keep to one block per SM, at most 8 of them, from K = 128 on.
+TEST(SmallTile, SplitKInClustersKeepsOneBlockPerSM) {
+  const bool clusters = true;
+  EXPECT_EQ(k_parts_small(shape(256, 256, 256), 64, sms, clusters), 8);      // 16 tiles: 128 blocks
+  EXPECT_EQ(k_parts_small(shape(512, 512, 512), 64, sms, clusters), 2);      // 64 tiles: 128 blocks
+  EXPECT_EQ(k_parts_small(shape(2048, 128, 128), 64, sms, clusters), 2);     // K = 128 splits too
+  EXPECT_EQ(k_parts_small(shape(300, 300, 1000), 64, sms, clusters), 5);     // 25 tiles: 125 blocks
+  EXPECT_EQ(k_parts_small(shape(1000, 1000, 1000), 64, sms, clusters), 1);   // 256 blocks already
+  EXPECT_EQ(k_parts_small(shape(64, 64, 100), 64, sms, clusters), 1);        // K under 128
+  EXPECT_EQ(k_parts_small(shape(256, 256, 96), 64, sms, clusters), 1);
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536), 64, sms, clusters), 264);    // more than a cluster holds
+  EXPECT_EQ(k_parts_small(shape(16, 16, 65536), 16, sms, clusters), 2048);   // T = 16 has no clusters
+  EXPECT_EQ(k_parts_small(shape(64, 64, 65536, 2), 64, sms, clusters), 1);
 }
 
 // T = 64 launches whose blocks fit at two per SM take the two-block build; the other edges have one.

@@ -87,7 +87,7 @@ template <class S> index_t split_k_parts(const Context& ctx, ConfigId id, int sm
                 std::to_string(ctx.cuda_split_k) + " parts of a K of " + std::to_string(w.k));
   if (ctx.cuda_split_k > 0) return ctx.cuda_split_k;
   if (ctx.names_cuda_kernels()) return 1;
-  if (small) return k_parts_small(w, small, multiprocessor_count());
+  if (small) return k_parts_small(w, small, multiprocessor_count(), small == 64 && small_clusters_run<S>());
   return k_parts(w, config_info(id), multiprocessor_count(), resident_blocks<S>(id));
 }
 

@@ -194,13 +194,26 @@ constexpr int small_tiles_per_block(int tile) { return 256 / ((tile / 4) * (tile
 // `ringmm tune` on an H200, 256³ ran 0.90 in 8 parts of 32 against 0.81 in 4 of 64, and 512³ 3.73
 // in 4 parts (256 blocks, the two-block build) against 3.64 in 8 (512 blocks, the four-block one).
 // One part means no split; batches and Aᵀ·A are not split.
-constexpr index_t min_part_k_small = 32, min_split_k_small = 256;
-inline index_t k_parts_small(const Workload& w, int tile, int sms) {
-  if (w.batch != 1 || w.symmetric || tile == 0 || w.k < min_split_k_small) return 1;
+//
+// Where T = 64's parts meet in thread block clusters (`clusters`: small_kernel.cuh), they cost no
+// second launch and no workspace, so K from min_split_k_clusters on splits, into as many parts as
+// keep to one block per SM; a product with so few tiles that this takes more parts than a cluster
+// holds (max_cluster_parts; 64×64×65536) keeps the split above. In `ringmm tune` on an H200
+// (lab/results/calls/2026-11-29-h200-clusters-tune.log, whole calls): 512³ 5.28 in 2 parts (128
+// blocks) against 4.14 in 4 and 4.50 in 8; 2048×128×128 2.39 in 2 against 2.16 unsplit and 1.89
+// in 4; 256³ 1.10 in 8 and 1.14 in 4 (0.71 unsplit); 1000³ (256 blocks) still best unsplit.
+constexpr index_t min_part_k_small = 32, min_split_k_small = 256, min_split_k_clusters = 128;
+constexpr int max_cluster_parts = 8;  // the portable cluster size
+inline index_t k_parts_small(const Workload& w, int tile, int sms, bool clusters) {
+  if (w.batch != 1 || w.symmetric || tile == 0) return 1;
   const index_t tiles = ceil_div(w.m, tile) * ceil_div(w.n, tile), per_block = small_tiles_per_block(tile);
-  const index_t slots = index_t(sms) * (tile == 64 ? small_roomy_blocks : small_resident_blocks(tile));
   if (tiles == 0 || ceil_div(tiles, per_block) >= sms) return 1;
-  return std::max<index_t>(1, std::min(slots * per_block / tiles, w.k / min_part_k_small));
+  const index_t slots = index_t(sms) * (tile == 64 ? small_roomy_blocks : small_resident_blocks(tile));
+  const index_t parts =
+      w.k < min_split_k_small ? 1 : std::max<index_t>(1, std::min(slots * per_block / tiles, w.k / min_part_k_small));
+  const index_t per_sm = index_t(sms) / tiles;  // parts that keep to one block per SM
+  if (!clusters || tile != 64 || per_sm > max_cluster_parts || w.k < min_split_k_clusters) return parts;
+  return std::max<index_t>(1, std::min(per_sm, w.k / min_part_k_small));
 }
 
 }  // namespace ringmm::cuda_detail

@@ -96,9 +96,6 @@ template <class S> struct SmallArgs {
   bool symmetric;  // Aᵀ·A: entries i ≥ j written, and mirrored into (j, i); C read there only
 };
 
-// The largest cluster the K parts of a tile may form: the portable cluster size.
-inline constexpr int max_cluster_parts = 8;
-
 template <class T> struct alignas(sizeof(T) * 4 <= 16 ? sizeof(T) * 4 : 16) Quad {
   T v[4];
 };

@@ -89,8 +89,8 @@ template <class S> struct SmallArgs {
   index_t tiles_m, tiles_n, tile_count;  // tile_count = batch · tiles_m · tiles_n
   index_t first_tile;                    // of this launch (grids past INT_MAX blocks run in slices)
   scalar_t<S> alpha, beta;
-  // > 1: the members are the K parts of one product, a cluster of this many blocks a tile (T = 64,
-  // blocks numbered tile-major), reduced into C (stride_c = 0). 1: every block writes its tiles.
+  // In the kernel built for clusters: the members are the K parts of one product, a cluster of
+  // this many blocks a tile (T = 64, blocks numbered tile-major), reduced into C (stride_c = 0).
   int cluster_parts;
   bool c_vector;   // rows of C written as quads: c_cs = 1, aligned, N a multiple of 4
   bool symmetric;  // Aᵀ·A: entries i ≥ j written, and mirrored into (j, i); C read there only
@@ -301,7 +301,9 @@ __device__ __forceinline__ void reduce_cluster_parts(const SmallArgs<S>& args, c
 #endif
 }
 
-template <class S, class Tile>
+// Clusters: the build for split-K's parts in clusters (reduce_cluster_parts). Apart from the
+// others, whose launches would otherwise pay for the cluster code (~1 µs a launch on an H200).
+template <class S, class Tile, bool Clusters = false>
 __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Tile::min_blocks))
     small_kernel(const SmallArgs<S> args) {
   using T = element_t<S>;
@@ -319,11 +321,17 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
   const int tid = int(threadIdx.x);
   const index_t block_tile = args.first_tile + index_t(blockIdx.x) * Tile::tiles;
   if (tid < Tile::tiles) {
-    const index_t g = block_tile + tid, per_member = args.tiles_m * args.tiles_n;
-    // A cluster's blocks are one tile's parts (members); otherwise tiles run member-major.
-    const index_t parts = args.cluster_parts;
-    const index_t r = parts > 1 ? g / parts : g % per_member;
-    tile_member[tid] = g >= args.tile_count ? -1 : parts > 1 ? g % parts : g / per_member;
+    index_t member, r;  // batch member and tile within it
+    if constexpr (Clusters) {
+      // A cluster's blocks are one tile's parts (members), in one launch of one tile a block.
+      static_assert(Tile::tiles == 1, "a cluster's part is one tile a block");
+      const unsigned parts = unsigned(args.cluster_parts);
+      member = blockIdx.x % parts, r = blockIdx.x / parts;
+    } else {  // member-major
+      const index_t g = block_tile + tid, per_member = args.tiles_m * args.tiles_n;
+      member = g < args.tile_count ? g / per_member : -1, r = g % per_member;
+    }
+    tile_member[tid] = member;
     tile_i0[tid] = (r / args.tiles_n) * Tile::T;
     tile_j0[tid] = (r % args.tiles_n) * Tile::T;
   }
@@ -386,8 +394,7 @@ __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Ti
     }
   }
 
-  if constexpr (Tile::tiles == 1)
-    if (args.cluster_parts > 1) return reduce_cluster_parts<S, Tile>(args, acc, smem, tile_i0[0], tile_j0[0], tid);
+  if constexpr (Clusters) return reduce_cluster_parts<S, Tile>(args, acc, smem, tile_i0[0], tile_j0[0], tid);
   if (tile_member[t] < 0) return;
   const index_t i0 = tile_i0[t] + ty * 4, j0 = tile_j0[t] + tx * 4;
   T* c = args.c + tile_member[t] * args.stride_c;
@@ -431,27 +438,40 @@ SmallOperand<T> small_operand(const T* p, index_t xs, index_t ks, index_t extent
   return op;
 }
 
-template <class S, class Tile>
-void launch_small_tile(SmallArgs<S> args, cudaStream_t stream) {
+// Sets the tile counts of args for Tile; returns the blocks of the launch.
+template <class Tile, class S> index_t count_tiles(SmallArgs<S>& args) {
   args.tiles_m = ceil_div(args.m, Tile::T), args.tiles_n = ceil_div(args.n, Tile::T);
   args.a.chunk_step = Tile::BK * args.a.ks, args.b.chunk_step = Tile::BK * args.b.ks;
   args.tile_count *= args.tiles_m * args.tiles_n;
-  const index_t blocks = ceil_div(args.tile_count, Tile::tiles);
-  if (args.cluster_parts > 1) {  // a split's few tiles (split_in_clusters): one launch, grid x
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = unsigned(args.cluster_parts), cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
-    cudaLaunchConfig_t launch{};
-    launch.gridDim = dim3(unsigned(blocks)), launch.blockDim = dim3(Tile::threads), launch.stream = stream;
-    launch.attrs = &cluster, launch.numAttrs = 1;
-    cuda_check(cudaLaunchKernelEx(&launch, small_kernel<S, Tile>, args), "small_kernel (clusters of K parts)");
-    return;
-  }
+  return ceil_div(args.tile_count, Tile::tiles);
+}
+
+template <class S, class Tile>
+void launch_small_tile(SmallArgs<S> args, cudaStream_t stream) {
+  const index_t blocks = count_tiles<Tile>(args);
   for (index_t b0 = 0; b0 < blocks; b0 += INT_MAX) {
     args.first_tile = b0 * Tile::tiles;
     small_kernel<S, Tile><<<unsigned(std::min<index_t>(INT_MAX, blocks - b0)), Tile::threads, 0, stream>>>(args);
     check_launch("small_kernel");
   }
+}
+
+// Split-K's parts in clusters take the two-block build of T = 64: they keep to one block per SM
+// where the heuristics choose (heuristics.hpp: k_parts_small).
+using SmallClusterTile = SmallTile<64, 16, small_roomy_blocks>;
+
+// args.cluster_parts members of one product (K parts) as clusters of that many blocks, one a part
+// (split_in_clusters: a split's few tiles, so one launch on grid x).
+template <class S> void launch_small_clusters(SmallArgs<S> args, cudaStream_t stream) {
+  const index_t blocks = count_tiles<SmallClusterTile>(args);
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = unsigned(args.cluster_parts), cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+  cudaLaunchConfig_t launch{};
+  launch.gridDim = dim3(unsigned(blocks)), launch.blockDim = dim3(SmallClusterTile::threads), launch.stream = stream;
+  launch.attrs = &cluster, launch.numAttrs = 1;
+  cuda_check(cudaLaunchKernelEx(&launch, small_kernel<S, SmallClusterTile, true>, args),
+             "small_kernel (clusters of K parts)");
 }
 
 // The small kernel's arguments for the product p (device views), before its tiles are counted.
@@ -476,7 +496,10 @@ template <class S> SmallArgs<S> small_args(const detail::Problem<S>& p) {
 template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStream_t stream, int cluster_parts = 1) {
   if (p.m() == 0 || p.n() == 0 || p.batch == 0) return;
   SmallArgs<S> args = small_args(p);
-  args.cluster_parts = cluster_parts;
+  if (cluster_parts > 1) {
+    args.cluster_parts = cluster_parts;
+    return launch_small_clusters(args, stream);
+  }
   switch (tile) {
     case 16: return launch_small_tile<S, SmallTile<16>>(args, stream);
     case 32: return launch_small_tile<S, SmallTile<32>>(args, stream);
@@ -493,7 +516,8 @@ template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStr
 // Whether this GPU runs the T = 64 small kernel's clusters: compute capability 9.0 or later, and
 // the kernel built for it (a build for older GPUs only, JIT-compiled, has no cluster code).
 template <class S> bool small_clusters_run() {
-  return compute_capability() >= 90 && kernel_arch(reinterpret_cast<const void*>(&small_kernel<S, SmallTile<64>>)) >= 90;
+  return compute_capability() >= 90 &&
+         kernel_arch(reinterpret_cast<const void*>(&small_kernel<S, SmallClusterTile, true>)) >= 90;
 }
 
 }  // namespace ringmm::cuda_detail

@@ -118,7 +118,8 @@ TEST(ForcedSplitK, PartsMeetInClustersWhereTheGpuHasThem) {
   };
   EXPECT_EQ(choice("small64", 2).split_in_clusters, clusters);
   EXPECT_EQ(f32.on_gpu(ctx), f32.expected);
-  EXPECT_EQ(choice("small64", 8).text(), std::string("small64 split 8") + (clusters ? " in clusters" : "") + " (caller)");
+  EXPECT_EQ(choice("small64", 8).text(),
+            std::string("small64 split 8") + (clusters ? " in clusters" : "") + " (caller)");
   EXPECT_EQ(f32.on_gpu(ctx), f32.expected);
   EXPECT_FALSE(choice("small64", 1).split_in_clusters);
   EXPECT_FALSE(choice("small64", 7).split_in_clusters);   // 6 chunks of 144 and a remainder

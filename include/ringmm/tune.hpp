@@ -106,8 +106,8 @@ void write_file(const std::string& path, const Cache& cache);
 struct CudaChoice {
   std::string route, config, border;
   index_t split_k = 1;
-  bool split_in_clusters = false;  // the K parts meet in thread block clusters, not a workspace
   std::string source;
+  bool split_in_clusters = false;  // the K parts meet in thread block clusters, not a workspace
   // One line: "b128x128_k8_t8x8_bcyc pad split 1 (heuristic)", "small64 split 8 in clusters
   // (heuristic)", "cublas (heuristic)".
   std::string text() const;

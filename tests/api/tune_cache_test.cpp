@@ -203,6 +203,8 @@ TEST(TuneCache, AChoiceReadsAsOneLine) {
   EXPECT_EQ(c.text(), "small32 split 1 (heuristic)");
   c = {"cublas", "b128x128_k8_t8x8_bcyc", "pad", 1, "heuristic"};
   EXPECT_EQ(c.text(), "cublas (heuristic)");
+  c = {"kernels", "small64", "", 8, "heuristic", true};
+  EXPECT_EQ(c.text(), "small64 split 8 in clusters (heuristic)");
 }
 
 TEST(TuneCache, DescribingTheChoiceNeedsAGpu) {

@@ -301,8 +301,9 @@ __device__ __forceinline__ void reduce_cluster_parts(const SmallArgs<S>& args, c
 #endif
 }
 
-// Clusters: the build for split-K's parts in clusters (reduce_cluster_parts). Apart from the
-// others, whose launches would otherwise pay for the cluster code (~1 µs a launch on an H200).
+// Clusters: the build for split-K's parts in clusters (reduce_cluster_parts), apart from the
+// others: carrying the cluster code behind a run-time branch made their short launches slower
+// (docs/performance-log.md, "split-K's parts meet in thread block clusters").
 template <class S, class Tile, bool Clusters = false>
 __global__ void __launch_bounds__(Tile::threads, (sizeof(reg_t<S>) >= 8 ? 2 : Tile::min_blocks))
     small_kernel(const SmallArgs<S> args) {

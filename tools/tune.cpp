@@ -89,24 +89,24 @@ bool same_kernels(const Candidate& c, const CudaChoice& heuristic) {
 }
 
 // Every configuration of the table in both borders, and the small kernel where M or N is at most
-// 128 or both are at most 1024 (its regime and the mid sizes whose large tiles fill under two
-// waves); each with K uncut and, for a single product, cut into 2, 4, 8, 16 parts of at least 32
-// while the parts' tiles stay within four waves of the machine (two blocks per SM), past which a
-// split only adds work.
+// 128 or both are at most 2048 (its regime and the mid sizes, whose large tiles fill a few waves
+// at most); each with K uncut and, for a single product, cut into 2, 3, 4, 6, 8, 16 parts of at
+// least 32 while the parts' tiles stay within four waves of the machine (two blocks per SM), past
+// which a split only adds work.
 std::vector<Candidate> candidates(const Shape& s, int sms) {
   std::vector<Candidate> out;
   auto splits = [&](index_t tile_m, index_t tile_n) {
     std::vector<int> parts = {1};
     if (s.batch != 1) return parts;
     const index_t tiles = ((s.m + tile_m - 1) / tile_m) * ((s.n + tile_n - 1) / tile_n);
-    for (int p : {2, 4, 8, 16})
+    for (int p : {2, 3, 4, 6, 8, 16})
       if (s.k / p >= 32 && tiles * p <= 8 * index_t(sms)) parts.push_back(p);
     return parts;
   };
   for (const CudaConfiguration& cfg : cuda_configurations())
     for (BorderPolicy border : {BorderPolicy::pad, BorderPolicy::predicate})
       for (int p : splits(cfg.block_m, cfg.block_n)) out.push_back({cfg.name, border, p});
-  if (std::min(s.m, s.n) <= 128 || std::max(s.m, s.n) <= 1024)
+  if (std::min(s.m, s.n) <= 128 || std::max(s.m, s.n) <= 2048)
     for (int tile : {16, 32, 64})
       for (int p : splits(tile, tile)) out.push_back({"small" + std::to_string(tile), BorderPolicy::automatic, p});
   return out;

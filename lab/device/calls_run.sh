@@ -22,8 +22,8 @@
 #            default and timed), their SASS, ncu's stall reasons at 1000^3; needs no build step.
 #            SMALLAB_BEFORE=<include dir>: the same harness built on those headers too, timed after;
 #            SMALLAB_NCU=0: no ncu
-#   fringesweep  ringmm bench of f32 max-plus squares (SWEEP_SHAPES) on each large tile padded, and
-#                on the heuristic's choice
+#   fringesweep  ringmm bench of f32 max-plus squares (SWEEP_SHAPES) on each large tile padded, on
+#                the small kernel's T = 64 (SWEEP_CONFIGS: others), and on the heuristic's choice
 #   midtune ringmm tune of f32 max-plus on the mid sizes (TUNE_CLASSES), into a cache of its own:
 #           every candidate's rate, the five fastest of each shape printed
 #   bench   ringmm bench --calls (host cost per call, one stream, a CUDA graph) on small shapes;
@@ -190,8 +190,9 @@ for step in "$@"; do
       ;;
     fringesweep)
       # the two large tiles, padded, on squares whose ragged fringe differs between them (the wave
-      # model's choice at 2000^3 against the 64x64 tile)
-      for config in b64x64_k16_t4x4_blk b128x128_k8_t8x8_bcyc; do
+      # model's choice at 2000^3 against the 64x64 tile), and the small kernel's T = 64
+      # (SWEEP_CONFIGS: others)
+      for config in ${SWEEP_CONFIGS:-b64x64_k16_t4x4_blk b128x128_k8_t8x8_bcyc small64}; do
         "$build/tools/ringmm" bench --backend cuda --semiring max-plus --type f32 --reps 10 --config "$config" \
           --border pad --shapes ${SWEEP_SHAPES:-1500,2000,2200,2500,3000,3500,4000,4097,6000} \
           --out "$res/sweep-$config.json" > "$res/sweep-$config.log" 2>&1

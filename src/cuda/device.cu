@@ -7,10 +7,8 @@
 #include <atomic>
 #include <cctype>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "ringmm/context.hpp"
@@ -108,17 +106,10 @@ bool is_device_pointer(const void* p) {
   return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
 }
 
-// The current device's attribute(s) as one positive integer, asked once per device: the engine
-// asks on every call (the heuristics, the sign-known route).
-template <class Ask> int per_device(std::atomic<int> (&known)[64], Ask&& ask) {
+int current_device() {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  const bool kept = device < 64;
-  if (kept)
-    if (const int value = known[device].load(std::memory_order_relaxed); value > 0) return value;
-  const int value = ask(device);
-  if (kept) known[device].store(value, std::memory_order_relaxed);
-  return value;
+  return device;
 }
 
 int attribute(cudaDeviceAttr what, int device) {
@@ -140,15 +131,9 @@ int compute_capability() {
 }
 
 int kernel_arch(const void* kernel) {
-  int device = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  static std::mutex mutex;
-  static std::map<std::pair<const void*, int>, int> known;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (const auto at = known.find({kernel, device}); at != known.end()) return at->second;
   cudaFuncAttributes attributes{};
   cuda_check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes");
-  return known[{kernel, device}] = attributes.binaryVersion;
+  return attributes.binaryVersion;
 }
 
 double& sign_scan_min_updates() {

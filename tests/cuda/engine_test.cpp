@@ -812,6 +812,41 @@ TEST(CudaEngineRefusals, CompactBatchesNameTheRefusedElement) {
   }
 }
 
+// A compact operand large enough that the device scan's threads read several vectors ahead (12.6
+// million elements; several refused): the first one in row-major order is named, for refused
+// values in the read-ahead loop and in its remainder alike.
+TEST(CudaEngineRefusals, LargeScansNameTheFirstRefusedElement) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = MaxPlus<std::int32_t>;
+  const index_t edge = 128, batch = 768, size = edge * edge;
+  std::vector<std::int32_t> a(std::size_t(size * batch), 1), b(std::size_t(size), 2), c(std::size_t(size * batch), 0);
+  DeviceCopy<std::int32_t> db(b), dc(c);
+  const std::int32_t bad = std::int32_t(1) << 29;
+  // Refused positions, and the one the message names: (i, j) of member m at m·size + i·edge + j.
+  const std::vector<std::pair<std::vector<index_t>, std::string>> cases = {
+      {{size * batch - 1, 5 * size * 100 + 7, 3 * size * 61 + 1234}, "element (9, 82) of batch member 183"},
+      {{size * batch - 1}, "element (127, 127) of batch member 767"},
+      {{size * 400 + 3 * edge + 5, size * 400 + 3 * edge + 6}, "element (3, 5) of batch member 400"}};
+  for (const auto& [positions, named] : cases) {
+    std::vector<std::int32_t> with = a;
+    for (index_t at : positions) with[std::size_t(at)] = bad;
+    DeviceCopy<std::int32_t> da(with);
+    try {
+      gemm_batched<S>(cuda_context("", BorderPolicy::automatic), Op::N,
+                      MatrixView<const std::int32_t>{da.ptr, edge, edge, edge, Layout::row_major}, size, Op::N,
+                      MatrixView<const std::int32_t>{db.ptr, edge, edge, edge, Layout::row_major}, 0,
+                      MatrixView<std::int32_t>{dc.ptr, edge, edge, edge, Layout::row_major}, size, batch);
+      ADD_FAILURE() << "accepted an out-of-range A";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::value_out_of_range) << e.what();
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
+  }
+  std::vector<std::int32_t> after(c.size());
+  dc.to_host(after);
+  EXPECT_EQ(after, c) << "a refused call wrote C";
+}
+
 TEST(CudaEngineRefusals, MaxTimesOutsideItsDomain) {
   RINGMM_SKIP_WITHOUT_GPU();
   for (bool device : {false, true}) {

@@ -2,6 +2,7 @@
 // (src/cuda/device.cu, src/cuda/tune.cu), for every semiring, and the engine's record of a choice.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "ringmm/cuda/configs.hpp"
@@ -13,11 +14,24 @@ bool is_device_pointer(const void* p);  // device or managed memory
 // Whether kernels compiled for `arch` (a CMAKE_CUDA_ARCHITECTURES entry: "86-real", "90a-real",
 // "90-virtual", "80") run on a device of compute capability `cc` (major × 10 + minor).
 bool arch_runs_on(const std::string& arch, int cc);
+int current_device();                   // cudaGetDevice
 int multiprocessor_count();             // of the current device
 int compute_capability();               // of the current device: major × 10 + minor
 // The architecture (major × 10 + minor) of the machine code the current device runs for `kernel`
-// (cudaFuncAttributes::binaryVersion), asked once per kernel and device.
+// (cudaFuncAttributes::binaryVersion); callers keep it with per_device.
 int kernel_arch(const void* kernel);
+
+// A fact of the current device as a positive integer, asked once per device (the first 64) and
+// then read from `known`: the engine asks on every call (the heuristics, the sign-known route).
+template <class Ask> int per_device(std::atomic<int> (&known)[64], Ask&& ask) {
+  const int device = current_device();
+  const bool kept = device < 64;
+  if (kept)
+    if (const int value = known[device].load(std::memory_order_relaxed); value > 0) return value;
+  const int value = ask(device);
+  if (kept) known[device].store(value, std::memory_order_relaxed);
+  return value;
+}
 // Products of at least this many updates scan A and B for the sign-known update (engine.cuh:
 // scan_signs): 2³² by default, where the scan's few microseconds are about 1 % of the product.
 // Process-wide and not synchronised: tests lower it, before any call, from one thread.

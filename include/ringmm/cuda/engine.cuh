@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <tuple>
@@ -179,10 +180,12 @@ void check_values(const Context& ctx, const detail::Problem<S>& p, Residence dev
                                         {"C", "", {p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs}, p.stride_c, p.batch, p.symmetric}};
     const int operands = reads_c ? 3 : 2;
     DeviceBuffer<detail::ValueScan> slots(3, stream);
-    // Fresh scans (first_bad = none, all ones; max_magnitude = 0) without a pageable copy.
+    // Fresh scans (first_bad = none, all ones; max_magnitude = 0) without a pageable copy: zeros,
+    // then every slot's first_bad (a column of the slots' rows) all ones.
+    static_assert(offsetof(detail::ValueScan, first_bad) == 0, "first_bad leads each slot");
     cuda_check(cudaMemsetAsync(slots.get(), 0, 3 * sizeof(detail::ValueScan), stream), "cudaMemsetAsync");
-    for (int o = 0; o < 3; ++o)
-      cuda_check(cudaMemsetAsync(&slots.get()[o].first_bad, 0xff, sizeof(unsigned long long), stream), "cudaMemsetAsync");
+    cuda_check(cudaMemset2DAsync(slots.get(), sizeof(detail::ValueScan), 0xff, sizeof(unsigned long long), 3, stream),
+               "cudaMemset2DAsync");
     bool any_device = false;
     for (int o = 0; o < operands; ++o) {
       const detail::CheckedOperand<S>& x = ops[o];
@@ -371,6 +374,24 @@ template <class S> bool split_in_clusters(const KSplit& split, const Choice& par
          small_clusters_run<S>();
 }
 
+// How a call split into `parts` runs: K's cut (split_k_of), the choice of its parts (those of the
+// batch of members; a tuned whole call's parts run its kernels), and where they meet.
+struct SplitPlan {
+  KSplit split;
+  Choice part;
+  bool clusters = false;  // split_in_clusters, else a workspace and reduce_parts_kernel
+};
+template <class S>
+SplitPlan plan_split(const Context& ctx, const Workload& whole, index_t parts, const Choice* tuned_whole) {
+  SplitPlan plan;
+  plan.split = split_k_of<S>(whole.k, parts);
+  Workload members = whole;
+  members.k = plan.split.chunk, members.batch = std::max<index_t>(1, plan.split.members);
+  plan.part = choose<S>(ctx, members, Entry::split_part, tuned_whole);
+  plan.clusters = split_in_clusters<S>(plan.split, plan.part);
+  return plan;
+}
+
 // ---- one call -------------------------------------------------------------------------------
 
 template <class S>
@@ -403,13 +424,13 @@ void cuda_run_impl(const Context& ctx, const detail::Problem<S>& p, Entry entry 
     const Choice* tuned = choice.source == ChoiceSource::tune_cache ? &choice : nullptr;
     if (choice.parts > 1) {
       const detail::Problem<S> on_device = staged.on_device(p);
-      const KSplit split = split_k_of<S>(on_device.k(), choice.parts);
-      detail::Problem<S> members = split_members(on_device, split);
-      if (split_in_clusters<S>(split, choose<S>(ctx, workload_of(members), Entry::split_part, tuned))) {
+      const SplitPlan plan = plan_split<S>(ctx, workload_of(on_device), choice.parts, tuned);
+      if (plan.clusters) {
+        detail::Problem<S> members = split_members(on_device, plan.split);
         members.stride_c = 0;  // every part reduces into the one C
-        run_small<S>(64, members, stream, int(split.members));
+        run_small<S>(64, members, stream, int(plan.split.members));
       } else {
-        run_split_k<S>(on_device, choice.parts, stream,
+        run_split_k<S>(on_device, plan.split, stream,
                        [&](const detail::Problem<S>& part) { cuda_run_impl<S>(ctx, part, Entry::split_part, tuned); });
       }
     } else if (choice.small)
@@ -435,12 +456,10 @@ template <class S> ChoiceReport describe(const Context& ctx, const detail::Probl
   if (r.route != EngineRoute::kernels) r.whole.parts = 1;  // the other routes never cut K
   r.part = r.whole;
   if (r.whole.parts > 1) {
-    const KSplit split = split_k_of<S>(w.k, r.whole.parts);
-    r.whole.parts = split.launched();
-    Workload part = w;
-    part.k = split.chunk, part.batch = std::max<index_t>(1, split.members);
-    r.part = choose<S>(ctx, part, Entry::split_part, r.whole.source == ChoiceSource::tune_cache ? &r.whole : nullptr);
-    r.clusters = split_in_clusters<S>(split, r.part);
+    const SplitPlan plan =
+        plan_split<S>(ctx, w, r.whole.parts, r.whole.source == ChoiceSource::tune_cache ? &r.whole : nullptr);
+    r.whole.parts = plan.split.launched();
+    r.part = plan.part, r.clusters = plan.clusters;
   }
   return r;
 }

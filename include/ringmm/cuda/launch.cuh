@@ -182,14 +182,13 @@ template <class S> detail::Problem<S> split_members(const detail::Problem<S>& p,
   return part;
 }
 
-// Split-K: runs the device problem p as at most `parts` K parts (split_k: overlapping members of
-// one batch where ⊕ selects, else chunks and a remainder) into a workspace, each through run_part
-// (α = 1̄, β = 0̄), then reduces them into p.c with p's α and β.
+// Split-K: runs the device problem p as the K parts of `split` (split_k_of(p.k(), parts):
+// overlapping members of one batch where ⊕ selects, else chunks and a remainder) into a
+// workspace, each through run_part (α = 1̄, β = 0̄), then reduces them into p.c with p's α and β.
 template <class S, class RunPart>
-void run_split_k(const detail::Problem<S>& p, index_t parts, cudaStream_t stream, RunPart&& run_part) {
+void run_split_k(const detail::Problem<S>& p, const KSplit& split, cudaStream_t stream, RunPart&& run_part) {
   using T = element_t<S>;
   const index_t m = p.m(), n = p.n();
-  const KSplit split = split_k_of<S>(p.k(), parts);
   DeviceBuffer<T> w(std::size_t(split.launched() * m * n), stream);
   detail::Problem<S> part = split_members(p, split);
   part.alpha = S::one(), part.beta = S::zero();

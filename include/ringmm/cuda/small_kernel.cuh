@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 
 #include "ringmm/cuda/check.hpp"
@@ -297,7 +298,7 @@ __device__ __forceinline__ void reduce_cluster_parts(const SmallArgs<S>& args, c
   }
   cluster.sync();  // the other blocks read this block's shared memory until here
 #else
-  __trap();  // the host launches clusters only where this was compiled (cluster_kernels_run)
+  __trap();  // the host launches clusters only where this was compiled (small_clusters_run)
 #endif
 }
 
@@ -515,10 +516,14 @@ template <class S> void run_small(int tile, const detail::Problem<S>& p, cudaStr
 }
 
 // Whether this GPU runs the T = 64 small kernel's clusters: compute capability 9.0 or later, and
-// the kernel built for it (a build for older GPUs only, JIT-compiled, has no cluster code).
+// the kernel built for it (a build for older GPUs only, JIT-compiled, has no cluster code). Asked
+// once per device; every split call asks.
 template <class S> bool small_clusters_run() {
-  return compute_capability() >= 90 &&
-         kernel_arch(reinterpret_cast<const void*>(&small_kernel<S, SmallClusterTile, true>)) >= 90;
+  static std::atomic<int> known[64] = {};  // 2: they run, 1: not
+  return per_device(known, [](int) {
+           const void* kernel = reinterpret_cast<const void*>(&small_kernel<S, SmallClusterTile, true>);
+           return compute_capability() >= 90 && kernel_arch(kernel) >= 90 ? 2 : 1;
+         }) == 2;
 }
 
 }  // namespace ringmm::cuda_detail

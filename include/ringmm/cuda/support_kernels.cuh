@@ -134,14 +134,26 @@ __global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index
       }
       detail::scan_value<S>(local, v, position);
     };
-    // 16 bytes a load where the run starts aligned: one element a load keeps too few bytes in
-    // flight to come near the memory's bandwidth.
-    constexpr int per = sizeof(T) < 16 && 16 % sizeof(T) == 0 ? vec16<T> : 1;
+    // 16 bytes a load where the run starts aligned, `ahead` loads in flight a thread before any
+    // is read: one element a load, or one vector at a time, keeps too few bytes in flight to come
+    // near the memory's bandwidth.
+    constexpr int per = sizeof(T) < 16 && 16 % sizeof(T) == 0 ? vec16<T> : 1, ahead = 4;
+    using V = Vec<T, per>;
     index_t vectors = 0;
     if constexpr (per > 1)
       if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0) vectors = total / per;
-    for (index_t w = first; w < vectors; w += step) {
-      const Vec<T, per> q = reinterpret_cast<const Vec<T, per>*>(x)[w];
+    index_t w = first;
+    for (; w + (ahead - 1) * step < vectors; w += ahead * step) {
+      V q[ahead];
+#pragma unroll
+      for (int u = 0; u < ahead; ++u) q[u] = reinterpret_cast<const V*>(x)[w + u * step];
+#pragma unroll
+      for (int u = 0; u < ahead; ++u)
+#pragma unroll
+        for (int e = 0; e < per; ++e) scan_at(q[u].v[e], (w + u * step) * per + e);
+    }
+    for (; w < vectors; w += step) {
+      const V q = reinterpret_cast<const V*>(x)[w];
 #pragma unroll
       for (int e = 0; e < per; ++e) scan_at(q.v[e], w * per + e);
     }

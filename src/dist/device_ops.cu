@@ -160,22 +160,10 @@ void device_argmax_epilogue(typename S::value_type* c, std::int32_t* k_star, con
 template <class S>
 ringmm::detail::ValueScan device_scan(const typename S::value_type* x, index_t rows, index_t cols, index_t ld,
                                       void* stream) {
-  ringmm::detail::ValueScan result;
-  if (rows == 0 || cols == 0) return result;
-  const auto s = static_cast<cudaStream_t>(stream);
-  ringmm::detail::ValueScan* slot = nullptr;
-  check_call(cudaMallocAsync(reinterpret_cast<void**>(&slot), sizeof result, s), "cudaMallocAsync");
-  // A fresh scan: first_bad = none (all ones), max_magnitude = 0.
-  check_call(cudaMemsetAsync(slot, 0, sizeof result, s), "cudaMemsetAsync");
-  check_call(cudaMemsetAsync(&slot->first_bad, 0xff, sizeof slot->first_bad, s), "cudaMemsetAsync");
-  const index_t total = rows * cols;
-  const int blocks = int(std::min<index_t>((total + 255) / 256, 16 * index_t(cuda_detail::multiprocessor_count())));
-  cuda_detail::scan_kernel<S><<<blocks, 256, 0, s>>>(slot, x, rows, cols, ld, 1, 0, 1, false);
-  check_launch("dist scan kernel");
-  check_call(cudaMemcpyAsync(&result, slot, sizeof result, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
-  check_call(cudaFreeAsync(slot, s), "cudaFreeAsync");
-  check_call(cudaStreamSynchronize(s), "dist scan (cudaStreamSynchronize)");
-  return result;
+  cuda_detail::ScannedViews<typename S::value_type> views;
+  views.view[0] = {x, rows, cols, ld, 1, 0, 1, false};
+  const int count = rows == 0 || cols == 0 ? 0 : 1;
+  return cuda_detail::scan_on_device<S>(views, count, static_cast<cudaStream_t>(stream), [] {})[0];
 }
 
 template <class T> void device_transpose_block(T* dst, const T* src, index_t rows, index_t cols, index_t ld, void* stream) {

@@ -812,9 +812,9 @@ TEST(CudaEngineRefusals, CompactBatchesNameTheRefusedElement) {
   }
 }
 
-// A compact operand large enough that the device scan's threads read several vectors ahead (12.6
-// million elements; several refused): the first one in row-major order is named, for refused
-// values in the read-ahead loop and in its remainder alike.
+// A compact operand of 12.6 million elements, beside a small B in the same launch of the device
+// scan (each of its threads reads several vectors of A): of several refused values, the first in
+// the order of the batch's rows is named, wherever the scan's threads meet them.
 TEST(CudaEngineRefusals, LargeScansNameTheFirstRefusedElement) {
   RINGMM_SKIP_WITHOUT_GPU();
   using S = MaxPlus<std::int32_t>;

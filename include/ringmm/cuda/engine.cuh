@@ -26,7 +26,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <tuple>
@@ -179,36 +178,27 @@ void check_values(const Context& ctx, const detail::Problem<S>& p, Residence dev
                                         {"B", "", p.b, p.stride_b, p.batch},
                                         {"C", "", {p.c.p, p.c.rows, p.c.cols, p.c.rs, p.c.cs}, p.stride_c, p.batch, p.symmetric}};
     const int operands = reads_c ? 3 : 2;
-    DeviceBuffer<detail::ValueScan> slots(3, stream);
-    // Fresh scans (first_bad = none, all ones; max_magnitude = 0) without a pageable copy: zeros,
-    // then every slot's first_bad (a column of the slots' rows) all ones.
-    static_assert(offsetof(detail::ValueScan, first_bad) == 0, "first_bad leads each slot");
-    cuda_check(cudaMemsetAsync(slots.get(), 0, 3 * sizeof(detail::ValueScan), stream), "cudaMemsetAsync");
-    cuda_check(cudaMemset2DAsync(slots.get(), sizeof(detail::ValueScan), 0xff, sizeof(unsigned long long), 3, stream),
-               "cudaMemset2DAsync");
-    bool any_device = false;
+    // Device operands in one launch of scan_kernel; host ones on the host meanwhile.
+    ScannedViews<T> views;
+    int slot_of[3] = {-1, -1, -1}, count = 0;
+    bool on_host[3] = {false, false, false};
     for (int o = 0; o < operands; ++o) {
       const detail::CheckedOperand<S>& x = ops[o];
-      const index_t members = x.stride == 0 ? 1 : x.members, total = x.view.rows * x.view.cols * members;
-      if (total == 0) continue;
+      const index_t members = x.stride == 0 ? 1 : x.members;
+      if (x.view.rows * x.view.cols * members == 0) continue;
       if (!on_device[o]) {
-        detail::scan_on_host(ops[o]);
+        on_host[o] = true;
         continue;
       }
-      any_device = true;
-      // Enough blocks to fill the machine (8 of 256 threads per SM, two waves) with loads in flight.
-      const int blocks = int(std::min<index_t>((total + 255) / 256, 16 * index_t(multiprocessor_count())));
-      scan_kernel<S><<<blocks, 256, 0, stream>>>(slots.get() + o, x.view.p, x.view.rows, x.view.cols, x.view.rs,
-                                                 x.view.cs, x.stride, members, x.lower_only);
-      check_launch("scan_kernel");
+      slot_of[o] = count;
+      views.view[count++] = {x.view.p, x.view.rows, x.view.cols, x.view.rs, x.view.cs, x.stride, members, x.lower_only};
     }
-    if (any_device) {
-      detail::ValueScan dev[3];
-      cuda_check(cudaMemcpyAsync(dev, slots.get(), sizeof(dev), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
-      cuda_check(cudaStreamSynchronize(stream), "value scan (cudaStreamSynchronize)");
+    const auto found = scan_on_device<S>(views, count, stream, [&] {
       for (int o = 0; o < operands; ++o)
-        if (on_device[o]) ops[o].scan = dev[o];
-    }
+        if (on_host[o]) detail::scan_on_host(ops[o]);
+    });
+    for (int o = 0; o < operands; ++o)
+      if (slot_of[o] >= 0) ops[o].scan = found[std::size_t(slot_of[o])];
     // A refused value is fetched from wherever its operand lives, for the message.
     auto read = [](const T* address) {
       T value{};

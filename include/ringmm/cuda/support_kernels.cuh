@@ -5,8 +5,12 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 
+#include "ringmm/cuda/check.hpp"
+#include "ringmm/cuda/device.hpp"
 #include "ringmm/cuda/gemm_kernel.cuh"
 #include "ringmm/detail/input_check.hpp"
 #include "ringmm/semiring.hpp"
@@ -107,11 +111,37 @@ __global__ void sign_scan_kernel(unsigned* known, const element_t<S>* x, index_t
   if (!__all_sync(0xffffffffu, inside) && threadIdx.x % 32 == 0) *known = 0;
 }
 
-// The device side of the input check: scan_value over every element (lower_only: i ≥ j), the
-// first refused position kept by an atomic minimum and the largest magnitude by an atomic maximum.
+// One operand of the device input check: element (i, j) of member z at p[z·stride + i·rs + j·cs];
+// lower_only: only i ≥ j is read (the C of Aᵀ·A).
+template <class T> struct ScannedView {
+  const T* p = nullptr;
+  index_t rows = 0, cols = 0, rs = 0, cs = 0, stride = 0, members = 1;
+  bool lower_only = false;
+};
+// The operands (A, B and C at most) one launch of scan_kernel reads, one a row of blocks.
+constexpr int max_scanned_views = 3;
+template <class T> struct ScannedViews {
+  ScannedView<T> view[max_scanned_views];
+};
+
+// A scan as the device keeps it: a zeroed slot is a fresh scan, so one memset prepares every
+// operand's. The first refused position is kept complemented, under an atomic maximum.
+struct DeviceScan {
+  unsigned long long not_first_bad = 0;  // ~position
+  unsigned long long max_magnitude = 0;
+  detail::ValueScan value() const { return {~not_first_bad, max_magnitude}; }
+};
+
+// The device side of the input check: scan_value over every element of view blockIdx.y
+// (lower_only: i ≥ j) into out[blockIdx.y], the first refused position kept by an atomic minimum
+// and the largest magnitude by an atomic maximum.
 template <class S>
-__global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index_t rows, index_t cols, index_t rs,
-                            index_t cs, index_t stride, index_t batch, bool lower_only) {
+__global__ void scan_kernel(DeviceScan* out, const ScannedViews<element_t<S>> views) {
+  const ScannedView<element_t<S>> v = views.view[blockIdx.y];
+  const element_t<S>* const x = v.p;
+  const index_t rows = v.rows, cols = v.cols, rs = v.rs, cs = v.cs, stride = v.stride, batch = v.members;
+  const bool lower_only = v.lower_only;
+  out += blockIdx.y;
   // A block walks whole lines (rows, or columns of a column-major operand): its threads read
   // consecutive elements, and no element costs a 64-bit division. Compact operands are one run.
   const bool col_major = rs == 1 && cs != 1;
@@ -134,26 +164,14 @@ __global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index
       }
       detail::scan_value<S>(local, v, position);
     };
-    // 16 bytes a load where the run starts aligned, `ahead` loads in flight a thread before any
-    // is read: one element a load, or one vector at a time, keeps too few bytes in flight to come
-    // near the memory's bandwidth.
-    constexpr int per = sizeof(T) < 16 && 16 % sizeof(T) == 0 ? vec16<T> : 1, ahead = 4;
-    using V = Vec<T, per>;
+    // 16 bytes a load where the run starts aligned: one element a load keeps too few bytes in
+    // flight to come near the memory's bandwidth.
+    constexpr int per = sizeof(T) < 16 && 16 % sizeof(T) == 0 ? vec16<T> : 1;
     index_t vectors = 0;
     if constexpr (per > 1)
       if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0) vectors = total / per;
-    index_t w = first;
-    for (; w + (ahead - 1) * step < vectors; w += ahead * step) {
-      V q[ahead];
-#pragma unroll
-      for (int u = 0; u < ahead; ++u) q[u] = reinterpret_cast<const V*>(x)[w + u * step];
-#pragma unroll
-      for (int u = 0; u < ahead; ++u)
-#pragma unroll
-        for (int e = 0; e < per; ++e) scan_at(q[u].v[e], (w + u * step) * per + e);
-    }
-    for (; w < vectors; w += step) {
-      const V q = reinterpret_cast<const V*>(x)[w];
+    for (index_t w = first; w < vectors; w += step) {
+      const Vec<T, per> q = reinterpret_cast<const Vec<T, per>*>(x)[w];
 #pragma unroll
       for (int e = 0; e < per; ++e) scan_at(q.v[e], w * per + e);
     }
@@ -178,8 +196,40 @@ __global__ void scan_kernel(detail::ValueScan* out, const element_t<S>* x, index
     if (mag > local.max_magnitude) local.max_magnitude = mag;
   }
   if (threadIdx.x % 32 != 0) return;
-  if (local.first_bad != detail::ValueScan::none) atomicMin(&out->first_bad, local.first_bad);
+  if (local.first_bad != detail::ValueScan::none) atomicMax(&out->not_first_bad, ~local.first_bad);
   if (local.max_magnitude) atomicMax(&out->max_magnitude, local.max_magnitude);
+}
+
+// Scans the first `count` views of `views` (device memory) in one launch on `stream`, runs
+// `meanwhile` on the host, and waits for the verdict: what scan_value found in each view, in order.
+template <class S, class HostWork>
+std::array<detail::ValueScan, max_scanned_views> scan_on_device(const ScannedViews<element_t<S>>& views, int count,
+                                                                cudaStream_t stream, HostWork&& meanwhile) {
+  std::array<detail::ValueScan, max_scanned_views> found{};
+  if (count <= 0) {
+    meanwhile();
+    return found;
+  }
+  // Enough blocks for the largest view to fill the machine (8 of 256 threads per SM, two waves)
+  // with loads in flight; a smaller view's extra blocks find nothing to read.
+  index_t blocks = 1;
+  for (int i = 0; i < count; ++i) {
+    const ScannedView<element_t<S>>& v = views.view[i];
+    const index_t total = v.rows * v.cols * v.members;
+    blocks = std::max(blocks, std::min<index_t>((total + 255) / 256, 16 * index_t(multiprocessor_count())));
+  }
+  DeviceBuffer<DeviceScan> slots(std::size_t(count), stream);
+  cuda_check(cudaMemsetAsync(slots.get(), 0, std::size_t(count) * sizeof(DeviceScan), stream), "cudaMemsetAsync");
+  scan_kernel<S><<<dim3(unsigned(blocks), unsigned(count)), 256, 0, stream>>>(slots.get(), views);
+  check_launch("scan_kernel");
+  meanwhile();
+  DeviceScan verdict[max_scanned_views];
+  cuda_check(cudaMemcpyAsync(verdict, slots.get(), std::size_t(count) * sizeof(DeviceScan), cudaMemcpyDeviceToHost,
+                             stream),
+             "cudaMemcpyAsync");
+  cuda_check(cudaStreamSynchronize(stream), "value scan (cudaStreamSynchronize)");
+  for (int i = 0; i < count; ++i) found[std::size_t(i)] = verdict[i].value();
+  return found;
 }
 
 }  // namespace ringmm::cuda_detail

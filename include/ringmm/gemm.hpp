@@ -58,6 +58,25 @@ template <class S> void run(const Context& ctx, const Problem<S>& p) {
   else cpu::blocked_gemm<S>(p, ctx.cpu_threads, ctx.cpu_isa);
 }
 
+// That op(A) (`a`), op(B) (`b`) and a c_rows × c_cols C make a product, or the error naming the
+// dimensions that differ.
+template <class TA, class TB>
+void check_product_shapes(Op op_a, const Strided<TA>& a, Op op_b, const Strided<TB>& b, index_t c_rows, index_t c_cols) {
+  if (a.rows != c_rows)
+    throw Error(Errc::dimension_mismatch, "A", "op(A) has " + std::to_string(a.rows) + " rows but C has " +
+                                                   std::to_string(c_rows));
+  if (b.cols != c_cols)
+    throw Error(Errc::dimension_mismatch, "B", "op(B) has " + std::to_string(b.cols) + " columns but C has " +
+                                                   std::to_string(c_cols));
+  // Both shapes can read alike (a 37x29 op(A) against a 37x29 op(B)): say which numbers differ.
+  if (a.cols != b.rows)
+    throw Error(Errc::dimension_mismatch, "B",
+                "op(A) is " + std::to_string(a.rows) + "x" + std::to_string(a.cols) +
+                    (op_a == Op::T ? " (A transposed)" : "") + " but op(B) is " + std::to_string(b.rows) + "x" +
+                    std::to_string(b.cols) + (op_b == Op::T ? " (B transposed)" : "") + ": inner dimensions " +
+                    std::to_string(a.cols) + " and " + std::to_string(b.rows) + " differ");
+}
+
 template <class S>
 Problem<S> make_problem(Op op_a, const MatrixView<const element_t<S>>& a, Op op_b, const MatrixView<const element_t<S>>& b,
                         const MatrixView<element_t<S>>& c, scalar_t<S> alpha, scalar_t<S> beta) {
@@ -65,19 +84,7 @@ Problem<S> make_problem(Op op_a, const MatrixView<const element_t<S>>& a, Op op_
   validate_view(b, "B");
   validate_view(c, "C");
   Problem<S> p{apply_op(op_a, a), apply_op(op_b, b), apply_op(Op::N, c), alpha, beta};
-  if (p.a.rows != c.rows)
-    throw Error(Errc::dimension_mismatch, "A", "op(A) has " + std::to_string(p.a.rows) + " rows but C has " +
-                                                   std::to_string(c.rows));
-  if (p.b.cols != c.cols)
-    throw Error(Errc::dimension_mismatch, "B", "op(B) has " + std::to_string(p.b.cols) + " columns but C has " +
-                                                   std::to_string(c.cols));
-  // Both shapes can read alike (a 37x29 op(A) against a 37x29 op(B)): say which numbers differ.
-  if (p.a.cols != p.b.rows)
-    throw Error(Errc::dimension_mismatch, "B",
-                "op(A) is " + std::to_string(p.a.rows) + "x" + std::to_string(p.a.cols) +
-                    (op_a == Op::T ? " (A transposed)" : "") + " but op(B) is " + std::to_string(p.b.rows) + "x" +
-                    std::to_string(p.b.cols) + (op_b == Op::T ? " (B transposed)" : "") + ": inner dimensions " +
-                    std::to_string(p.a.cols) + " and " + std::to_string(p.b.rows) + " differ");
+  check_product_shapes(op_a, p.a, op_b, p.b, c.rows, c.cols);
   return p;
 }
 

@@ -15,6 +15,8 @@
 // orientation (as large as A and B in f32 or i32): host memory by the CPU, device memory by a
 // kernel on the Context's stream, into the CUDA engine's workspace. The product then runs as the
 // Context chooses, on those copies. A narrow C in device memory is rounded there, after the product.
+// i8 operands in device memory with C there too multiply instead as 16-bit lane pairs, two
+// outputs an instruction (i8_product_in_lanes).
 #pragma once
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "ringmm/detail/cuda_backend.hpp"
+#include "ringmm/detail/input_check.hpp"
 #include "ringmm/gemm.hpp"
 #include "ringmm/narrow_types.hpp"
 
@@ -115,11 +118,58 @@ WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& 
   return w;
 }
 
+// i8 max-plus and min-plus on the GPU as products of 16-bit lane pairs (MaxPlus<i16x2>,
+// MinPlus<i16x2>), where one instruction updates two outputs and the i32 product's one: B's columns
+// 2q and 2q + 1 go in the two lanes of a word, A's element in both, and the lanes of the product's
+// word (i, q) are C(i, 2q) and C(i, 2q + 1). Every i8 value and every sum of two fits a lane (|x| ≤
+// 127 against the lanes' finite range of ±4096, doubled by a sum), so the lanes hold the i32 sums
+// exactly and their 0̄ stands for the sentinel's: C is the widened i32 product's, bit for bit.
+// Taken where A, B and C are device memory, K > 0, and C's old values are not read unchecked (β ≠ 0̄
+// without trust_inputs takes the i32 route, whose scan checks C); an empty C is done at once. Returns
+// false, having done nothing, where not taken.
+template <class S>
+bool i8_product_in_lanes(const Context& ctx, Op op_a, const MatrixView<const std::int8_t>& a, Op op_b,
+                         const MatrixView<const std::int8_t>& b, const MatrixView<std::int32_t>& c, std::int32_t alpha,
+                         std::int32_t beta) {
+  if constexpr (!config::cuda) {
+    return false;
+  } else {
+    if (!wants_cuda(ctx) || (beta != S::zero() && !ctx.trust_inputs)) return false;
+    validate_view(a, "A");
+    validate_view(b, "B");
+    validate_view(c, "C");
+    const Strided<const std::int8_t> sa = apply_op(op_a, a), sb = apply_op(op_b, b);
+    check_product_shapes(op_a, sa, op_b, sb, c.rows, c.cols);
+    const index_t m = c.rows, n = c.cols, k = sa.cols, words = (n + 1) / 2;
+    if (m == 0 || n == 0) return true;  // nothing to write, wherever the operands live
+    if (k == 0 || !on_cuda_device(a.data) || !on_cuda_device(b.data) || !on_cuda_device(c.data)) return false;
+    if (!ctx.trust_inputs) check_scalars<S>(alpha, beta);
+    using Lanes = std::conditional_t<std::is_same_v<S, MaxPlus<std::int32_t>>, MaxPlus<i16x2>, MinPlus<i16x2>>;
+    constexpr bool max_plus = std::is_same_v<S, MaxPlus<std::int32_t>>;
+    const auto block = [&](index_t count) { return cuda_detail::workspace_block(std::size_t(count) * sizeof(i16x2), ctx.cuda_stream); };
+    const auto wa = block(m * k), wb = block(k * words), wp = block(m * words);
+    cuda_detail::i8_to_lanes(max_plus, sa.p, m, k, sa.rs, sa.cs, false, i8_sentinel<S>(), wa.get(), ctx.cuda_stream);
+    cuda_detail::i8_to_lanes(max_plus, sb.p, k, n, sb.rs, sb.cs, true, i8_sentinel<S>(), wb.get(), ctx.cuda_stream);
+    Context lanes_ctx = ctx;
+    lanes_ctx.trust_inputs = true;  // in the lanes' domain by construction
+    auto p = make_problem<Lanes>(Op::N, row_major<const i16x2>(static_cast<const i16x2*>(wa.get()), m, k), Op::N,
+                                 row_major<const i16x2>(static_cast<const i16x2*>(wb.get()), k, words),
+                                 row_major(static_cast<i16x2*>(wp.get()), m, words), Lanes::one(), Lanes::zero());
+    p.a_on_device = p.b_on_device = p.c_on_device = true;
+    run<Lanes>(lanes_ctx, p);
+    const Strided<std::int32_t> sc = apply_op(Op::N, c);
+    cuda_detail::lanes_to_i32(max_plus, wp.get(), m, n, sc.p, sc.rs, sc.cs, alpha, beta, ctx.cuda_stream);
+    return true;
+  }
+}
+
 // The product of the widened operands into an accumulator-type C (`c_on_device`: C is workspace
 // the engine is told is device memory, which a capture's pointer query would not know).
 template <class S, class E>
 void narrow_product(const Context& ctx, Op op_a, const MatrixView<const E>& a, Op op_b, const MatrixView<const E>& b,
                     const MatrixView<element_t<S>>& c, scalar_t<S> alpha, scalar_t<S> beta, bool c_on_device) {
+  if constexpr (std::is_same_v<E, std::int8_t>)
+    if (i8_product_in_lanes<S>(ctx, op_a, a, op_b, b, c, alpha, beta)) return;
   const auto wa = widened<S, E>(ctx, a, "A");
   const auto wb = widened<S, E>(ctx, b, "B");
   auto p = make_problem<S>(op_a, MatrixView<const element_t<S>>(wa.view), op_b, MatrixView<const element_t<S>>(wb.view),

@@ -1,6 +1,7 @@
 // Narrow operands (ringmm/narrow.hpp) in device memory: widened into the accumulator type before
-// the product and, for a narrow C, rounded back after it. Both are one pass over the matrix, a few
-// hundred microseconds at 8192² against tens of milliseconds for the product.
+// the product and, for a narrow C, rounded back after it; i8 tropical operands into 16-bit lane
+// pairs, and their product's lanes into the i32 C. Each is one pass over the matrix, a few hundred
+// microseconds at 8192² against tens of milliseconds for the product.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -12,6 +13,7 @@
 #include "ringmm/cuda/device.hpp"
 #include "ringmm/detail/cuda_backend.hpp"
 #include "ringmm/error.hpp"
+#include "ringmm/semiring.hpp"
 
 namespace ringmm::cuda_detail {
 
@@ -81,6 +83,43 @@ __global__ void round_kernel(NarrowElement type, const float* from, index_t oute
     }
 }
 
+// The 16-bit lanes' pair of the i32 pair that `max_plus` names.
+template <bool MaxPlusPair> using I32Pair = std::conditional_t<MaxPlusPair, MaxPlus<std::int32_t>, MinPlus<std::int32_t>>;
+template <bool MaxPlusPair> using LanesPair = std::conditional_t<MaxPlusPair, MaxPlus<i16x2>, MinPlus<i16x2>>;
+
+template <bool MaxPlusPair>
+__global__ void i8_lanes_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs, bool pairs,
+                                std::int8_t sentinel, i16x2* to) {
+  const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
+  const index_t words = pairs ? (cols + 1) / 2 : cols;
+  auto lane = [&](index_t r, index_t c) {
+    const std::int8_t x = from[r * rs + c * cs];
+    return x == sentinel ? zero : std::int16_t(x);
+  };
+  for (index_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (index_t w = index_t(blockIdx.x) * blockDim.x + threadIdx.x; w < words; w += index_t(gridDim.x) * blockDim.x) {
+      i16x2 out;
+      if (pairs) out.lo = lane(r, 2 * w), out.hi = 2 * w + 1 < cols ? lane(r, 2 * w + 1) : zero;
+      else out.lo = out.hi = lane(r, w);
+      to[r * words + w] = out;
+    }
+}
+
+template <bool MaxPlusPair>
+__global__ void lanes_to_i32_kernel(const i16x2* product, index_t m, index_t n, std::int32_t* c, index_t c_rs,
+                                    index_t c_cs, std::int32_t alpha, std::int32_t beta) {
+  using S = I32Pair<MaxPlusPair>;
+  const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
+  const index_t words = (n + 1) / 2;
+  for (index_t i = blockIdx.y; i < m; i += gridDim.y)
+    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += index_t(gridDim.x) * blockDim.x) {
+      const i16x2 word = product[i * words + j / 2];
+      const std::int16_t v = j % 2 == 0 ? word.lo : word.hi;
+      std::int32_t* out = c + i * c_rs + j * c_cs;
+      *out = semiring_traits<S>::epilogue(alpha, v == zero ? S::zero() : std::int32_t(v), beta, out);
+    }
+}
+
 constexpr int threads = 256;
 
 // A grid over `outer` runs of `inner` elements: blocks across a run, up to 65535 runs at once.
@@ -116,6 +155,27 @@ void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inn
   else
     widen_kernel<float><<<grid, threads, 0, s>>>(type, from, outer, inner, ld, static_cast<float*>(to), sentinel, zero);
   check_launch("widen_kernel");
+}
+
+void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs, bool pairs,
+                 std::int8_t sentinel, void* to, void* stream) {
+  if (rows <= 0 || cols <= 0) return;
+  const dim3 grid = runs_grid(rows, pairs ? (cols + 1) / 2 : cols);
+  const auto s = static_cast<cudaStream_t>(stream);
+  auto* words = static_cast<i16x2*>(to);
+  if (max_plus) i8_lanes_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, pairs, sentinel, words);
+  else i8_lanes_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, pairs, sentinel, words);
+  check_launch("i8_lanes_kernel");
+}
+
+void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, std::int32_t* c, index_t c_rs,
+                  index_t c_cs, std::int32_t alpha, std::int32_t beta, void* stream) {
+  if (m <= 0 || n <= 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  const auto* words = static_cast<const i16x2*>(product);
+  if (max_plus) lanes_to_i32_kernel<true><<<runs_grid(m, n), threads, 0, s>>>(words, m, n, c, c_rs, c_cs, alpha, beta);
+  else lanes_to_i32_kernel<false><<<runs_grid(m, n), threads, 0, s>>>(words, m, n, c, c_rs, c_cs, alpha, beta);
+  check_launch("lanes_to_i32_kernel");
 }
 
 void round_runs(NarrowElement type, const float* from, index_t outer, index_t inner, void* to, index_t ld, void* stream) {

@@ -177,6 +177,88 @@ TEST(CudaNarrow, Int8MaxPlusAndMinPlus) {
   check_i8<MinPlus<std::int32_t>>(32, 64, 128, Layout::col_major, 0);
 }
 
+// i8 max-plus and min-plus with A, B and C in device memory multiply as 16-bit lane pairs
+// (narrow.hpp: i8_product_in_lanes, called here directly so that the route is known to run): C equals
+// the CPU backend's i32 product bit for bit, for transposed, column-major and strided operands, odd N
+// (the last word's high lane is padding), α, and β 0̄ or not; C's padding is left alone.
+template <class S> void check_i8_lanes(const Case& c, std::int32_t alpha, std::int32_t beta) {
+  SCOPED_TRACE(::testing::Message() << c.m << "x" << c.n << "x" << c.k << (c.op_a == Op::T ? " A^T" : "")
+                                    << (c.op_b == Op::T ? " B^T" : "") << " pad " << c.pad << " alpha " << alpha
+                                    << " beta " << beta);
+  std::mt19937_64 rng(std::uint64_t(c.m * 1000003 + c.n * 1009 + c.k));
+  std::uniform_int_distribution<int> d(-128, 127), small(-100, 100);
+  const index_t ar = c.op_a == Op::N ? c.m : c.k, ac = c.op_a == Op::N ? c.k : c.m;
+  const index_t br = c.op_b == Op::N ? c.k : c.n, bc = c.op_b == Op::N ? c.n : c.k;
+  std::vector<std::int8_t> a(std::size_t(padded_count(ar, ac, c.layout_a, c.pad))),
+      b(std::size_t(padded_count(br, bc, c.layout_b, c.pad)));
+  for (auto& v : a) v = std::int8_t(d(rng));
+  for (auto& v : b) v = std::int8_t(d(rng));
+  for (std::size_t i = 0; i < a.size(); i += 5) a[i] = detail::i8_sentinel<S>();
+  for (std::size_t i = 3; i < b.size(); i += 7) b[i] = detail::i8_sentinel<S>();
+  std::vector<std::int32_t> want(std::size_t(padded_count(c.m, c.n, Layout::row_major, c.pad)));
+  for (auto& v : want) v = std::int32_t(small(rng));
+  for (std::size_t i = 0; i < want.size(); i += 11) want[i] = S::zero();
+  std::vector<std::int32_t> got = want;
+  const auto av = padded<const std::int8_t>(a.data(), ar, ac, c.layout_a, c.pad);
+  const auto bv = padded<const std::int8_t>(b.data(), br, bc, c.layout_b, c.pad);
+  Context host_ctx;
+  host_ctx.backend = Backend::cpu;
+  gemm<S>(host_ctx, c.op_a, av, c.op_b, bv, padded(want.data(), c.m, c.n, Layout::row_major, c.pad), alpha, beta);
+  Context device_ctx;
+  device_ctx.backend = Backend::cuda;
+  device_ctx.trust_inputs = beta != S::zero();  // C's old values enter unchecked
+  const DeviceCopy<std::int8_t> ad(a), bd(b);
+  const DeviceCopy<std::int32_t> cd(got);
+  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, c.op_a, ad.on_device(av), c.op_b, bd.on_device(bv),
+                                             padded(cd.ptr, c.m, c.n, Layout::row_major, c.pad), alpha, beta));
+  cd.to_host(got);
+  EXPECT_EQ(got, want);
+}
+
+TEST(CudaNarrow, Int8MultipliesInLanePairs) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using Max = MaxPlus<std::int32_t>;
+  using Min = MinPlus<std::int32_t>;
+  const Layout R = Layout::row_major, C = Layout::col_major;
+  const std::vector<Case> cases = {
+      {1, 1, 1, Op::N, Op::N, R, R, 0},         {7, 33, 127, Op::N, Op::N, R, R, 3},
+      {33, 7, 129, Op::T, Op::N, R, C, 0},      {129, 127, 33, Op::N, Op::T, C, R, 2},
+      {1000, 1025, 7, Op::T, Op::T, C, C, 0},   {1025, 1000, 129, Op::N, Op::N, R, R, 0},
+      {127, 1, 1025, Op::N, Op::T, R, R, 1},    {1, 129, 1000, Op::T, Op::N, C, R, 0},
+      {64, 64, 256, Op::N, Op::N, R, R, 0},     {0, 9, 5, Op::N, Op::N, R, R, 0},
+      {9, 0, 5, Op::N, Op::N, R, R, 2}};
+  for (const Case& c : cases) {
+    check_i8_lanes<Max>(c, 0, Max::zero());
+    check_i8_lanes<Max>(c, 3, -2);
+    check_i8_lanes<Min>(c, 0, Min::zero());
+    check_i8_lanes<Min>(c, -4, 5);
+  }
+}
+
+// Where the lanes cannot take the call it is left to the i32 route, untouched: host memory, an
+// empty K, and C's old values without trust_inputs (the i32 route checks them).
+TEST(CudaNarrow, Int8LanePairsDeclineWhatTheyCannotTake) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = MaxPlus<std::int32_t>;
+  const std::vector<std::int8_t> a(12, 1), b(12, 2);
+  const DeviceCopy<std::int8_t> ad(a), bd(b);
+  std::vector<std::int32_t> c(9, 7);
+  const DeviceCopy<std::int32_t> cd(c);
+  Context ctx;
+  ctx.backend = Backend::cuda;
+  const auto a_dev = row_major<const std::int8_t>(ad.ptr, 3, 4), b_dev = row_major<const std::int8_t>(bd.ptr, 4, 3);
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, a_dev, Op::N, b_dev, row_major(cd.ptr, 3, 3), 0, 1));
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, row_major<const std::int8_t>(a.data(), 3, 4), Op::N, b_dev,
+                                              row_major(cd.ptr, 3, 3), 0, S::zero()));
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, a_dev, Op::N, b_dev, row_major(c.data(), 3, 3), 0, S::zero()));
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, row_major<const std::int8_t>(ad.ptr, 3, 0), Op::N,
+                                              row_major<const std::int8_t>(bd.ptr, 0, 3), row_major(cd.ptr, 3, 3), 0,
+                                              S::zero()));
+  std::vector<std::int32_t> after(c.size());
+  cd.to_host(after);
+  EXPECT_EQ(after, c);
+}
+
 // Device operands on the CPU backend are refused by name, before any work.
 TEST(CudaNarrow, DeviceOperandsOnTheCpuBackendAreRefused) {
   RINGMM_SKIP_WITHOUT_GPU();

@@ -133,8 +133,8 @@ struct DeviceScan {
 };
 
 // The device side of the input check: scan_value over every element of view blockIdx.y
-// (lower_only: i ≥ j) into out[blockIdx.y], the first refused position kept by an atomic minimum
-// and the largest magnitude by an atomic maximum.
+// (lower_only: i ≥ j) into out[blockIdx.y], the first refused position and the largest magnitude
+// kept by atomic maxima (DeviceScan).
 template <class S>
 __global__ void scan_kernel(DeviceScan* out, const ScannedViews<element_t<S>> views) {
   const ScannedView<element_t<S>> v = views.view[blockIdx.y];

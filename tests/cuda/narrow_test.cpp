@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -279,6 +280,31 @@ TEST(CudaNarrow, DeviceOperandsOnTheCpuBackendAreRefused) {
   EXPECT_EQ(c, std::vector<float>(9, 7.0f));
 }
 
+// A stream of the test's own, destroyed with it.
+struct OwnStream {
+  cudaStream_t s = nullptr;
+  OwnStream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
+  ~OwnStream() { cudaStreamDestroy(s); }
+};
+
+// Records what `calls` queue on `stream` into a CUDA graph, launches the graph once and waits.
+void replay_captured(cudaStream_t stream, const std::function<void()>& calls) {
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  calls();
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  if (exec) {
+    EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(graph);
+}
+
 // The device widening and rounding go on the Context's stream and allocate from the engine's
 // pool, so a narrow call can be captured in a CUDA graph; its replay gives the direct call's C.
 TEST(CudaNarrow, CapturedInAGraph) {
@@ -292,32 +318,21 @@ TEST(CudaNarrow, CapturedInAGraph) {
   const DeviceCopy<bf16> ad(a), bd(b);
   const std::vector<bf16> c0(std::size_t(n * n), bf16{0x7fc0});  // NaN: a C left untouched shows
   const DeviceCopy<bf16> direct(c0), replayed(c0);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const OwnStream stream;
   Context ctx;
   ctx.backend = Backend::cuda;
-  ctx.cuda_stream = stream;
+  ctx.cuda_stream = stream.s;
   const auto call = [&](bf16* c) {
     gemm<MinPlus<float>>(ctx, Op::N, row_major<const bf16>(ad.ptr, n, n), Op::T, row_major<const bf16>(bd.ptr, n, n),
                          row_major(c, n, n));
   };
   call(direct.ptr);
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  call(replayed.ptr);
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE(replay_captured(stream.s, [&] { call(replayed.ptr); }));
   std::vector<bf16> want(c0.size()), got(c0.size());
   direct.to_host(want);
   replayed.to_host(got);
   EXPECT_EQ(got, want);
   for (std::size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(std::isfinite(to_float(got[i]))) << i;
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
 }
 
 // The lane pairs' passes and product go on the Context's stream with workspace from the engine's
@@ -334,24 +349,16 @@ TEST(CudaNarrow, Int8LanePairsCapturedInAGraph) {
   const DeviceCopy<std::int8_t> ad(a), bd(b);
   const std::vector<std::int32_t> c0(std::size_t(m * n), 12345);  // a C left untouched shows
   const DeviceCopy<std::int32_t> direct(c0), replayed(c0);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const OwnStream stream;
   Context ctx;
   ctx.backend = Backend::cuda;
-  ctx.cuda_stream = stream;
+  ctx.cuda_stream = stream.s;
   const auto call = [&](std::int32_t* c) {
     gemm<S>(ctx, Op::N, row_major<const std::int8_t>(ad.ptr, m, k), Op::N, row_major<const std::int8_t>(bd.ptr, k, n),
             row_major(c, m, n));
   };
   call(direct.ptr);
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  call(replayed.ptr);
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE(replay_captured(stream.s, [&] { call(replayed.ptr); }));
   std::vector<std::int32_t> want(c0.size()), got(c0.size()), direct_c(c0.size());
   Context host_ctx;
   host_ctx.backend = Backend::cpu;
@@ -361,9 +368,6 @@ TEST(CudaNarrow, Int8LanePairsCapturedInAGraph) {
   replayed.to_host(got);
   EXPECT_EQ(direct_c, want);
   EXPECT_EQ(got, want);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
 }
 
 }  // namespace

@@ -52,9 +52,10 @@ constexpr Command command_table[] = {
 
 Computes C = alpha * (op(A) * op(B)) + beta * C0 over a semiring and writes C.npy (row-major).
 
-  --a FILE          A (.npy, 2-D; '<i2' arrays of shape (r, c, 2) are i16x2; float16 '<f2' and
-                    int8 '|i1' are read widened to f32 and i32, int8 with its own sentinel:
-                    -128 is -inf for max-plus, 127 is +inf for min-plus, the only two it takes)
+  --a FILE          A (.npy, 2-D; '<i2' arrays of shape (r, c, 2) are i16x2; float16 '<f2' is read
+                    widened to f32; int8 '|i1' multiplies in i32 (on a GPU, A and B both int8, as
+                    16-bit lane pairs) with its own sentinel: -128 is -inf for max-plus, 127 is
+                    +inf for min-plus, the only two it takes)
   --b FILE          B (.npy, same element type as A once widened)
   --out FILE        where to write C; written only when the product succeeded
   --c FILE          C0 to accumulate into (then beta defaults to the semiring's one)

@@ -15,8 +15,8 @@
 // orientation (as large as A and B in f32 or i32): host memory by the CPU, device memory by a
 // kernel on the Context's stream, into the CUDA engine's workspace. The product then runs as the
 // Context chooses, on those copies. A narrow C in device memory is rounded there, after the product.
-// i8 operands in device memory with C there too multiply instead as 16-bit lane pairs, two
-// outputs an instruction (i8_product_in_lanes).
+// i8 operands on the CUDA backend multiply instead as 16-bit lane pairs, two outputs an
+// instruction (i8_product_in_lanes), from host memory too.
 #pragma once
 
 #include <algorithm>
@@ -118,15 +118,28 @@ WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& 
   return w;
 }
 
+// v in device memory: v itself, or, where v is host memory, a dense device copy of its runs in the
+// same orientation (held by `keep`), holding v's values when `copy_values`.
+template <class T>
+MatrixView<T> device_side(const Context& ctx, const MatrixView<T>& v, std::shared_ptr<void>& keep, bool copy_values) {
+  if (on_cuda_device(v.data)) return v;
+  const Runs runs = runs_of(v);
+  const std::size_t run_bytes = std::size_t(runs.inner) * sizeof(T);
+  keep = cuda_detail::workspace_block(run_bytes * std::size_t(runs.outer), ctx.cuda_stream);
+  if (copy_values) cuda_detail::copy_runs(v.data, std::size_t(v.ld) * sizeof(T), keep.get(), run_bytes, run_bytes, runs.outer, ctx.cuda_stream);
+  return {static_cast<T*>(keep.get()), v.rows, v.cols, runs.inner, v.layout};
+}
+
 // i8 max-plus and min-plus on the GPU as products of 16-bit lane pairs (MaxPlus<i16x2>,
 // MinPlus<i16x2>), where one instruction updates two outputs and the i32 product's one: B's columns
 // 2q and 2q + 1 go in the two lanes of a word, A's element in both, and the lanes of the product's
 // word (i, q) are C(i, 2q) and C(i, 2q + 1). Every i8 value and every sum of two fits a lane (|x| ≤
 // 127 against the lanes' finite range of ±4096, doubled by a sum), so the lanes hold the i32 sums
 // exactly and their 0̄ stands for the sentinel's: C is the widened i32 product's, bit for bit.
-// Taken where A, B and C are device memory, K > 0, and C's old values are not read unchecked (β ≠ 0̄
-// without trust_inputs takes the i32 route, whose scan checks C); an empty C is done at once. Returns
-// false, having done nothing, where not taken.
+// Host operands go up as their bytes (a quarter of their i32 copies), and a host C comes back once
+// the product is done. Taken on the CUDA backend where K > 0 and C's old values are not read
+// unchecked (β ≠ 0̄ without trust_inputs takes the i32 route, whose scan checks C); an empty C is
+// done at once. Returns false, having done nothing, where not taken.
 template <class S>
 bool i8_product_in_lanes(const Context& ctx, Op op_a, const MatrixView<const std::int8_t>& a, Op op_b,
                          const MatrixView<const std::int8_t>& b, const MatrixView<std::int32_t>& c, std::int32_t alpha,
@@ -138,12 +151,15 @@ bool i8_product_in_lanes(const Context& ctx, Op op_a, const MatrixView<const std
     validate_view(a, "A");
     validate_view(b, "B");
     validate_view(c, "C");
-    const Strided<const std::int8_t> sa = apply_op(op_a, a), sb = apply_op(op_b, b);
-    check_product_shapes(op_a, sa, op_b, sb, c.rows, c.cols);
-    const index_t m = c.rows, n = c.cols, k = sa.cols, words = (n + 1) / 2;
+    check_product_shapes(op_a, apply_op(op_a, a), op_b, apply_op(op_b, b), c.rows, c.cols);
+    const index_t m = c.rows, n = c.cols, k = op_a == Op::N ? a.cols : a.rows, words = (n + 1) / 2;
     if (m == 0 || n == 0) return true;  // nothing to write, wherever the operands live
-    if (k == 0 || !on_cuda_device(a.data) || !on_cuda_device(b.data) || !on_cuda_device(c.data)) return false;
+    if (k == 0) return false;
     if (!ctx.trust_inputs) check_scalars<S>(alpha, beta);
+    std::shared_ptr<void> a_copy, b_copy, c_copy;
+    const Strided<const std::int8_t> sa = apply_op(op_a, device_side(ctx, a, a_copy, true)),
+                                     sb = apply_op(op_b, device_side(ctx, b, b_copy, true));
+    const MatrixView<std::int32_t> dc = device_side(ctx, c, c_copy, beta != S::zero());
     using Lanes = std::conditional_t<std::is_same_v<S, MaxPlus<std::int32_t>>, MaxPlus<i16x2>, MinPlus<i16x2>>;
     constexpr bool max_plus = std::is_same_v<S, MaxPlus<std::int32_t>>;
     const auto block = [&](index_t count) { return cuda_detail::workspace_block(std::size_t(count) * sizeof(i16x2), ctx.cuda_stream); };
@@ -157,8 +173,14 @@ bool i8_product_in_lanes(const Context& ctx, Op op_a, const MatrixView<const std
                                  row_major(static_cast<i16x2*>(wp.get()), m, words), Lanes::one(), Lanes::zero());
     p.a_on_device = p.b_on_device = p.c_on_device = true;
     run<Lanes>(lanes_ctx, p);
-    const Strided<std::int32_t> sc = apply_op(Op::N, c);
+    const Strided<std::int32_t> sc = apply_op(Op::N, dc);
     cuda_detail::lanes_to_i32(max_plus, wp.get(), m, n, sc.p, sc.rs, sc.cs, alpha, beta, ctx.cuda_stream);
+    if (c_copy) {
+      const Runs runs = runs_of(c);
+      const std::size_t run_bytes = std::size_t(runs.inner) * sizeof(std::int32_t);
+      cuda_detail::copy_runs(dc.data, run_bytes, c.data, std::size_t(c.ld) * sizeof(std::int32_t), run_bytes, runs.outer,
+                             ctx.cuda_stream);
+    }
     return true;
   }
 }

@@ -349,6 +349,21 @@ inline void check_index_array(const ArrayInfo& k_star, const Shape& shape, const
                 shape_text(shape));
 }
 
+// The product's M, N and K from the matrices of a and b (their last two dimensions); ValueError
+// where op(a)'s columns are not op(b)'s rows.
+struct ProductDims {
+  index_t m, n, k;
+};
+inline ProductDims product_dims(const ArrayInfo& a, const ArrayInfo& b, bool trans_a, bool trans_b) {
+  const index_t m = trans_a ? a.cols() : a.rows(), k = trans_a ? a.rows() : a.cols();
+  const index_t kb = trans_b ? b.cols() : b.rows(), n = trans_b ? b.rows() : b.cols();
+  if (k != kb)
+    value_error("inner dimensions differ: op(a) is " + std::to_string(m) + "x" + std::to_string(k) +
+                (trans_a ? " (a transposed)" : "") + " but op(b) is " + std::to_string(kb) + "x" + std::to_string(n) +
+                (trans_b ? " (b transposed)" : ""));
+  return {m, n, k};
+}
+
 inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const ArrayInfo* out, SemiringKind kind,
                bool trans_a, bool trans_b) {
   for (const ArrayInfo* x : {&a, &b})
@@ -364,12 +379,7 @@ inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c
   p.dtype = a.dtype;
   p.type = element_type(kind, a.dtype);
 
-  const index_t m = trans_a ? a.cols() : a.rows(), k = trans_a ? a.rows() : a.cols();
-  const index_t kb = trans_b ? b.cols() : b.rows(), n = trans_b ? b.rows() : b.cols();
-  if (k != kb)
-    value_error("inner dimensions differ: op(a) is " + std::to_string(m) + "x" + std::to_string(k) +
-                (trans_a ? " (a transposed)" : "") + " but op(b) is " + std::to_string(kb) + "x" + std::to_string(n) +
-                (trans_b ? " (b transposed)" : ""));
+  const auto [m, n, k] = product_dims(a, b, trans_a, trans_b);
 
   const Shape batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
   p.batch = batch_a.size() >= batch_b.size() ? batch_a : batch_b;

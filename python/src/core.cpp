@@ -101,6 +101,65 @@ nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle sem
   return result;
 }
 
+// ---- ringmm.matmul of two int8 matrices ---------------------------------------------------------
+// The C++ library's i8 gemm (ringmm/narrow.hpp) reads int8 operands as they are: on the CUDA backend
+// they multiply as 16-bit lane pairs, twice the int32 product's rate at large sizes, and host arrays
+// go up as bytes. ringmm.matmul takes this entry for two int8 matrices (2-D) without c, out or
+// return_argmax (python/ringmm/_narrow.py: takes_int8_entry); every other int8 call is widened by
+// its framework first.
+
+nb::object matmul_int8_entry(nb::handle a_object, nb::handle b_object, nb::handle semiring, nb::handle alpha_object,
+                             nb::handle trans_a_object, nb::handle trans_b_object, nb::handle backend_object,
+                             nb::handle trust_object) {
+  check_semiring_type(semiring);
+  check_backend_type(backend_object);
+  const std::optional<double> alpha = number_of(alpha_object, "alpha");
+  const bool trans_a = flag_of(trans_a_object), trans_b = flag_of(trans_b_object);
+  Call call({{"a", a_object}, {"b", b_object}});
+  const ArrayInfo a = call.info(A), b = call.info(B);
+  const SemiringKind kind = semiring_of(semiring);
+  if (kind != SemiringKind::max_plus && kind != SemiringKind::min_plus)
+    type_error("int8 operands multiply in max_plus and min_plus only (with -128 as −∞ and 127 as +∞), not in '" +
+               python_name(kind) + "'; convert them to int32 for other semirings");
+  for (const ArrayInfo* x : {&a, &b}) {
+    if (x->dtype != nb::dtype<std::int8_t>())
+      type_error(std::string(x->name) + " has dtype " + dtype_name(x->dtype) + " where int8 is read");
+    if (x->shape.size() != 2)
+      value_error(std::string(x->name) + " has " + std::to_string(x->shape.size()) + " dimensions where 2 are read");
+  }
+  check_same_place(b, a);
+  const auto [m, n, k] = product_dims(a, b, trans_a, trans_b);
+  // Operands that no leading dimension describes are read from contiguous copies.
+  Operand ops[2];
+  for (std::size_t i : {A, B}) {
+    ops[i] = describe_matrices(call.info(i));
+    if (ops[i].in_place) continue;
+    std::optional<ArrayInfo> copy;
+    call.contiguous_copy(i, copy);
+    ops[i] = describe_matrices(*copy);
+  }
+  std::optional<ArrayInfo> out_info;
+  nb::object target = call.empty({m, n}, nb::dtype<std::int32_t>(), a.place, "out", out_info);
+  const Operand out = describe_matrices(*out_info);
+  Context ctx = call_context(a.place, backend_of(backend_object), call.stream(a.place));
+  ctx.trust_inputs = flag_of(trust_object);
+  try {
+    const DeviceGuard device(a.place);
+    const nb::gil_scoped_release release;
+    const auto multiply = [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      const std::int32_t al = alpha ? scalar_from_double<S>(*alpha, "alpha") : S::one();
+      gemm<S>(ctx, trans_a ? Op::T : Op::N, ops[A].view<const std::int8_t>(), trans_b ? Op::T : Op::N,
+              ops[B].view<const std::int8_t>(), out.view<std::int32_t>(), al);
+    };
+    if (kind == SemiringKind::max_plus) multiply(std::type_identity<MaxPlus<std::int32_t>>{});
+    else multiply(std::type_identity<MinPlus<std::int32_t>>{});
+  } catch (const Error& e) {
+    throw renamed(e, false);
+  }
+  return call.result(target);
+}
+
 // ---- ringmm.syrk -----------------------------------------------------------------------------
 // op(a)ᵀ·op(a) is the product of op(a)ᵀ and op(a): that product's plan checks and describes a and
 // out. A batch is one syrk per member, each checking its own values: a refusal could come after
@@ -203,6 +262,9 @@ void ringmm_py::bind_products(nb::module_& m) {
         nb::arg("alpha").none(), nb::arg("beta").none(), nb::arg("trans_a").none(), nb::arg("trans_b").none(),
         nb::arg("out").none(), nb::arg("return_argmax").none(), nb::arg("backend").none(),
         nb::arg("trust_inputs").none() = nb::none(), "ringmm.matmul's one entry");
+  m.def("matmul_int8", &matmul_int8_entry, nb::arg("a").none(), nb::arg("b").none(), nb::arg("semiring").none(),
+        nb::arg("alpha").none(), nb::arg("trans_a").none(), nb::arg("trans_b").none(), nb::arg("backend").none(),
+        nb::arg("trust_inputs").none() = nb::none(), "ringmm.matmul's entry for two int8 matrices");
   m.def("syrk", &syrk_entry, nb::arg("a").none(), nb::arg("semiring").none(), nb::arg("trans").none(), nb::arg("out").none(),
         nb::arg("backend").none(), nb::arg("trust_inputs").none() = nb::none(), "ringmm.syrk's one entry");
   m.def("semirings", &semirings);

@@ -178,6 +178,15 @@ void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, std:
   check_launch("lanes_to_i32_kernel");
 }
 
+void copy_runs(const void* from, std::size_t from_pitch, void* to, std::size_t to_pitch, std::size_t run_bytes,
+               index_t runs, void* stream) {
+  if (runs <= 0 || run_bytes == 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  cuda_check(cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, run_bytes, std::size_t(runs), cudaMemcpyDefault, s),
+             "narrow operand copy (cudaMemcpy2DAsync)");
+  if (!is_device_pointer(to)) cuda_check(cudaStreamSynchronize(s), "narrow operand copy (cudaStreamSynchronize)");
+}
+
 void round_runs(NarrowElement type, const float* from, index_t outer, index_t inner, void* to, index_t ld, void* stream) {
   if (type == NarrowElement::i8)
     throw Error(Errc::unsupported, "C", "an i8 C is not written: i8 products accumulate into an i32 C");

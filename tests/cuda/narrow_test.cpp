@@ -178,14 +178,22 @@ TEST(CudaNarrow, Int8MaxPlusAndMinPlus) {
   check_i8<MinPlus<std::int32_t>>(32, 64, 128, Layout::col_major, 0);
 }
 
-// i8 max-plus and min-plus with A, B and C in device memory multiply as 16-bit lane pairs
-// (narrow.hpp: i8_product_in_lanes, called here directly so that the route is known to run): C equals
-// the CPU backend's i32 product bit for bit, for transposed, column-major and strided operands, odd N
-// (the last word's high lane is padding), α, and β 0̄ or not; C's padding is left alone.
-template <class S> void check_i8_lanes(const Case& c, std::int32_t alpha, std::int32_t beta) {
+// Where each operand of an i8 lanes call lives: device memory, or host memory (copied up as bytes,
+// and C back).
+struct Homes {
+  bool a_host = false, b_host = false, c_host = false;
+};
+
+// i8 max-plus and min-plus on the CUDA backend multiply as 16-bit lane pairs (narrow.hpp:
+// i8_product_in_lanes, called here directly so that the route is known to run): C equals the CPU
+// backend's i32 product bit for bit, for transposed, column-major and strided operands, odd N (the
+// last word's high lane is padding), α, β 0̄ or not, and operands in device or host memory; C's
+// padding is left alone.
+template <class S> void check_i8_lanes(const Case& c, std::int32_t alpha, std::int32_t beta, Homes homes = {}) {
   SCOPED_TRACE(::testing::Message() << c.m << "x" << c.n << "x" << c.k << (c.op_a == Op::T ? " A^T" : "")
                                     << (c.op_b == Op::T ? " B^T" : "") << " pad " << c.pad << " alpha " << alpha
-                                    << " beta " << beta);
+                                    << " beta " << beta << (homes.a_host ? " host A" : "") << (homes.b_host ? " host B" : "")
+                                    << (homes.c_host ? " host C" : ""));
   std::mt19937_64 rng(std::uint64_t(c.m * 1000003 + c.n * 1009 + c.k));
   std::uniform_int_distribution<int> d(-128, 127), small(-100, 100);
   const index_t ar = c.op_a == Op::N ? c.m : c.k, ac = c.op_a == Op::N ? c.k : c.m;
@@ -210,9 +218,11 @@ template <class S> void check_i8_lanes(const Case& c, std::int32_t alpha, std::i
   device_ctx.trust_inputs = beta != S::zero();  // C's old values enter unchecked
   const DeviceCopy<std::int8_t> ad(a), bd(b);
   const DeviceCopy<std::int32_t> cd(got);
-  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, c.op_a, ad.on_device(av), c.op_b, bd.on_device(bv),
-                                             padded(cd.ptr, c.m, c.n, Layout::row_major, c.pad), alpha, beta));
-  cd.to_host(got);
+  const auto cv = padded(got.data(), c.m, c.n, Layout::row_major, c.pad);
+  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, c.op_a, homes.a_host ? av : ad.on_device(av), c.op_b,
+                                             homes.b_host ? bv : bd.on_device(bv), homes.c_host ? cv : cd.on_device(cv),
+                                             alpha, beta));
+  if (!homes.c_host) cd.to_host(got);
   EXPECT_EQ(got, want);
 }
 
@@ -236,7 +246,27 @@ TEST(CudaNarrow, Int8MultipliesInLanePairs) {
   }
 }
 
-// Where the lanes cannot take the call it is left to the i32 route, untouched: host memory, an
+// Host operands go up as bytes and a host C comes back, on every layout, alone or together.
+TEST(CudaNarrow, Int8LanePairsTakeHostOperands) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using Max = MaxPlus<std::int32_t>;
+  using Min = MinPlus<std::int32_t>;
+  const Layout R = Layout::row_major, C = Layout::col_major;
+  const std::vector<Case> cases = {{1, 1, 1, Op::N, Op::N, R, R, 0},
+                                   {7, 33, 127, Op::N, Op::N, R, R, 3},
+                                   {33, 7, 129, Op::T, Op::N, R, C, 0},
+                                   {129, 127, 33, Op::N, Op::T, C, R, 2},
+                                   {1000, 1025, 7, Op::T, Op::T, C, C, 1},
+                                   {0, 9, 5, Op::N, Op::N, R, R, 0}};
+  const std::vector<Homes> homes = {{true, true, true}, {true, false, false}, {false, true, false}, {false, false, true}};
+  for (const Case& c : cases)
+    for (const Homes& h : homes) {
+      check_i8_lanes<Max>(c, 3, Max::zero(), h);
+      check_i8_lanes<Min>(c, -4, 5, h);
+    }
+}
+
+// Where the lanes cannot take the call it is left to the i32 route, untouched: the CPU backend, an
 // empty K, and C's old values without trust_inputs (the i32 route checks them).
 TEST(CudaNarrow, Int8LanePairsDeclineWhatTheyCannotTake) {
   RINGMM_SKIP_WITHOUT_GPU();
@@ -247,17 +277,20 @@ TEST(CudaNarrow, Int8LanePairsDeclineWhatTheyCannotTake) {
   const DeviceCopy<std::int32_t> cd(c);
   Context ctx;
   ctx.backend = Backend::cuda;
+  Context cpu_ctx;
+  cpu_ctx.backend = Backend::cpu;
   const auto a_dev = row_major<const std::int8_t>(ad.ptr, 3, 4), b_dev = row_major<const std::int8_t>(bd.ptr, 4, 3);
   EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, a_dev, Op::N, b_dev, row_major(cd.ptr, 3, 3), 0, 1));
-  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, row_major<const std::int8_t>(a.data(), 3, 4), Op::N, b_dev,
-                                              row_major(cd.ptr, 3, 3), 0, S::zero()));
-  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, a_dev, Op::N, b_dev, row_major(c.data(), 3, 3), 0, S::zero()));
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(cpu_ctx, Op::N, row_major<const std::int8_t>(a.data(), 3, 4), Op::N,
+                                              row_major<const std::int8_t>(b.data(), 4, 3), row_major(c.data(), 3, 3), 0,
+                                              S::zero()));
   EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, row_major<const std::int8_t>(ad.ptr, 3, 0), Op::N,
                                               row_major<const std::int8_t>(bd.ptr, 0, 3), row_major(cd.ptr, 3, 3), 0,
                                               S::zero()));
   std::vector<std::int32_t> after(c.size());
   cd.to_host(after);
   EXPECT_EQ(after, c);
+  EXPECT_EQ(c, std::vector<std::int32_t>(9, 7));
 }
 
 // Device operands on the CPU backend are refused by name, before any work.

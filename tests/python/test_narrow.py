@@ -88,6 +88,57 @@ def test_int8_operands_multiply_in_int32_with_their_own_sentinel(semiring, senti
     np.testing.assert_array_equal(got, reference(semiring, wide(a), wide(b)))
 
 
+def wide_int8(x, semiring):
+    """x widened to int32 as ringmm widens int8: its sentinel becomes int32's 0̄."""
+    w = np.asarray(x).astype(np.int32)
+    w[np.asarray(x) == INT8_SENTINEL[semiring]] = -I32_INF if semiring == "max_plus" else I32_INF
+    return w
+
+
+INT8_SENTINEL = {"max_plus": -128, "min_plus": 127}
+
+
+def int8_operand(shape, semiring, rng):
+    x = rng.integers(-128, 128, shape, dtype=np.int8)
+    x.ravel()[::5] = INT8_SENTINEL[semiring]
+    return x
+
+
+# Two int8 matrices go to the C++ library's i8 gemm as they are (ringmm._core.matmul_int8); the
+# layouts it reads in place (row- and column-major, a leading dimension) and those copied first
+# (a column stride), with trans_a, trans_b and alpha.
+@pytest.mark.parametrize("semiring", ["max_plus", "min_plus"])
+@pytest.mark.parametrize("shape", SHAPES + [(65, 129, 1000)])
+@pytest.mark.parametrize("layout", ["rows", "columns", "row stride", "column stride"])
+def test_int8_matrices_multiply_as_they_are_on_every_layout(semiring, shape, layout):
+    m, n, k = shape
+    rng = np.random.default_rng(m + 3 * n + 5 * k)
+    trans_a, trans_b = layout in ("columns", "row stride"), layout in ("columns", "column stride")
+    a = int8_operand((k, m) if trans_a else (m, k), semiring, rng)
+    b = int8_operand((n, k) if trans_b else (k, n), semiring, rng)
+    views = {"rows": lambda x: x, "columns": lambda x: np.asfortranarray(x),
+             "row stride": lambda x: np.repeat(x, 2, axis=0)[::2], "column stride": lambda x: np.repeat(x, 2, axis=1)[:, ::2]}
+    va, vb = views[layout](a), views[layout](b)
+    np.testing.assert_array_equal(va, a)
+    got = ringmm.matmul(va, vb, semiring, alpha=3, trans_a=trans_a, trans_b=trans_b)
+    assert got.dtype == np.int32 and got.shape == (m, n)
+    want = reference(semiring, wide_int8(a.T if trans_a else a, semiring), wide_int8(b.T if trans_b else b, semiring),
+                     alpha=np.int32(3))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_int8_matrices_are_refused_by_name():
+    a = np.ones((3, 4), np.int8)
+    with pytest.raises(ValueError, match="inner dimensions differ: op\\(a\\) is 3x4 but op\\(b\\) is 3x4"):
+        ringmm.matmul(a, a, "max_plus")
+    with pytest.raises(TypeError, match="int8 operands multiply in max_plus and min_plus only"):
+        ringmm.matmul(a, a.T, "plus_times")
+    with pytest.raises(ValueError, match="alpha"):
+        ringmm.matmul(a, a.T, "max_plus", alpha=0.5)
+    with pytest.raises(ValueError, match="unknown backend|backend"):
+        ringmm.matmul(a, a.T, "max_plus", backend="tpu")
+
+
 def test_int8_is_refused_where_it_has_no_sentinel():
     a = np.ones((2, 2), np.int8)
     with pytest.raises(TypeError, match="int8 operands multiply in max_plus and min_plus only"):
@@ -142,6 +193,54 @@ def test_torch_cuda_narrow_tensors(torch_cuda):
     assert torch.equal(got.cpu(), ringmm.matmul(i8.cpu(), i8.T.contiguous().cpu(), "min_plus", backend="cpu"))
 
 
+# On a GPU two int8 matrices multiply as 16-bit lane pairs: torch tensors, their transposed views
+# (read in place, column-major), and numpy arrays on the CUDA backend (up as bytes); the result is
+# the widened int32 product's, exactly.
+@pytest.mark.parametrize("semiring", ["max_plus", "min_plus"])
+def test_int8_matrices_on_a_gpu(torch_cuda, semiring):
+    torch = torch_cuda
+    for m, n, k in [(1, 1, 1), (7, 33, 127), (129, 1000, 33), (1025, 7, 1000), (0, 5, 3)]:
+        rng = np.random.default_rng(m + n + k)
+        a, b = int8_operand((m, k), semiring, rng), int8_operand((k, n), semiring, rng)
+        want = reference(semiring, wide_int8(a, semiring), wide_int8(b, semiring), alpha=np.int32(-2))
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        got = ringmm.matmul(ta, tb, semiring, alpha=-2)
+        assert got.is_cuda and got.dtype == torch.int32
+        np.testing.assert_array_equal(got.cpu().numpy(), want)
+        np.testing.assert_array_equal(ringmm.matmul(tb.T, ta.T, semiring, alpha=-2).cpu().numpy(), want.T)
+        np.testing.assert_array_equal(ringmm.matmul(a, b, semiring, alpha=-2, backend="cuda"), want)
+
+
+# Nothing in the int8 call waits for the device or allocates outside torch: it replays in a CUDA graph.
+def test_int8_matrices_captured_in_a_cuda_graph(torch_cuda):
+    torch = torch_cuda
+    rng = np.random.default_rng(11)
+    a = torch.from_numpy(int8_operand((257, 65), "max_plus", rng)).cuda()
+    b = torch.from_numpy(int8_operand((65, 129), "max_plus", rng)).cuda()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up outside the capture, as torch asks
+        ringmm.matmul(a, b, "max_plus")
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = ringmm.matmul(a, b, "max_plus")
+    a.copy_(torch.from_numpy(int8_operand((257, 65), "max_plus", rng)).cuda())
+    captured.fill_(0)
+    graph.replay()
+    torch.cuda.synchronize()
+    want = reference("max_plus", wide_int8(a.cpu().numpy(), "max_plus"), wide_int8(b.cpu().numpy(), "max_plus"))
+    np.testing.assert_array_equal(captured.cpu().numpy(), want)
+
+
+def test_cupy_int8_matrices(cupy):
+    rng = np.random.default_rng(6)
+    a, b = int8_operand((33, 1000), "min_plus", rng), int8_operand((1000, 129), "min_plus", rng)
+    got = ringmm.matmul(cupy.asarray(a), cupy.asarray(b)[:, ::2], "min_plus")
+    want = reference("min_plus", wide_int8(a, "min_plus"), wide_int8(b[:, ::2], "min_plus"))
+    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+
+
 def test_cupy_narrow_arrays(cupy):
     rng = np.random.default_rng(4)
     a = narrow_operand("max_plus", np.float16, (33, 129), rng)
@@ -184,6 +283,33 @@ def test_the_command_line_reads_float16_and_int8_files_widened(tmp_path):
     done, c = run(i, j, "max-min")
     assert done.returncode == 1 and "int8 files multiply in max-plus and min-plus only" in done.stderr
     assert not (tmp_path / "c.npy").exists()
+
+
+def test_the_command_line_multiplies_int8_files_on_a_gpu(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    from devices import cuda_build_with_device
+
+    cli = os.environ.get("RINGMM_CLI") or shutil.which("ringmm")
+    if not cli or not os.access(cli, os.X_OK):
+        pytest.skip("the ringmm tool was not found (set RINGMM_CLI)")
+    if not cuda_build_with_device():
+        pytest.skip("needs a CUDA device and ringmm's CUDA backend")
+    rng = np.random.default_rng(12)
+    a = int8_operand((129, 1000), "max_plus", rng)
+    b = int8_operand((33, 1000), "max_plus", rng)  # read transposed (--transb)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    out = tmp_path / "c.npy"
+    done = subprocess.run([cli, "multiply", "--a", str(tmp_path / "a.npy"), "--b", str(tmp_path / "b.npy"), "--transb",
+                           "--semiring", "max-plus", "--alpha", "5", "--backend", "cuda", "--check", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "from int8 operands" in done.stdout and "check     PASS (exact)" in done.stdout, done.stdout
+    want = reference("max_plus", wide_int8(a, "max_plus"), wide_int8(b, "max_plus").T, alpha=np.int32(5))
+    np.testing.assert_array_equal(np.load(out), want)
 
 
 def test_einsum_contracts_narrow_operands_as_float32():

@@ -56,6 +56,11 @@ void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t c
 // row-major m × ⌈n/2⌉ lanes product, its 0̄ read as the i32 0̄; C(i, j) at c[i·c_rs + j·c_cs].
 void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, std::int32_t* c, index_t c_rs,
                   index_t c_cs, std::int32_t alpha, std::int32_t beta, void* stream);
+// `runs` runs of `run_bytes` bytes, `from_pitch` apart, copied into runs `to_pitch` apart, between
+// host and device memory either way (the lanes' host operands); a copy into host memory waits for
+// `stream`, so the host holds the values when it returns.
+void copy_runs(const void* from, std::size_t from_pitch, void* to, std::size_t to_pitch, std::size_t run_bytes,
+               index_t runs, void* stream);
 // `bytes` of device memory from the engine's workspace (its pool, or the source the calling thread
 // installed), released on `stream` with the last owner.
 std::shared_ptr<void> workspace_block(std::size_t bytes, void* stream);

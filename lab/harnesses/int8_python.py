@@ -49,8 +49,11 @@ def main():
         a = rng.integers(-128, 128, (n, n), dtype=np.int8)
         b = rng.integers(-128, 128, (n, n), dtype=np.int8)
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        tb_view = tb.T.contiguous().T  # b's values, read down its columns
         cases = {
             "torch cuda": (lambda: ringmm.matmul(ta, tb, "max_plus"), lambda: widened_route(ta, tb, "max_plus")),
+            "torch cuda b.T": (lambda: ringmm.matmul(ta, tb_view, "max_plus"),
+                               lambda: widened_route(ta, tb_view, "max_plus")),
             "numpy on cuda": (lambda: ringmm.matmul(a, b, "max_plus", backend="cuda"),
                               lambda: ringmm.matmul(_narrow.widen(a, "max_plus", "a"), _narrow.widen(b, "max_plus", "b"),
                                                     "max_plus", backend="cuda")),

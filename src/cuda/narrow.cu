@@ -105,6 +105,46 @@ __global__ void i8_lanes_kernel(const std::int8_t* from, index_t rows, index_t c
     }
 }
 
+// The same for matrices whose elements run down their columns (rs = 1, transposed or column-major
+// operands), which the kernel above would read a byte a column apart: a tile of `lanes_tile`²
+// elements is read down its columns into shared memory, then written along its rows.
+constexpr int lanes_tile = 64;
+
+template <bool MaxPlusPair>
+__global__ void i8_lanes_tiled_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t cs, bool pairs,
+                                      std::int8_t sentinel, i16x2* to) {
+  constexpr int T = lanes_tile;
+  __shared__ std::int16_t tile[T][T + 1];  // tile[row][column], a column of padding against bank conflicts
+  const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
+  const index_t words = pairs ? (cols + 1) / 2 : cols, row_tiles = (rows + T - 1) / T;
+  const int tile_words = pairs ? T / 2 : T;
+  const index_t c0 = index_t(blockIdx.x) * T;
+  for (index_t rt = blockIdx.y; rt < row_tiles; rt += gridDim.y) {
+    const index_t r0 = rt * T;
+    for (int i = threadIdx.x; i < T * T; i += blockDim.x) {
+      const int tr = i % T, tc = i / T;
+      const index_t r = r0 + tr, c = c0 + tc;
+      std::int16_t v = zero;  // past the matrix: the high lane of an odd last column pair stays 0̄
+      if (r < rows && c < cols) {
+        const std::int8_t x = from[r + c * cs];
+        v = x == sentinel ? zero : std::int16_t(x);
+      }
+      tile[tr][tc] = v;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < T * tile_words; i += blockDim.x) {
+      const int tr = i / tile_words, tw = i % tile_words;
+      const index_t r = r0 + tr, w = (pairs ? c0 / 2 : c0) + tw;
+      if (r >= rows || w >= words) continue;
+      i16x2 out;
+      if (pairs) out.lo = tile[tr][2 * tw], out.hi = tile[tr][2 * tw + 1];
+      else out.lo = out.hi = tile[tr][tw];
+      to[r * words + w] = out;
+    }
+    __syncthreads();
+  }
+}
+
 template <bool MaxPlusPair>
 __global__ void lanes_to_i32_kernel(const i16x2* product, index_t m, index_t n, std::int32_t* c, index_t c_rs,
                                     index_t c_cs, std::int32_t alpha, std::int32_t beta) {
@@ -160,9 +200,17 @@ void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inn
 void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs, bool pairs,
                  std::int8_t sentinel, void* to, void* stream) {
   if (rows <= 0 || cols <= 0) return;
-  const dim3 grid = runs_grid(rows, pairs ? (cols + 1) / 2 : cols);
   const auto s = static_cast<cudaStream_t>(stream);
   auto* words = static_cast<i16x2*>(to);
+  if (rs == 1 && cols > 1) {
+    const dim3 grid(unsigned((cols + lanes_tile - 1) / lanes_tile),
+                    unsigned(std::min<index_t>((rows + lanes_tile - 1) / lanes_tile, 65535)));
+    if (max_plus) i8_lanes_tiled_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, cs, pairs, sentinel, words);
+    else i8_lanes_tiled_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, cs, pairs, sentinel, words);
+    check_launch("i8_lanes_tiled_kernel");
+    return;
+  }
+  const dim3 grid = runs_grid(rows, pairs ? (cols + 1) / 2 : cols);
   if (max_plus) i8_lanes_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, pairs, sentinel, words);
   else i8_lanes_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, pairs, sentinel, words);
   check_launch("i8_lanes_kernel");

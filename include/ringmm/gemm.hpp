@@ -107,21 +107,27 @@ void gemm(const Context& ctx, Op op_a, MatrixView<const element_t<S>> a, Op op_b
 }
 
 namespace detail {
+// A batch's own checks: a count and strides that are not negative, and members of C apart.
+template <class T>
+void check_batch(index_t batch, index_t stride_a, index_t stride_b, const MatrixView<T>& c, index_t stride_c) {
+  if (batch < 0) throw Error(Errc::invalid_argument, "batch", "batch count " + std::to_string(batch) + " is negative");
+  if (stride_a < 0) throw Error(Errc::invalid_argument, "stride_a", "negative batch stride");
+  if (stride_b < 0) throw Error(Errc::invalid_argument, "stride_b", "negative batch stride");
+  if (stride_c < 0) throw Error(Errc::invalid_argument, "stride_c", "negative batch stride");
+  if (batch > 1 && !c.empty() && stride_c < c.extent())
+    throw Error(Errc::aliasing, "stride_c", "stride " + std::to_string(stride_c) +
+                                                " makes members of C overlap (each spans " + std::to_string(c.extent()) +
+                                                " elements)");
+}
+
 // The batched product's problem, checked: batch and strides, and members of C that would overlap
 // each other, A or B.
 template <class S>
 Problem<S> batched_problem(Op op_a, MatrixView<const element_t<S>> a, index_t stride_a, Op op_b,
                            MatrixView<const element_t<S>> b, index_t stride_b, MatrixView<element_t<S>> c,
                            index_t stride_c, index_t batch, scalar_t<S> alpha, scalar_t<S> beta) {
-  if (batch < 0) throw Error(Errc::invalid_argument, "batch", "batch count " + std::to_string(batch) + " is negative");
-  if (stride_a < 0) throw Error(Errc::invalid_argument, "stride_a", "negative batch stride");
-  if (stride_b < 0) throw Error(Errc::invalid_argument, "stride_b", "negative batch stride");
-  if (stride_c < 0) throw Error(Errc::invalid_argument, "stride_c", "negative batch stride");
+  check_batch(batch, stride_a, stride_b, c, stride_c);
   auto p = make_problem<S>(op_a, a, op_b, b, c, alpha, beta);
-  if (batch > 1 && !c.empty() && stride_c < c.extent())
-    throw Error(Errc::aliasing, "stride_c", "stride " + std::to_string(stride_c) +
-                                                " makes members of C overlap (each spans " + std::to_string(c.extent()) +
-                                                " elements)");
   p.batch = batch;
   p.stride_a = stride_a;
   p.stride_b = stride_b;

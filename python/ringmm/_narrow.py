@@ -3,9 +3,9 @@ operands multiply in float32, int8 in int32.
 
 The rule is the C++ library's (include/ringmm/narrow.hpp): every narrow value widens exactly, so the
 product equals the product of the widened operands; int8 has its own 0̄ sentinel, -128 for max_plus
-(−∞) and 127 for min_plus (+∞), which widens to int32's (∓1073741823). Two int8 matrices with
-nothing added go to the C++ library as they are (takes_int8_entry), which on a GPU multiplies them
-as 16-bit lane pairs; other operands are widened by their own framework, on their own device (torch
+(−∞) and 127 for min_plus (+∞), which widens to int32's (∓1073741823). Two int8 matrices or batches
+with nothing added go to the C++ library as they are (takes_int8_entry), which on a GPU multiplies
+them as 16-bit lane pairs; other operands are widened by their own framework, on their own device (torch
 and cupy on the GPU too), into arrays as large as they are in float32 or int32.
 """
 
@@ -34,9 +34,10 @@ def is_narrow(x):
 
 def takes_int8_entry(a, b, c, out, return_argmax, beta):
     """Whether ringmm.matmul gives a and b to the C++ library's int8 gemm (_core.matmul_int8): two
-    int8 matrices (2-D), nothing added (c, beta), a new result (out) and no k_star."""
-    return (dtype_name(a) == "int8" and dtype_name(b) == "int8" and getattr(a, "ndim", None) == 2
-            and getattr(b, "ndim", None) == 2 and c is None and beta is None and out is None and not return_argmax)
+    int8 matrices or batches (at least 2-D), nothing added (c, beta), a new result (out) and no
+    k_star."""
+    return (dtype_name(a) == "int8" and dtype_name(b) == "int8" and getattr(a, "ndim", 0) >= 2
+            and getattr(b, "ndim", 0) >= 2 and c is None and beta is None and out is None and not return_argmax)
 
 
 def widen(x, semiring, name):

@@ -364,6 +364,31 @@ inline ProductDims product_dims(const ArrayInfo& a, const ArrayInfo& b, bool tra
   return {m, n, k};
 }
 
+// The batch shape that the leading dimensions of a and b broadcast to (numpy.matmul's rule) and its
+// member count; ValueError where they do not broadcast.
+struct Batch {
+  Shape shape;
+  index_t members = 1;
+};
+inline Batch broadcast_batch(const ArrayInfo& a, const ArrayInfo& b) {
+  const Shape batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
+  Batch batch{batch_a.size() >= batch_b.size() ? batch_a : batch_b};
+  for (std::size_t i = 1; i <= std::min(batch_a.size(), batch_b.size()); ++i) {
+    index_t& d = batch.shape[batch.shape.size() - i];
+    const index_t da = batch_a[batch_a.size() - i], db = batch_b[batch_b.size() - i];
+    if (da != db && da != 1 && db != 1)
+      value_error("batch dimensions " + shape_text(batch_a) + " of a and " + shape_text(batch_b) +
+                  " of b do not broadcast");
+    d = std::max(da, db);
+  }
+  for (index_t d : batch.shape) {
+    const std::optional<index_t> members = checked_mul(batch.members, d);
+    if (!members) value_error("the batch shape " + shape_text(batch.shape) + " has too many members");
+    batch.members = *members;
+  }
+  return batch;
+}
+
 inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c, const ArrayInfo* out, SemiringKind kind,
                bool trans_a, bool trans_b) {
   for (const ArrayInfo* x : {&a, &b})
@@ -381,21 +406,9 @@ inline Plan make_plan(const ArrayInfo& a, const ArrayInfo& b, const ArrayInfo* c
 
   const auto [m, n, k] = product_dims(a, b, trans_a, trans_b);
 
-  const Shape batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
-  p.batch = batch_a.size() >= batch_b.size() ? batch_a : batch_b;
-  for (std::size_t i = 1; i <= std::min(batch_a.size(), batch_b.size()); ++i) {
-    index_t& d = p.batch[p.batch.size() - i];
-    const index_t da = batch_a[batch_a.size() - i], db = batch_b[batch_b.size() - i];
-    if (da != db && da != 1 && db != 1)
-      value_error("batch dimensions " + shape_text(batch_a) + " of a and " + shape_text(batch_b) +
-                  " of b do not broadcast");
-    d = std::max(da, db);
-  }
-  for (index_t d : p.batch) {
-    const std::optional<index_t> members = checked_mul(p.members, d);
-    if (!members) value_error("the batch shape " + shape_text(p.batch) + " has too many members");
-    p.members = *members;
-  }
+  const Batch batch = broadcast_batch(a, b);
+  p.batch = batch.shape;
+  p.members = batch.members;
   p.shape = p.batch;
   p.shape.push_back(m);
   p.shape.push_back(n);

@@ -101,12 +101,12 @@ nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle sem
   return result;
 }
 
-// ---- ringmm.matmul of two int8 matrices ---------------------------------------------------------
+// ---- ringmm.matmul of int8 operands --------------------------------------------------------------
 // The C++ library's i8 gemm (ringmm/narrow.hpp) reads int8 operands as they are: on the CUDA backend
-// they multiply as 16-bit lane pairs, twice the int32 product's rate at large sizes, and host arrays
-// go up as bytes. ringmm.matmul takes this entry for two int8 matrices (2-D) without c, out or
-// return_argmax (python/ringmm/_narrow.py: takes_int8_entry); every other int8 call is widened by
-// its framework first.
+// they multiply as 16-bit lane pairs, twice the int32 product's rate at large sizes, every member of
+// a batch at once, and host arrays go up as bytes. ringmm.matmul takes this entry for two int8
+// operands of at least two dimensions without c, out or return_argmax
+// (python/ringmm/_narrow.py: takes_int8_entry); every other int8 call is widened by its framework.
 
 nb::object matmul_int8_entry(nb::handle a_object, nb::handle b_object, nb::handle semiring, nb::handle alpha_object,
                              nb::handle trans_a_object, nb::handle trans_b_object, nb::handle backend_object,
@@ -116,41 +116,49 @@ nb::object matmul_int8_entry(nb::handle a_object, nb::handle b_object, nb::handl
   const std::optional<double> alpha = number_of(alpha_object, "alpha");
   const bool trans_a = flag_of(trans_a_object), trans_b = flag_of(trans_b_object);
   Call call({{"a", a_object}, {"b", b_object}});
-  const ArrayInfo a = call.info(A), b = call.info(B);
+  const ArrayInfo infos[2] = {call.info(A), call.info(B)};
+  const ArrayInfo &a = infos[A], &b = infos[B];
   const SemiringKind kind = semiring_of(semiring);
   if (kind != SemiringKind::max_plus && kind != SemiringKind::min_plus)
     type_error("int8 operands multiply in max_plus and min_plus only (with -128 as −∞ and 127 as +∞), not in '" +
                python_name(kind) + "'; convert them to int32 for other semirings");
-  for (const ArrayInfo* x : {&a, &b}) {
-    if (x->dtype != nb::dtype<std::int8_t>())
-      type_error(std::string(x->name) + " has dtype " + dtype_name(x->dtype) + " where int8 is read");
-    if (x->shape.size() != 2)
-      value_error(std::string(x->name) + " has " + std::to_string(x->shape.size()) + " dimensions where 2 are read");
+  for (const ArrayInfo& x : infos) {
+    if (x.dtype != nb::dtype<std::int8_t>())
+      type_error(std::string(x.name) + " has dtype " + dtype_name(x.dtype) + " where int8 is read");
+    if (x.shape.size() < 2)
+      value_error(std::string(x.name) + " has " + std::to_string(x.shape.size()) + " dimensions where at least 2 are read");
   }
   check_same_place(b, a);
   const auto [m, n, k] = product_dims(a, b, trans_a, trans_b);
-  // Operands that no leading dimension describes are read from contiguous copies.
+  const Batch batch = broadcast_batch(a, b);
+  // Operands that no view describes are read from copies with the full batch (the framework broadcasts).
   Operand ops[2];
   for (std::size_t i : {A, B}) {
-    ops[i] = describe_matrices(call.info(i));
+    ops[i] = describe(infos[i], batch.shape);
     if (ops[i].in_place) continue;
+    Shape shape = batch.shape;
+    shape.insert(shape.end(), infos[i].shape.end() - 2, infos[i].shape.end());
     std::optional<ArrayInfo> copy;
-    call.contiguous_copy(i, copy);
-    ops[i] = describe_matrices(*copy);
+    call.assign(call.empty(shape, infos[i].dtype, a.place, call[i].name, copy), call[i].object);
+    ops[i] = describe(*copy, batch.shape);
   }
+  Shape shape = batch.shape;
+  shape.insert(shape.end(), {m, n});
   std::optional<ArrayInfo> out_info;
-  nb::object target = call.empty({m, n}, nb::dtype<std::int32_t>(), a.place, "out", out_info);
-  const Operand out = describe_matrices(*out_info);
+  nb::object target = call.empty(shape, nb::dtype<std::int32_t>(), a.place, "out", out_info);
+  const Operand out = describe(*out_info, batch.shape);
   Context ctx = call_context(a.place, backend_of(backend_object), call.stream(a.place));
   ctx.trust_inputs = flag_of(trust_object);
+  if (batch.members == 0) return call.result(target);  // checked, and nothing to compute
   try {
     const DeviceGuard device(a.place);
     const nb::gil_scoped_release release;
     const auto multiply = [&](auto tag) {
       using S = typename decltype(tag)::type;
       const std::int32_t al = alpha ? scalar_from_double<S>(*alpha, "alpha") : S::one();
-      gemm<S>(ctx, trans_a ? Op::T : Op::N, ops[A].view<const std::int8_t>(), trans_b ? Op::T : Op::N,
-              ops[B].view<const std::int8_t>(), out.view<std::int32_t>(), al);
+      gemm_batched<S>(ctx, trans_a ? Op::T : Op::N, ops[A].view<const std::int8_t>(), ops[A].batch_stride,
+                      trans_b ? Op::T : Op::N, ops[B].view<const std::int8_t>(), ops[B].batch_stride,
+                      out.view<std::int32_t>(), out.batch_stride, batch.members, al);
     };
     if (kind == SemiringKind::max_plus) multiply(std::type_identity<MaxPlus<std::int32_t>>{});
     else multiply(std::type_identity<MinPlus<std::int32_t>>{});
@@ -264,7 +272,7 @@ void ringmm_py::bind_products(nb::module_& m) {
         nb::arg("trust_inputs").none() = nb::none(), "ringmm.matmul's one entry");
   m.def("matmul_int8", &matmul_int8_entry, nb::arg("a").none(), nb::arg("b").none(), nb::arg("semiring").none(),
         nb::arg("alpha").none(), nb::arg("trans_a").none(), nb::arg("trans_b").none(), nb::arg("backend").none(),
-        nb::arg("trust_inputs").none() = nb::none(), "ringmm.matmul's entry for two int8 matrices");
+        nb::arg("trust_inputs").none() = nb::none(), "ringmm.matmul's entry for int8 operands");
   m.def("syrk", &syrk_entry, nb::arg("a").none(), nb::arg("semiring").none(), nb::arg("trans").none(), nb::arg("out").none(),
         nb::arg("backend").none(), nb::arg("trust_inputs").none() = nb::none(), "ringmm.syrk's one entry");
   m.def("semirings", &semirings);

@@ -88,22 +88,27 @@ __global__ void round_kernel(NarrowElement type, const float* from, index_t oute
 template <bool MaxPlusPair> using I32Pair = std::conditional_t<MaxPlusPair, MaxPlus<std::int32_t>, MinPlus<std::int32_t>>;
 template <bool MaxPlusPair> using LanesPair = std::conditional_t<MaxPlusPair, MaxPlus<i16x2>, MinPlus<i16x2>>;
 
+// Member b of the batch (`stride` elements apart in `from`) is written dense, rows × words apart;
+// the grid's rows walk the members' rows one after another.
 template <bool MaxPlusPair>
-__global__ void i8_lanes_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs, bool pairs,
-                                std::int8_t sentinel, i16x2* to) {
+__global__ void i8_lanes_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs,
+                                index_t batch, index_t stride, bool pairs, std::int8_t sentinel, i16x2* to) {
   const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
   const index_t words = pairs ? (cols + 1) / 2 : cols;
-  auto lane = [&](index_t r, index_t c) {
-    const std::int8_t x = from[r * rs + c * cs];
-    return x == sentinel ? zero : std::int16_t(x);
-  };
-  for (index_t r = blockIdx.y; r < rows; r += gridDim.y)
+  for (index_t br = blockIdx.y; br < batch * rows; br += gridDim.y) {
+    const index_t member = br / rows, r = br % rows;
+    const std::int8_t* row = from + member * stride + r * rs;
+    auto lane = [&](index_t c) {
+      const std::int8_t x = row[c * cs];
+      return x == sentinel ? zero : std::int16_t(x);
+    };
     for (index_t w = index_t(blockIdx.x) * blockDim.x + threadIdx.x; w < words; w += index_t(gridDim.x) * blockDim.x) {
       i16x2 out;
-      if (pairs) out.lo = lane(r, 2 * w), out.hi = 2 * w + 1 < cols ? lane(r, 2 * w + 1) : zero;
-      else out.lo = out.hi = lane(r, w);
-      to[r * words + w] = out;
+      if (pairs) out.lo = lane(2 * w), out.hi = 2 * w + 1 < cols ? lane(2 * w + 1) : zero;
+      else out.lo = out.hi = lane(w);
+      to[br * words + w] = out;
     }
+  }
 }
 
 // The same for matrices whose elements run down their columns (rs = 1, transposed or column-major
@@ -112,22 +117,23 @@ __global__ void i8_lanes_kernel(const std::int8_t* from, index_t rows, index_t c
 constexpr int lanes_tile = 64;
 
 template <bool MaxPlusPair>
-__global__ void i8_lanes_tiled_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t cs, bool pairs,
-                                      std::int8_t sentinel, i16x2* to) {
+__global__ void i8_lanes_tiled_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t cs, index_t batch,
+                                      index_t stride, bool pairs, std::int8_t sentinel, i16x2* to) {
   constexpr int T = lanes_tile;
   __shared__ std::int16_t tile[T][T + 1];  // tile[row][column], a column of padding against bank conflicts
   const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
   const index_t words = pairs ? (cols + 1) / 2 : cols, row_tiles = (rows + T - 1) / T;
   const int tile_words = pairs ? T / 2 : T;
   const index_t c0 = index_t(blockIdx.x) * T;
-  for (index_t rt = blockIdx.y; rt < row_tiles; rt += gridDim.y) {
-    const index_t r0 = rt * T;
+  for (index_t bt = blockIdx.y; bt < batch * row_tiles; bt += gridDim.y) {
+    const index_t member = bt / row_tiles, r0 = bt % row_tiles * T;
+    const std::int8_t* matrix = from + member * stride;
     for (int i = threadIdx.x; i < T * T; i += blockDim.x) {
       const int tr = i % T, tc = i / T;
       const index_t r = r0 + tr, c = c0 + tc;
       std::int16_t v = zero;  // past the matrix: the high lane of an odd last column pair stays 0̄
       if (r < rows && c < cols) {
-        const std::int8_t x = from[r + c * cs];
+        const std::int8_t x = matrix[r + c * cs];
         v = x == sentinel ? zero : std::int16_t(x);
       }
       tile[tr][tc] = v;
@@ -140,25 +146,28 @@ __global__ void i8_lanes_tiled_kernel(const std::int8_t* from, index_t rows, ind
       i16x2 out;
       if (pairs) out.lo = tile[tr][2 * tw], out.hi = tile[tr][2 * tw + 1];
       else out.lo = out.hi = tile[tr][tw];
-      to[r * words + w] = out;
+      to[(member * rows + r) * words + w] = out;
     }
     __syncthreads();
   }
 }
 
+// The product's members are dense (m × words apart), C's `c_stride` apart.
 template <bool MaxPlusPair>
-__global__ void lanes_to_i32_kernel(const i16x2* product, index_t m, index_t n, std::int32_t* c, index_t c_rs,
-                                    index_t c_cs, std::int32_t alpha, std::int32_t beta) {
+__global__ void lanes_to_i32_kernel(const i16x2* product, index_t m, index_t n, index_t batch, std::int32_t* c,
+                                    index_t c_rs, index_t c_cs, index_t c_stride, std::int32_t alpha, std::int32_t beta) {
   using S = I32Pair<MaxPlusPair>;
   const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
   const index_t words = (n + 1) / 2;
-  for (index_t i = blockIdx.y; i < m; i += gridDim.y)
+  for (index_t bi = blockIdx.y; bi < batch * m; bi += gridDim.y) {
+    const index_t member = bi / m, i = bi % m;
     for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += index_t(gridDim.x) * blockDim.x) {
-      const i16x2 word = product[i * words + j / 2];
+      const i16x2 word = product[bi * words + j / 2];
       const std::int16_t v = j % 2 == 0 ? word.lo : word.hi;
-      std::int32_t* out = c + i * c_rs + j * c_cs;
+      std::int32_t* out = c + member * c_stride + i * c_rs + j * c_cs;
       *out = semiring_traits<S>::epilogue(alpha, v == zero ? S::zero() : std::int32_t(v), beta, out);
     }
+  }
 }
 
 constexpr int threads = 256;
@@ -198,32 +207,35 @@ void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inn
   check_launch("widen_kernel");
 }
 
-void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs, bool pairs,
-                 std::int8_t sentinel, void* to, void* stream) {
-  if (rows <= 0 || cols <= 0) return;
+void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs,
+                 index_t batch, index_t stride, bool pairs, std::int8_t sentinel, void* to, void* stream) {
+  if (rows <= 0 || cols <= 0 || batch <= 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   auto* words = static_cast<i16x2*>(to);
   if (rs == 1 && cols > 1) {
-    const dim3 grid(unsigned((cols + lanes_tile - 1) / lanes_tile),
-                    unsigned(std::min<index_t>((rows + lanes_tile - 1) / lanes_tile, 65535)));
-    if (max_plus) i8_lanes_tiled_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, cs, pairs, sentinel, words);
-    else i8_lanes_tiled_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, cs, pairs, sentinel, words);
+    const index_t tiles = batch * ((rows + lanes_tile - 1) / lanes_tile);
+    const dim3 grid(unsigned((cols + lanes_tile - 1) / lanes_tile), unsigned(std::min<index_t>(tiles, 65535)));
+    if (max_plus)
+      i8_lanes_tiled_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, cs, batch, stride, pairs, sentinel, words);
+    else
+      i8_lanes_tiled_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, cs, batch, stride, pairs, sentinel, words);
     check_launch("i8_lanes_tiled_kernel");
     return;
   }
-  const dim3 grid = runs_grid(rows, pairs ? (cols + 1) / 2 : cols);
-  if (max_plus) i8_lanes_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, pairs, sentinel, words);
-  else i8_lanes_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, pairs, sentinel, words);
+  const dim3 grid = runs_grid(batch * rows, pairs ? (cols + 1) / 2 : cols);
+  if (max_plus) i8_lanes_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, batch, stride, pairs, sentinel, words);
+  else i8_lanes_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, batch, stride, pairs, sentinel, words);
   check_launch("i8_lanes_kernel");
 }
 
-void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, std::int32_t* c, index_t c_rs,
-                  index_t c_cs, std::int32_t alpha, std::int32_t beta, void* stream) {
-  if (m <= 0 || n <= 0) return;
+void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, index_t batch, std::int32_t* c, index_t c_rs,
+                  index_t c_cs, index_t c_stride, std::int32_t alpha, std::int32_t beta, void* stream) {
+  if (m <= 0 || n <= 0 || batch <= 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   const auto* words = static_cast<const i16x2*>(product);
-  if (max_plus) lanes_to_i32_kernel<true><<<runs_grid(m, n), threads, 0, s>>>(words, m, n, c, c_rs, c_cs, alpha, beta);
-  else lanes_to_i32_kernel<false><<<runs_grid(m, n), threads, 0, s>>>(words, m, n, c, c_rs, c_cs, alpha, beta);
+  const dim3 grid = runs_grid(batch * m, n);
+  if (max_plus) lanes_to_i32_kernel<true><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_cs, c_stride, alpha, beta);
+  else lanes_to_i32_kernel<false><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_cs, c_stride, alpha, beta);
   check_launch("lanes_to_i32_kernel");
 }
 

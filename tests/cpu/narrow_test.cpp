@@ -216,6 +216,50 @@ TEST(NarrowGemm, Int8MaxPlusAndMinPlus) {
   EXPECT_EQ(c[0], MaxPlus<std::int32_t>::zero());
 }
 
+// Batches (gemm_batched): each member equals its own narrow gemm, with members end to end, apart by
+// more (the gaps untouched), or one operand broadcast (stride 0); a batch with a member of C out of
+// range is refused before any member is written.
+TEST(NarrowGemm, Batches) {
+  using S = MinPlus<std::int32_t>;
+  Context ctx;
+  ctx.backend = Backend::cpu;
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int> d(-128, 127);
+  const index_t m = 7, n = 5, k = 33, batch = 4, gap = 3;
+  std::vector<std::int8_t> a(std::size_t(batch * (m * k + gap))), b(std::size_t(k * n));
+  for (auto& v : a) v = std::int8_t(d(rng));
+  for (auto& v : b) v = std::int8_t(d(rng));
+  std::vector<std::int32_t> c(std::size_t(batch * (m * n + gap)), 77), expect = c;
+  const auto av = row_major<const std::int8_t>(a.data(), m, k), bv = col_major<const std::int8_t>(b.data(), n, k);
+  gemm_batched<S>(ctx, Op::N, av, m * k + gap, Op::T, bv, 0, row_major(c.data(), m, n), m * n + gap, batch, 2);
+  for (index_t i = 0; i < batch; ++i)
+    gemm<S>(ctx, Op::N, row_major<const std::int8_t>(a.data() + i * (m * k + gap), m, k), Op::T, bv,
+            row_major(expect.data() + i * (m * n + gap), m, n), 2);
+  EXPECT_EQ(c, expect);
+
+  const std::vector<bf16> x = random_narrow<bf16>(std::size_t(batch * m * k), rng, false),
+                          y = random_narrow<bf16>(std::size_t(batch * k * n), rng, false);
+  std::vector<float> z(std::size_t(batch * m * n)), zexpect(z.size());
+  gemm_batched<MaxPlus<float>>(ctx, Op::N, row_major<const bf16>(x.data(), m, k), m * k, Op::N,
+                               row_major<const bf16>(y.data(), k, n), k * n, row_major(z.data(), m, n), m * n, batch);
+  for (index_t i = 0; i < batch; ++i)
+    gemm<MaxPlus<float>>(ctx, Op::N, row_major<const bf16>(x.data() + i * m * k, m, k), Op::N,
+                         row_major<const bf16>(y.data() + i * k * n, k, n), row_major(zexpect.data() + i * m * n, m, n));
+  EXPECT_EQ(z, zexpect);
+
+  // The last member's C holds a value past the i32 pair's range: nothing is written.
+  std::vector<std::int32_t> bad(std::size_t(batch * m * n), 1);
+  bad.back() = std::int32_t(1) << 30;
+  const std::vector<std::int32_t> before = bad;
+  try {
+    gemm_batched<S>(ctx, Op::N, av, m * k + gap, Op::T, bv, 0, row_major(bad.data(), m, n), m * n, batch, 0, 0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::value_out_of_range) << e.what();
+  }
+  EXPECT_EQ(bad, before);
+}
+
 TEST(NarrowGemm, BadInputIsRefusedAndCUntouched) {
   Context ctx;
   ctx.backend = Backend::cpu;

@@ -219,9 +219,9 @@ template <class S> void check_i8_lanes(const Case& c, std::int32_t alpha, std::i
   const DeviceCopy<std::int8_t> ad(a), bd(b);
   const DeviceCopy<std::int32_t> cd(got);
   const auto cv = padded(got.data(), c.m, c.n, Layout::row_major, c.pad);
-  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, c.op_a, homes.a_host ? av : ad.on_device(av), c.op_b,
-                                             homes.b_host ? bv : bd.on_device(bv), homes.c_host ? cv : cd.on_device(cv),
-                                             alpha, beta));
+  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, c.op_a, homes.a_host ? av : ad.on_device(av), 0, c.op_b,
+                                             homes.b_host ? bv : bd.on_device(bv), 0,
+                                             homes.c_host ? cv : cd.on_device(cv), 0, 1, alpha, beta));
   if (!homes.c_host) cd.to_host(got);
   EXPECT_EQ(got, want);
 }
@@ -266,6 +266,98 @@ TEST(CudaNarrow, Int8LanePairsTakeHostOperands) {
     }
 }
 
+// A batch in lane pairs: every member packed, multiplied and written at once, members apart by
+// their own size, by more (gaps left untouched), or A broadcast to every member (stride 0); from
+// device or host memory. C equals the CPU backend's batch bit for bit.
+template <class S>
+void check_i8_lanes_batch(index_t m, index_t n, index_t k, Op op_a, Op op_b, index_t batch, bool a_broadcast, index_t gap,
+                          Homes homes) {
+  SCOPED_TRACE(::testing::Message() << batch << " x " << m << "x" << n << "x" << k << (op_a == Op::T ? " A^T" : "")
+                                    << (op_b == Op::T ? " B^T" : "") << (a_broadcast ? " A broadcast" : "") << " gap "
+                                    << gap << (homes.a_host ? " host A" : "") << (homes.c_host ? " host C" : ""));
+  std::mt19937_64 rng(std::uint64_t(batch * 7919 + m * 31 + n * 7 + k));
+  std::uniform_int_distribution<int> d(-128, 127);
+  const index_t ar = op_a == Op::N ? m : k, ac = op_a == Op::N ? k : m, br = op_b == Op::N ? k : n, bc = op_b == Op::N ? n : k;
+  const index_t stride_a = a_broadcast ? 0 : ar * ac + gap, stride_b = br * bc + gap, stride_c = m * n + gap;
+  std::vector<std::int8_t> a(std::size_t(a_broadcast ? ar * ac : batch * stride_a)), b(std::size_t(batch * stride_b));
+  for (auto& v : a) v = std::int8_t(d(rng));
+  for (auto& v : b) v = std::int8_t(d(rng));
+  for (std::size_t i = 0; i < a.size(); i += 5) a[i] = detail::i8_sentinel<S>();
+  std::vector<std::int32_t> want(std::size_t(batch * stride_c), 4242);  // the gaps keep 4242
+  std::vector<std::int32_t> got = want;
+  const auto av = row_major<const std::int8_t>(a.data(), ar, ac), bv = row_major<const std::int8_t>(b.data(), br, bc);
+  Context host_ctx;
+  host_ctx.backend = Backend::cpu;
+  gemm_batched<S>(host_ctx, op_a, av, stride_a, op_b, bv, stride_b, row_major(want.data(), m, n), stride_c, batch, 2);
+  Context device_ctx;
+  device_ctx.backend = Backend::cuda;
+  const DeviceCopy<std::int8_t> ad(a), bd(b);
+  const DeviceCopy<std::int32_t> cd(got);
+  const auto cv = row_major(got.data(), m, n);
+  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, op_a, homes.a_host ? av : ad.on_device(av), stride_a, op_b,
+                                             homes.b_host ? bv : bd.on_device(bv), stride_b,
+                                             homes.c_host ? cv : cd.on_device(cv), stride_c, batch, 2, S::zero()));
+  if (!homes.c_host) cd.to_host(got);
+  EXPECT_EQ(got, want);
+}
+
+TEST(CudaNarrow, Int8LanePairsInBatches) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using Max = MaxPlus<std::int32_t>;
+  using Min = MinPlus<std::int32_t>;
+  for (const Homes& h : {Homes{}, Homes{true, true, true}}) {
+    check_i8_lanes_batch<Max>(64, 64, 64, Op::N, Op::N, 3, false, 0, h);
+    check_i8_lanes_batch<Min>(33, 7, 129, Op::T, Op::N, 5, false, 9, h);
+    check_i8_lanes_batch<Max>(7, 129, 33, Op::N, Op::T, 4, true, 0, h);
+    check_i8_lanes_batch<Min>(129, 33, 1000, Op::T, Op::T, 2, true, 3, h);
+    check_i8_lanes_batch<Max>(1, 1, 1, Op::N, Op::N, 300, false, 1, h);
+  }
+}
+
+// The public batched call: every route gives the CPU backend's batch (the lanes on the CUDA
+// backend; with β ≠ 0̄ unchecked-C refusal aside, the i32 route), and bf16 operands too.
+TEST(CudaNarrow, BatchedNarrowOperands) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = MaxPlus<std::int32_t>;
+  const index_t m = 17, n = 9, k = 33, batch = 6;
+  std::mt19937_64 rng(8);
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::vector<std::int8_t> a(std::size_t(batch * m * k)), b(std::size_t(k * n));
+  for (auto& v : a) v = std::int8_t(d(rng));
+  for (auto& v : b) v = std::int8_t(d(rng));
+  std::vector<std::int32_t> c0(std::size_t(batch * m * n));
+  for (auto& v : c0) v = std::int32_t(d(rng));
+  std::vector<std::int32_t> want = c0;
+  Context host_ctx;
+  host_ctx.backend = Backend::cpu;
+  const auto av = row_major<const std::int8_t>(a.data(), m, k), bv = row_major<const std::int8_t>(b.data(), k, n);
+  gemm_batched<S>(host_ctx, Op::N, av, m * k, Op::N, bv, 0, row_major(want.data(), m, n), m * n, batch, 1, 3);
+  // β ≠ 0̄ with C checked: the i32 route, every member widened first.
+  const DeviceCopy<std::int8_t> ad(a), bd(b);
+  const DeviceCopy<std::int32_t> cd(c0);
+  Context ctx;
+  ctx.backend = Backend::cuda;
+  gemm_batched<S>(ctx, Op::N, ad.on_device(av), m * k, Op::N, bd.on_device(bv), 0, row_major(cd.ptr, m, n), m * n, batch, 1,
+                  3);
+  std::vector<std::int32_t> got(c0.size());
+  cd.to_host(got);
+  EXPECT_EQ(got, want);
+  // bf16 operands: the f32 batch of the widened values.
+  std::vector<bf16> x(std::size_t(batch * m * k)), y(std::size_t(batch * k * n));
+  std::uniform_real_distribution<float> u(-4, 4);
+  for (auto& v : x) v = to_bf16(u(rng));
+  for (auto& v : y) v = to_bf16(u(rng));
+  std::vector<float> fwant(std::size_t(batch * m * n)), fgot(fwant.size());
+  const auto xv = row_major<const bf16>(x.data(), m, k), yv = row_major<const bf16>(y.data(), k, n);
+  gemm_batched<MaxPlus<float>>(host_ctx, Op::N, xv, m * k, Op::N, yv, k * n, row_major(fwant.data(), m, n), m * n, batch);
+  const DeviceCopy<bf16> xd(x), yd(y);
+  const DeviceCopy<float> fd(fgot);
+  gemm_batched<MaxPlus<float>>(ctx, Op::N, xd.on_device(xv), m * k, Op::N, yd.on_device(yv), k * n,
+                               row_major(fd.ptr, m, n), m * n, batch);
+  fd.to_host(fgot);
+  EXPECT_EQ(fgot, fwant);
+}
+
 // Where the lanes cannot take the call it is left to the i32 route, untouched: the CPU backend, an
 // empty K, and C's old values without trust_inputs (the i32 route checks them).
 TEST(CudaNarrow, Int8LanePairsDeclineWhatTheyCannotTake) {
@@ -280,13 +372,13 @@ TEST(CudaNarrow, Int8LanePairsDeclineWhatTheyCannotTake) {
   Context cpu_ctx;
   cpu_ctx.backend = Backend::cpu;
   const auto a_dev = row_major<const std::int8_t>(ad.ptr, 3, 4), b_dev = row_major<const std::int8_t>(bd.ptr, 4, 3);
-  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, a_dev, Op::N, b_dev, row_major(cd.ptr, 3, 3), 0, 1));
-  EXPECT_FALSE(detail::i8_product_in_lanes<S>(cpu_ctx, Op::N, row_major<const std::int8_t>(a.data(), 3, 4), Op::N,
-                                              row_major<const std::int8_t>(b.data(), 4, 3), row_major(c.data(), 3, 3), 0,
-                                              S::zero()));
-  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, row_major<const std::int8_t>(ad.ptr, 3, 0), Op::N,
-                                              row_major<const std::int8_t>(bd.ptr, 0, 3), row_major(cd.ptr, 3, 3), 0,
-                                              S::zero()));
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, a_dev, 0, Op::N, b_dev, 0, row_major(cd.ptr, 3, 3), 0, 1, 0, 1));
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(cpu_ctx, Op::N, row_major<const std::int8_t>(a.data(), 3, 4), 0, Op::N,
+                                              row_major<const std::int8_t>(b.data(), 4, 3), 0, row_major(c.data(), 3, 3), 0,
+                                              1, 0, S::zero()));
+  EXPECT_FALSE(detail::i8_product_in_lanes<S>(ctx, Op::N, row_major<const std::int8_t>(ad.ptr, 3, 0), 0, Op::N,
+                                              row_major<const std::int8_t>(bd.ptr, 0, 3), 0, row_major(cd.ptr, 3, 3), 0, 1,
+                                              0, S::zero()));
   std::vector<std::int32_t> after(c.size());
   cd.to_host(after);
   EXPECT_EQ(after, c);

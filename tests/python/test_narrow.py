@@ -127,6 +127,25 @@ def test_int8_matrices_multiply_as_they_are_on_every_layout(semiring, shape, lay
     np.testing.assert_array_equal(got, want)
 
 
+# Batches of int8 operands take the same entry: broadcast leading dimensions (read with stride 0),
+# and batches that no single stride steps through (copied first).
+@pytest.mark.parametrize("semiring", ["max_plus", "min_plus"])
+@pytest.mark.parametrize("shapes", [((3, 7, 33), (3, 33, 5)), ((1, 7, 33), (4, 33, 129)), ((2, 1, 7, 33), (3, 33, 5)),
+                                    ((7, 33), (5, 33, 1)), ((0, 7, 33), (33, 5)), ((2, 3, 0, 4), (4, 6))])
+def test_int8_batches_multiply_as_they_are(semiring, shapes):
+    rng = np.random.default_rng(sum(map(sum, shapes)))
+    a, b = int8_operand(shapes[0], semiring, rng), int8_operand(shapes[1], semiring, rng)
+    got = ringmm.matmul(a, b, semiring)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, reference(semiring, wide_int8(a, semiring), wide_int8(b, semiring)))
+    # Members read down their columns (in place), and members with a column stride (copied first).
+    down_columns = np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
+    column_stride = np.repeat(a, 2, axis=-1)[..., ::2]
+    for view in (down_columns, column_stride):
+        np.testing.assert_array_equal(view, a)
+        np.testing.assert_array_equal(ringmm.matmul(view, b, semiring), got)
+
+
 def test_int8_matrices_are_refused_by_name():
     a = np.ones((3, 4), np.int8)
     with pytest.raises(ValueError, match="inner dimensions differ: op\\(a\\) is 3x4 but op\\(b\\) is 3x4"):
@@ -209,6 +228,18 @@ def test_int8_matrices_on_a_gpu(torch_cuda, semiring):
         np.testing.assert_array_equal(got.cpu().numpy(), want)
         np.testing.assert_array_equal(ringmm.matmul(tb.T, ta.T, semiring, alpha=-2).cpu().numpy(), want.T)
         np.testing.assert_array_equal(ringmm.matmul(a, b, semiring, alpha=-2, backend="cuda"), want)
+
+
+def test_int8_batches_on_a_gpu(torch_cuda):
+    torch = torch_cuda
+    rng = np.random.default_rng(21)
+    for shapes in [((64, 64, 64), (64, 64, 64)), ((1, 33, 1000), (5, 1000, 7)), ((4096, 16, 16), (16, 16)),
+                   ((3, 2, 129, 65), (2, 65, 33))]:
+        a, b = int8_operand(shapes[0], "min_plus", rng), int8_operand(shapes[1], "min_plus", rng)
+        want = reference("min_plus", wide_int8(a, "min_plus"), wide_int8(b, "min_plus"), alpha=np.int32(7))
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        np.testing.assert_array_equal(ringmm.matmul(ta, tb, "min_plus", alpha=7).cpu().numpy(), want)
+        np.testing.assert_array_equal(ringmm.matmul(a, b, "min_plus", alpha=7, backend="cuda"), want)
 
 
 # Nothing in the int8 call waits for the device or allocates outside torch: it replays in a CUDA graph.

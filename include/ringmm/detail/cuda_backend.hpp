@@ -46,16 +46,18 @@ void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inn
 void round_runs(NarrowElement type, const float* from, index_t outer, index_t inner, void* to, index_t ld,
                 void* stream);
 // i8 max-plus and min-plus as products of 16-bit lane pairs (narrow.hpp: i8_product_in_lanes;
-// `max_plus` picks the pair). The i8 matrix's element (r, c) at from[r·rs + c·cs] becomes a lane,
-// `sentinel` becoming the lanes' 0̄: with `pairs` false a rows × cols matrix of words whose two
-// lanes both hold the element (A); with `pairs` true rows × ⌈cols/2⌉ words holding columns 2q and
-// 2q + 1, the high lane past an odd `cols` 0̄ (B). Dense, row-major.
-void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs, bool pairs,
-                 std::int8_t sentinel, void* to, void* stream);
-// C(i, j) ← α ⊗ p ⊕ β ⊗ C(i, j) in the i32 pair, p the lane j mod 2 of word (i, ⌊j/2⌋) of the dense
-// row-major m × ⌈n/2⌉ lanes product, its 0̄ read as the i32 0̄; C(i, j) at c[i·c_rs + j·c_cs].
-void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, std::int32_t* c, index_t c_rs,
-                  index_t c_cs, std::int32_t alpha, std::int32_t beta, void* stream);
+// `max_plus` picks the pair), `batch` members at once. Member b's element (r, c) at
+// from[b·stride + r·rs + c·cs] becomes a lane, `sentinel` becoming the lanes' 0̄: with `pairs` false a
+// rows × cols matrix of words whose two lanes both hold the element (A); with `pairs` true rows ×
+// ⌈cols/2⌉ words holding columns 2q and 2q + 1, the high lane past an odd `cols` 0̄ (B). Dense,
+// row-major, the members one after another.
+void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs,
+                 index_t batch, index_t stride, bool pairs, std::int8_t sentinel, void* to, void* stream);
+// C_b(i, j) ← α ⊗ p ⊕ β ⊗ C_b(i, j) in the i32 pair, p the lane j mod 2 of word (i, ⌊j/2⌋) of member b
+// of the lanes product (dense, row-major m × ⌈n/2⌉ members one after another), its 0̄ read as the i32
+// 0̄; C_b(i, j) at c[b·c_stride + i·c_rs + j·c_cs].
+void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, index_t batch, std::int32_t* c, index_t c_rs,
+                  index_t c_cs, index_t c_stride, std::int32_t alpha, std::int32_t beta, void* stream);
 // `runs` runs of `run_bytes` bytes, `from_pitch` apart, copied into runs `to_pitch` apart, between
 // host and device memory either way (the lanes' host operands); a copy into host memory waits for
 // `stream`, so the host holds the values when it returns.

@@ -47,7 +47,7 @@ def main():
     args = parser.parse_args()
     records = []
     rng = np.random.default_rng(1)
-    for n in (int(s) for s in args.shapes.split(",")):
+    for n in (int(s) for s in args.shapes.split(",") if s):
         a = rng.integers(-128, 128, (n, n), dtype=np.int8)
         b = rng.integers(-128, 128, (n, n), dtype=np.int8)
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()

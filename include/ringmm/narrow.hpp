@@ -112,8 +112,11 @@ WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& 
   const bool on_device = on_cuda_device(v.data);
   const index_t members = stride == 0 ? 1 : batch;
   auto w = wide_buffer<element_t<S>>(ctx, v, on_device, name, members);
-  const Runs runs = runs_of(v);
-  for (index_t member = 0; member < members; ++member) {
+  Runs runs = runs_of(v);
+  // Members that follow each other at the runs' own pitch are widened as one matrix of their runs.
+  const bool even = members > 1 && stride == runs.outer * v.ld;
+  if (even) runs.outer *= members;
+  for (index_t member = 0; member < (even ? 1 : members); ++member) {
     const E* from = v.data + member * stride;
     element_t<S>* out = w.view.data + member * w.stride;
     if (on_device) {

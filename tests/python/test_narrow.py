@@ -127,23 +127,48 @@ def test_int8_matrices_multiply_as_they_are_on_every_layout(semiring, shape, lay
     np.testing.assert_array_equal(got, want)
 
 
-# Batches of int8 operands take the same entry: broadcast leading dimensions (read with stride 0),
-# and batches that no single stride steps through (copied first).
+def int8_entry(a, b, semiring, alpha=None, trans_a=False, trans_b=False, backend="auto"):
+    """The int8 entry called directly: ringmm.matmul takes it for batches of large members only."""
+    return ringmm._core.matmul_int8(a, b, semiring, alpha, trans_a, trans_b, backend, False)
+
+
+# Batches in the int8 entry: broadcast leading dimensions (read with stride 0), and batches that no
+# single stride steps through (copied first).
 @pytest.mark.parametrize("semiring", ["max_plus", "min_plus"])
 @pytest.mark.parametrize("shapes", [((3, 7, 33), (3, 33, 5)), ((1, 7, 33), (4, 33, 129)), ((2, 1, 7, 33), (3, 33, 5)),
                                     ((7, 33), (5, 33, 1)), ((0, 7, 33), (33, 5)), ((2, 3, 0, 4), (4, 6))])
 def test_int8_batches_multiply_as_they_are(semiring, shapes):
     rng = np.random.default_rng(sum(map(sum, shapes)))
     a, b = int8_operand(shapes[0], semiring, rng), int8_operand(shapes[1], semiring, rng)
-    got = ringmm.matmul(a, b, semiring)
+    got = int8_entry(a, b, semiring)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, reference(semiring, wide_int8(a, semiring), wide_int8(b, semiring)))
+    np.testing.assert_array_equal(ringmm.matmul(a, b, semiring), got)  # the widened route agrees
     # Members read down their columns (in place), and members with a column stride (copied first).
     down_columns = np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
     column_stride = np.repeat(a, 2, axis=-1)[..., ::2]
     for view in (down_columns, column_stride):
         np.testing.assert_array_equal(view, a)
-        np.testing.assert_array_equal(ringmm.matmul(view, b, semiring), got)
+        np.testing.assert_array_equal(int8_entry(view, b, semiring), got)
+
+
+# ringmm.matmul takes the int8 entry for matrices of any size and for batches of members of at least
+# 512³ updates, whose shapes alone decide (nothing is multiplied here).
+def test_which_int8_calls_take_the_int8_entry():
+    from ringmm import _narrow
+
+    def takes(a_shape, b_shape, trans_b=False, **kw):
+        a, b = np.empty(a_shape, np.int8), np.empty(b_shape, np.int8)
+        args = {"c": None, "out": None, "return_argmax": False, "beta": None, **kw}
+        return _narrow.takes_int8_entry(a, b, trans_b, **args)
+
+    assert takes((1, 1), (1, 1)) and takes((5000, 3), (3, 2))
+    assert takes((2, 512, 512), (512, 512)) and takes((2, 512, 512), (600, 512), trans_b=True)
+    assert not takes((2, 512, 512), (512, 511)) and not takes((4096, 64, 64), (4096, 64, 64))
+    assert not takes((3,), (3, 2)) and not takes((2, 2), (2, 2), c=np.zeros((2, 2), np.int32))
+    assert not takes((2, 2), (2, 2), return_argmax=True)
+    assert not _narrow.takes_int8_entry(np.empty((2, 2), np.int8), np.empty((2, 2), np.int32), False, None, None, False,
+                                        None)
 
 
 def test_int8_matrices_are_refused_by_name():
@@ -230,6 +255,8 @@ def test_int8_matrices_on_a_gpu(torch_cuda, semiring):
         np.testing.assert_array_equal(ringmm.matmul(a, b, semiring, alpha=-2, backend="cuda"), want)
 
 
+# Batches in the int8 entry on a GPU: every member in lane pairs at once, from torch tensors and
+# from host arrays on the CUDA backend.
 def test_int8_batches_on_a_gpu(torch_cuda):
     torch = torch_cuda
     rng = np.random.default_rng(21)
@@ -238,8 +265,8 @@ def test_int8_batches_on_a_gpu(torch_cuda):
         a, b = int8_operand(shapes[0], "min_plus", rng), int8_operand(shapes[1], "min_plus", rng)
         want = reference("min_plus", wide_int8(a, "min_plus"), wide_int8(b, "min_plus"), alpha=np.int32(7))
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-        np.testing.assert_array_equal(ringmm.matmul(ta, tb, "min_plus", alpha=7).cpu().numpy(), want)
-        np.testing.assert_array_equal(ringmm.matmul(a, b, "min_plus", alpha=7, backend="cuda"), want)
+        np.testing.assert_array_equal(int8_entry(ta, tb, "min_plus", alpha=7).cpu().numpy(), want)
+        np.testing.assert_array_equal(int8_entry(a, b, "min_plus", alpha=7, backend="cuda"), want)
 
 
 # Nothing in the int8 call waits for the device or allocates outside torch: it replays in a CUDA graph.

@@ -184,11 +184,38 @@ struct Homes {
   bool a_host = false, b_host = false, c_host = false;
 };
 
-// i8 max-plus and min-plus on the CUDA backend multiply as 16-bit lane pairs (narrow.hpp:
-// i8_product_in_lanes, called here directly so that the route is known to run): C equals the CPU
-// backend's i32 product bit for bit, for transposed, column-major and strided operands, odd N (the
-// last word's high lane is padding), α, β 0̄ or not, and operands in device or host memory; C's
-// padding is left alone.
+// An i8 operand of a lanes call: its op, its values, their view (from the first value) and its
+// batch stride.
+struct LanesOperand {
+  Op op;
+  const std::vector<std::int8_t>& values;
+  MatrixView<const std::int8_t> view;
+  index_t stride;
+};
+
+// The lanes call (narrow.hpp: i8_product_in_lanes, called directly so that the route is known to
+// run) with each operand where `homes` puts it, host memory or a device copy, into C (`c_values`,
+// viewed by `c` from its first value); C must then equal `want`.
+template <class S>
+void expect_lanes(Homes homes, const LanesOperand& a, const LanesOperand& b, std::vector<std::int32_t>& c_values,
+                  const MatrixView<std::int32_t>& c, index_t stride_c, index_t batch, std::int32_t alpha,
+                  std::int32_t beta, const std::vector<std::int32_t>& want) {
+  Context ctx;
+  ctx.backend = Backend::cuda;
+  ctx.trust_inputs = beta != S::zero();  // C's old values enter unchecked
+  const DeviceCopy<std::int8_t> ad(a.values), bd(b.values);
+  const DeviceCopy<std::int32_t> cd(c_values);
+  EXPECT_TRUE(detail::i8_product_in_lanes<S>(ctx, a.op, homes.a_host ? a.view : ad.on_device(a.view), a.stride, b.op,
+                                             homes.b_host ? b.view : bd.on_device(b.view), b.stride,
+                                             homes.c_host ? c : cd.on_device(c), stride_c, batch, alpha, beta));
+  if (!homes.c_host) cd.to_host(c_values);
+  EXPECT_EQ(c_values, want);
+}
+
+// i8 max-plus and min-plus on the CUDA backend multiply as 16-bit lane pairs (expect_lanes): C
+// equals the CPU backend's i32 product bit for bit, for transposed, column-major and strided
+// operands, odd N (the last word's high lane is padding), α, β 0̄ or not, and operands in device or
+// host memory; C's padding is left alone.
 template <class S> void check_i8_lanes(const Case& c, std::int32_t alpha, std::int32_t beta, Homes homes = {}) {
   SCOPED_TRACE(::testing::Message() << c.m << "x" << c.n << "x" << c.k << (c.op_a == Op::T ? " A^T" : "")
                                     << (c.op_b == Op::T ? " B^T" : "") << " pad " << c.pad << " alpha " << alpha
@@ -213,17 +240,8 @@ template <class S> void check_i8_lanes(const Case& c, std::int32_t alpha, std::i
   Context host_ctx;
   host_ctx.backend = Backend::cpu;
   gemm<S>(host_ctx, c.op_a, av, c.op_b, bv, padded(want.data(), c.m, c.n, Layout::row_major, c.pad), alpha, beta);
-  Context device_ctx;
-  device_ctx.backend = Backend::cuda;
-  device_ctx.trust_inputs = beta != S::zero();  // C's old values enter unchecked
-  const DeviceCopy<std::int8_t> ad(a), bd(b);
-  const DeviceCopy<std::int32_t> cd(got);
-  const auto cv = padded(got.data(), c.m, c.n, Layout::row_major, c.pad);
-  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, c.op_a, homes.a_host ? av : ad.on_device(av), 0, c.op_b,
-                                             homes.b_host ? bv : bd.on_device(bv), 0,
-                                             homes.c_host ? cv : cd.on_device(cv), 0, 1, alpha, beta));
-  if (!homes.c_host) cd.to_host(got);
-  EXPECT_EQ(got, want);
+  expect_lanes<S>(homes, {c.op_a, a, av, 0}, {c.op_b, b, bv, 0}, got, padded(got.data(), c.m, c.n, Layout::row_major, c.pad),
+                  0, 1, alpha, beta, want);
 }
 
 TEST(CudaNarrow, Int8MultipliesInLanePairs) {
@@ -289,16 +307,8 @@ void check_i8_lanes_batch(index_t m, index_t n, index_t k, Op op_a, Op op_b, ind
   Context host_ctx;
   host_ctx.backend = Backend::cpu;
   gemm_batched<S>(host_ctx, op_a, av, stride_a, op_b, bv, stride_b, row_major(want.data(), m, n), stride_c, batch, 2);
-  Context device_ctx;
-  device_ctx.backend = Backend::cuda;
-  const DeviceCopy<std::int8_t> ad(a), bd(b);
-  const DeviceCopy<std::int32_t> cd(got);
-  const auto cv = row_major(got.data(), m, n);
-  EXPECT_TRUE(detail::i8_product_in_lanes<S>(device_ctx, op_a, homes.a_host ? av : ad.on_device(av), stride_a, op_b,
-                                             homes.b_host ? bv : bd.on_device(bv), stride_b,
-                                             homes.c_host ? cv : cd.on_device(cv), stride_c, batch, 2, S::zero()));
-  if (!homes.c_host) cd.to_host(got);
-  EXPECT_EQ(got, want);
+  expect_lanes<S>(homes, {op_a, a, av, stride_a}, {op_b, b, bv, stride_b}, got, row_major(got.data(), m, n), stride_c,
+                  batch, 2, S::zero(), want);
 }
 
 TEST(CudaNarrow, Int8LanePairsInBatches) {

@@ -5,8 +5,9 @@ The rule is the C++ library's (include/ringmm/narrow.hpp): every narrow value wi
 product equals the product of the widened operands; int8 has its own 0̄ sentinel, -128 for max_plus
 (−∞) and 127 for min_plus (+∞), which widens to int32's (∓1073741823). Two int8 matrices, or
 batches of large members, with nothing added go to the C++ library as they are (takes_int8_entry),
-which on a GPU multiplies them as 16-bit lane pairs; other operands are widened by their own framework, on their own device (torch
-and cupy on the GPU too), into arrays as large as they are in float32 or int32.
+which on a GPU multiplies them as 16-bit lane pairs; other operands are widened by their own
+framework, on their own device (torch and cupy on the GPU too), into arrays as large as they are
+in float32 or int32.
 """
 
 from . import _core

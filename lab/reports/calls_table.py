@@ -94,9 +94,10 @@ def narrow_section(records, source):
         "## Narrow operands",
         "",
         f"From `{source}`: `ringmm bench --type f32,bf16,f16` and `--type i32,i8` (max-plus and min-plus, "
-        f"--reps 5) on device buffers, {cuda[0]['device'] if cuda else 'no device'}. The narrow operands are "
-        "widened on the device into f32 (i32) copies and the accumulator type's product runs on them "
-        "(ringmm/narrow.hpp); C is f32 (i32). 10¹² updates/s.",
+        f"--reps 5) on device buffers, {cuda[0]['device'] if cuda else 'no device'}. In that campaign's build the "
+        "narrow operands were widened on the device into f32 (i32) copies and the accumulator type's product ran on "
+        "them (ringmm/narrow.hpp); C is f32 (i32). i8 products have since run as 16-bit lane pairs: their rate is "
+        "in [shapes.md](shapes.md) (speed campaigns from k on) and the performance log. 10¹² updates/s.",
         "",
         "| semiring | shape | type | rate | accumulator type | its rate | ratio |",
         "| --- | --- | --- | ---: | --- | ---: | ---: |",

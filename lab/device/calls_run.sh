@@ -19,6 +19,9 @@
 #   narrow  cuda_narrow_test, then ringmm bench of bf16/f16 beside f32 and i8 beside i32 (8192^3, 4096^3)
 #   packab  lab/harnesses/i8_pack_ab.cu: the i8 lanes' packing and unpacking against a flat-index
 #           variant (batches of short rows, one large matrix); needs the build step's library
+#   largeab  lab/harnesses/large_kernel_ab.cu: the large kernel's tile variants on the sign-known and
+#            the generic f32 max-plus update (LARGEAB_EDGES: the squares), checked against the
+#            engine's tile and timed; needs no build step
 #   smallprofile  ncu of the small kernel at 1000^3 (what bounds the mid sizes)
 #   smallab  lab/harnesses/small_kernel_ab.cu (the small kernel's tile variants, checked against the
 #            default and timed), their SASS, ncu's stall reasons at 1000^3; needs no build step.
@@ -170,6 +173,13 @@ for step in "$@"; do
       note "ncu small_kernel 1000^3 rc=$?"
       grep -E "Issue Slots Busy|Issued Warp Per Scheduler|No Eligible|Stall|Executed Ipc A|ALU|FMA|Achieved Occupancy|Warp Cycles Per Issued" \
         "$res/ncu-small.csv" | awk -F'","' '{print $(NF-2) " = " $NF}' | tr -d '"' | head -24 | tee -a "$summary"
+      ;;
+    largeab)
+      nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$root/include" -o /tmp/large_ab \
+        "$root/lab/harnesses/large_kernel_ab.cu" > "$res/large_ab-build.log" 2>&1 &&
+        /tmp/large_ab ${LARGEAB_EDGES:-} > "$res/large_ab.log" 2>&1
+      note "large kernel A/B rc=$?"
+      tee -a "$summary" < "$res/large_ab.log"
       ;;
     smallab)
       # the small kernel's tile variants (lab/harnesses/small_kernel_ab.cu, nvcc alone: no build

@@ -22,6 +22,9 @@
 #   largeab  lab/harnesses/large_kernel_ab.cu: the large kernel's tile variants on the sign-known and
 #            the generic f32 max-plus update (LARGEAB_EDGES: the squares), checked against the
 #            engine's tile and timed; needs no build step
+#   largeprofile  ncu's stall reasons of the largeab launches numbered in LARGEPROFILE_LAUNCHES (at
+#                 one edge, variant v's generic launches start at 2·v·(reps + 1), its sign-known ones
+#                 reps + 1 later; 21 reps below 8192); needs the largeab step
 #   smallprofile  ncu of the small kernel at 1000^3 (what bounds the mid sizes)
 #   smallab  lab/harnesses/small_kernel_ab.cu (the small kernel's tile variants, checked against the
 #            default and timed), their SASS, ncu's stall reasons at 1000^3; needs no build step.
@@ -180,6 +183,16 @@ for step in "$@"; do
         /tmp/large_ab ${LARGEAB_EDGES:-} > "$res/large_ab.log" 2>&1
       note "large kernel A/B rc=$?"
       tee -a "$summary" < "$res/large_ab.log"
+      ;;
+    largeprofile)
+      for launch in ${LARGEPROFILE_LAUNCHES:-0 22}; do
+        timeout 120 ncu -k regex:gemm_kernel --launch-skip "$launch" -c 1 --metrics \
+          "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,gpu__time_duration.sum" \
+          /tmp/large_ab ${LARGEAB_EDGES:-4096} > "$res/ncu-large-$launch.txt" 2>&1
+        note "ncu launch $launch rc=$?: $(grep -E '^\s+(smsp__inst_executed.sum|smsp__issue_active|sm__warps_active|sm__inst_executed_pipe|gpu__time)' "$res/ncu-large-$launch.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+        grep -E "stalled_" "$res/ncu-large-$launch.txt" | awk '{v=$NF; if (v+0 >= 0.1) {sub("smsp__average_warps_issue_stalled_",""); sub("_per_issue_active.ratio",""); printf "%s=%s ", $1, v}}' | tee -a "$summary"
+        echo | tee -a "$summary"
+      done
       ;;
     smallab)
       # the small kernel's tile variants (lab/harnesses/small_kernel_ab.cu, nvcc alone: no build

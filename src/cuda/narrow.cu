@@ -88,25 +88,63 @@ __global__ void round_kernel(NarrowElement type, const float* from, index_t oute
 template <bool MaxPlusPair> using I32Pair = std::conditional_t<MaxPlusPair, MaxPlus<std::int32_t>, MinPlus<std::int32_t>>;
 template <bool MaxPlusPair> using LanesPair = std::conditional_t<MaxPlusPair, MaxPlus<i16x2>, MinPlus<i16x2>>;
 
-// Member b of the batch (`stride` elements apart in `from`) is written dense, rows × words apart;
-// the grid's rows walk the members' rows one after another.
+// Flat grid-stride walks: every thread of the grid has work however short the rows are (batches
+// of 64-byte rows left three quarters of a row-per-block grid idle).
+__device__ index_t flat_first() { return index_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ index_t flat_step() { return index_t(gridDim.x) * blockDim.x; }
+
+// N words (or i32 values) stored with one vector store.
+template <class T, int N> struct alignas(sizeof(T) * N) Group {
+  T v[N];
+};
+
+template <bool MaxPlusPair> __device__ std::int16_t to_lane(std::int8_t x, std::int8_t sentinel) {
+  return x == sentinel ? LanesPair<MaxPlusPair>::zero().lo : std::int16_t(x);
+}
+
+// Member b of the batch (`stride` elements apart in `from`) is written dense, rows × words apart, so
+// output word g of the walk is to[g]: one word a thread, any layout.
 template <bool MaxPlusPair>
 __global__ void i8_lanes_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs,
                                 index_t batch, index_t stride, bool pairs, std::int8_t sentinel, i16x2* to) {
   const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
-  const index_t words = pairs ? (cols + 1) / 2 : cols;
-  for (index_t br = blockIdx.y; br < batch * rows; br += gridDim.y) {
-    const index_t member = br / rows, r = br % rows;
-    const std::int8_t* row = from + member * stride + r * rs;
-    auto lane = [&](index_t c) {
-      const std::int8_t x = row[c * cs];
-      return x == sentinel ? zero : std::int16_t(x);
-    };
-    for (index_t w = index_t(blockIdx.x) * blockDim.x + threadIdx.x; w < words; w += index_t(gridDim.x) * blockDim.x) {
-      i16x2 out;
-      if (pairs) out.lo = lane(2 * w), out.hi = 2 * w + 1 < cols ? lane(2 * w + 1) : zero;
-      else out.lo = out.hi = lane(w);
-      to[br * words + w] = out;
+  const index_t words = pairs ? (cols + 1) / 2 : cols, total = batch * rows * words;
+  for (index_t g = flat_first(); g < total; g += flat_step()) {
+    const index_t row = g / words, w = g % words;
+    const std::int8_t* line = from + row / rows * stride + row % rows * rs;
+    i16x2 out;
+    if (pairs) {
+      out.lo = to_lane<MaxPlusPair>(line[2 * w * cs], sentinel);
+      out.hi = 2 * w + 1 < cols ? to_lane<MaxPlusPair>(line[(2 * w + 1) * cs], sentinel) : zero;
+    } else {
+      out.lo = out.hi = to_lane<MaxPlusPair>(line[w * cs], sentinel);
+    }
+    to[g] = out;
+  }
+}
+
+// The same for rows of whole 4-byte quads (cs = 1, cols % 4 = 0, every row 4-byte aligned), the
+// layout of dense row-major operands: one 4-byte load a thread and one vector store of its four
+// words (A) or two (B). Quad g of the walk lands at word 4g (A) or 2g (B).
+template <bool MaxPlusPair>
+__global__ void i8_lanes_quads_kernel(const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t batch,
+                                      index_t stride, bool pairs, std::int8_t sentinel, i16x2* to) {
+  const index_t quads = cols / 4, total = batch * rows * quads;
+  for (index_t g = flat_first(); g < total; g += flat_step()) {
+    const index_t row = g / quads, q = g % quads;
+    const auto bits = *reinterpret_cast<const std::uint32_t*>(from + row / rows * stride + row % rows * rs + 4 * q);
+    std::int16_t v[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) v[e] = to_lane<MaxPlusPair>(std::int8_t(bits >> (8 * e)), sentinel);
+    if (pairs) {
+      Group<i16x2, 2> out;
+      out.v[0].lo = v[0], out.v[0].hi = v[1], out.v[1].lo = v[2], out.v[1].hi = v[3];
+      reinterpret_cast<Group<i16x2, 2>*>(to)[g] = out;
+    } else {
+      Group<i16x2, 4> out;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) out.v[e].lo = out.v[e].hi = v[e];
+      reinterpret_cast<Group<i16x2, 4>*>(to)[g] = out;
     }
   }
 }
@@ -152,21 +190,40 @@ __global__ void i8_lanes_tiled_kernel(const std::int8_t* from, index_t rows, ind
   }
 }
 
-// The product's members are dense (m × words apart), C's `c_stride` apart.
+// The product's members are dense (m × words apart), C's `c_stride` apart; one output a thread.
 template <bool MaxPlusPair>
 __global__ void lanes_to_i32_kernel(const i16x2* product, index_t m, index_t n, index_t batch, std::int32_t* c,
                                     index_t c_rs, index_t c_cs, index_t c_stride, std::int32_t alpha, std::int32_t beta) {
   using S = I32Pair<MaxPlusPair>;
   const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
-  const index_t words = (n + 1) / 2;
-  for (index_t bi = blockIdx.y; bi < batch * m; bi += gridDim.y) {
-    const index_t member = bi / m, i = bi % m;
-    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += index_t(gridDim.x) * blockDim.x) {
-      const i16x2 word = product[bi * words + j / 2];
-      const std::int16_t v = j % 2 == 0 ? word.lo : word.hi;
-      std::int32_t* out = c + member * c_stride + i * c_rs + j * c_cs;
-      *out = semiring_traits<S>::epilogue(alpha, v == zero ? S::zero() : std::int32_t(v), beta, out);
-    }
+  const index_t words = (n + 1) / 2, total = batch * m * n;
+  for (index_t g = flat_first(); g < total; g += flat_step()) {
+    const index_t row = g / n, j = g % n;
+    const i16x2 word = product[row * words + j / 2];
+    const std::int16_t v = j % 2 == 0 ? word.lo : word.hi;
+    std::int32_t* out = c + row / m * c_stride + row % m * c_rs + j * c_cs;
+    *out = semiring_traits<S>::epilogue(alpha, v == zero ? S::zero() : std::int32_t(v), beta, out);
+  }
+}
+
+// The same for C of rows of whole quads (c_cs = 1, n % 4 = 0, every row 16-byte aligned): two words
+// read and four outputs written a thread, quad g from words 2g and 2g + 1.
+template <bool MaxPlusPair>
+__global__ void lanes_to_i32_quads_kernel(const i16x2* product, index_t m, index_t n, index_t batch, std::int32_t* c,
+                                          index_t c_rs, index_t c_stride, std::int32_t alpha, std::int32_t beta) {
+  using S = I32Pair<MaxPlusPair>;
+  const std::int16_t zero = LanesPair<MaxPlusPair>::zero().lo;
+  const index_t quads = n / 4, total = batch * m * quads;
+  for (index_t g = flat_first(); g < total; g += flat_step()) {
+    const index_t row = g / quads, q = g % quads;
+    const Group<i16x2, 2> words = reinterpret_cast<const Group<i16x2, 2>*>(product)[g];
+    const std::int16_t v[4] = {words.v[0].lo, words.v[0].hi, words.v[1].lo, words.v[1].hi};
+    std::int32_t* out = c + row / m * c_stride + row % m * c_rs + 4 * q;
+    Group<std::int32_t, 4> values;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      values.v[e] = semiring_traits<S>::epilogue(alpha, v[e] == zero ? S::zero() : std::int32_t(v[e]), beta, out + e);
+    *reinterpret_cast<Group<std::int32_t, 4>*>(out) = values;
   }
 }
 
@@ -178,6 +235,13 @@ dim3 runs_grid(index_t outer, index_t inner) {
   return dim3(unsigned(std::max<index_t>(across, 1)), unsigned(std::min<index_t>(outer, 65535)));
 }
 
+// A flat walk's grid over `items`: up to 32 blocks an SM, each thread then taking items a grid apart.
+unsigned flat_grid(index_t items) {
+  return unsigned(std::clamp<index_t>((items + threads - 1) / threads, 1, index_t(32) * multiprocessor_count()));
+}
+
+bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
+
 }  // namespace
 
 void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inner, index_t ld, void* to,
@@ -185,8 +249,7 @@ void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inn
   if (outer <= 0 || inner <= 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   const index_t element_bytes = type == NarrowElement::i8 ? 1 : 2, per_group = 16 / element_bytes;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(from) % 16 == 0 && reinterpret_cast<std::uintptr_t>(to) % 16 == 0;
-  if (aligned && inner % per_group == 0 && (ld * element_bytes) % 16 == 0) {
+  if (aligned(from, 16) && aligned(to, 16) && inner % per_group == 0 && (ld * element_bytes) % 16 == 0) {
     const index_t groups = inner / per_group;
     const dim3 grid = runs_grid(outer, groups);
     if (type == NarrowElement::i8)
@@ -222,7 +285,18 @@ void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t c
     check_launch("i8_lanes_tiled_kernel");
     return;
   }
-  const dim3 grid = runs_grid(batch * rows, pairs ? (cols + 1) / 2 : cols);
+  const bool quads = cs == 1 && cols % 4 == 0 && aligned(from, 4) && aligned(to, 16) && (rows == 1 || rs % 4 == 0) &&
+                     (batch == 1 || stride % 4 == 0);
+  if (quads) {
+    const unsigned grid = flat_grid(batch * rows * (cols / 4));
+    if (max_plus)
+      i8_lanes_quads_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, batch, stride, pairs, sentinel, words);
+    else
+      i8_lanes_quads_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, batch, stride, pairs, sentinel, words);
+    check_launch("i8_lanes_quads_kernel");
+    return;
+  }
+  const unsigned grid = flat_grid(batch * rows * (pairs ? (cols + 1) / 2 : cols));
   if (max_plus) i8_lanes_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, batch, stride, pairs, sentinel, words);
   else i8_lanes_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, batch, stride, pairs, sentinel, words);
   check_launch("i8_lanes_kernel");
@@ -233,7 +307,18 @@ void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, inde
   if (m <= 0 || n <= 0 || batch <= 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   const auto* words = static_cast<const i16x2*>(product);
-  const dim3 grid = runs_grid(batch * m, n);
+  const bool quads = c_cs == 1 && n % 4 == 0 && aligned(c, 16) && aligned(product, 8) && (m == 1 || c_rs % 4 == 0) &&
+                     (batch == 1 || c_stride % 4 == 0);
+  if (quads) {
+    const unsigned grid = flat_grid(batch * m * (n / 4));
+    if (max_plus)
+      lanes_to_i32_quads_kernel<true><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_stride, alpha, beta);
+    else
+      lanes_to_i32_quads_kernel<false><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_stride, alpha, beta);
+    check_launch("lanes_to_i32_quads_kernel");
+    return;
+  }
+  const unsigned grid = flat_grid(batch * m * n);
   if (max_plus) lanes_to_i32_kernel<true><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_cs, c_stride, alpha, beta);
   else lanes_to_i32_kernel<false><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_cs, c_stride, alpha, beta);
   check_launch("lanes_to_i32_kernel");

@@ -321,7 +321,37 @@ TEST(CudaNarrow, Int8LanePairsInBatches) {
     check_i8_lanes_batch<Max>(7, 129, 33, Op::N, Op::T, 4, true, 0, h);
     check_i8_lanes_batch<Min>(129, 33, 1000, Op::T, Op::T, 2, true, 3, h);
     check_i8_lanes_batch<Max>(1, 1, 1, Op::N, Op::N, 300, false, 1, h);
+    check_i8_lanes_batch<Min>(32, 64, 16, Op::N, Op::N, 6, false, 4, h);  // rows of whole quads, gaps between members
   }
+}
+
+// Rows of whole quads that start off a 4-byte boundary (views from the second byte) are packed a
+// byte at a time, and C's rows off a 16-byte boundary are written an element at a time: the
+// vector loads and stores would fault there.
+TEST(CudaNarrow, Int8LanePairsOffVectorBoundaries) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = MaxPlus<std::int32_t>;
+  const index_t m = 8, n = 16, k = 12;
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::vector<std::int8_t> a(std::size_t(1 + m * k)), b(std::size_t(1 + k * n));
+  for (auto& v : a) v = std::int8_t(d(rng));
+  for (auto& v : b) v = std::int8_t(d(rng));
+  std::vector<std::int32_t> want(std::size_t(1 + m * n), 7);
+  std::vector<std::int32_t> got = want;
+  Context host_ctx;
+  host_ctx.backend = Backend::cpu;
+  gemm<S>(host_ctx, Op::N, row_major<const std::int8_t>(a.data() + 1, m, k), Op::N,
+          row_major<const std::int8_t>(b.data() + 1, k, n), row_major(want.data() + 1, m, n), 2);
+  const DeviceCopy<std::int8_t> ad(a), bd(b);
+  const DeviceCopy<std::int32_t> cd(got);
+  Context ctx;
+  ctx.backend = Backend::cuda;
+  EXPECT_TRUE(detail::i8_product_in_lanes<S>(ctx, Op::N, row_major<const std::int8_t>(ad.ptr + 1, m, k), 0, Op::N,
+                                             row_major<const std::int8_t>(bd.ptr + 1, k, n), 0,
+                                             row_major(cd.ptr + 1, m, n), 0, 1, 2, S::zero()));
+  cd.to_host(got);
+  EXPECT_EQ(got, want);
 }
 
 // The public batched call: every route gives the CPU backend's batch (the lanes on the CUDA

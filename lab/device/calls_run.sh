@@ -17,8 +17,6 @@
 #              instruction sections of the generic and the sign-known kernel
 #   breakdown  lab/harnesses/call_cost.cu: the host time of each step of a small call
 #   narrow  cuda_narrow_test, then ringmm bench of bf16/f16 beside f32 and i8 beside i32 (8192^3, 4096^3)
-#   packab  lab/harnesses/i8_pack_ab.cu: the i8 lanes' packing and unpacking against a flat-index
-#           variant (batches of short rows, one large matrix); needs the build step's library
 #   largeab  lab/harnesses/large_kernel_ab.cu: the large kernel's tile variants on the sign-known and
 #            the generic f32 max-plus update (LARGEAB_EDGES: the squares), checked against the
 #            engine's tile and timed; needs no build step
@@ -125,13 +123,6 @@ for step in "$@"; do
         note "bench f32 ${flag:-generic data} rc=$?"
         grep -E "^\[" "$res/sign${flag:+-known}.log" | cut -c1-200 | tee -a "$summary"
       done
-      ;;
-    packab)
-      nvcc -std=c++20 --expt-relaxed-constexpr -O3 -arch=sm_90a -I "$root/include" -I "$build/include" \
-        "$root/lab/harnesses/i8_pack_ab.cu" "$build/src/libringmm.a" -Xcompiler -fopenmp -lgomp -ldl \
-        -o /tmp/i8_pack_ab > "$res/i8_pack_ab-build.log" 2>&1 && /tmp/i8_pack_ab > "$res/i8_pack_ab.log" 2>&1
-      note "i8 pack A/B rc=$?"
-      cat "$res/i8_pack_ab.log" | tee -a "$summary"
       ;;
     narrow)
       "$build/tests/cuda/cuda_narrow_test" --gtest_brief=1 > "$res/narrow-test.log" 2>&1

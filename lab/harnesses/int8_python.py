@@ -4,9 +4,7 @@ torch tensors on the GPU and numpy arrays on the CUDA backend. Each result is ch
 other route's before it is timed.
 
 Usage: python3 lab/harnesses/int8_python.py [--shapes 8192,4096,2048,1000] [--batches 4096x64,64x512]
-                                            [--reps 5] [--member-threshold 0] [--out F.jsonl]
---member-threshold replaces _narrow.INT8_BATCH_MEMBER_UPDATES, the member size from which ringmm.matmul
-gives int8 batches to the int8 entry; the default, 0, times the entry on every batch.
+                                            [--reps 5] [--out F.jsonl]
 Prints one line a case, 10¹² updates/s (the median of --reps calls, each waited for), and writes
 them as JSON lines to --out.
 """
@@ -45,10 +43,8 @@ def main():
     parser.add_argument("--shapes", default="8192,4096,2048,1000")
     parser.add_argument("--batches", default="4096x64,64x512", help="members x n: batches of n³ products")
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--member-threshold", type=int, default=0)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    _narrow.INT8_BATCH_MEMBER_UPDATES = args.member_threshold
     records = []
     rng = np.random.default_rng(1)
     for n in (int(s) for s in args.shapes.split(",") if s):

@@ -14,8 +14,8 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
         bfloat16 and float16 operands multiply in float32, int8 operands in int32 (max_plus and
         min_plus, where -128 is −∞ and 127 is +∞ respectively): the result is float32 (int32),
         or rounded back (to nearest, ties to even) into an out of the operands' float type.
-        Two int8 matrices, or batches of members of at least 512³ updates, without c, out or
-        return_argmax, go to the C++ library as they are; on a GPU, from host arrays too, they
+        int8 matrices and batches of them without c, out or return_argmax go to the C++
+        library as they are; on a GPU, from host arrays too, they
         multiply as 16-bit lane pairs. Other narrow operands are widened first, by their own
         framework and on their own device.
         Their last two dimensions are matrices; leading dimensions broadcast as in numpy.matmul,
@@ -52,7 +52,7 @@ def matmul(a, b, semiring="max_plus", *, c=None, alpha=None, beta=None, trans_a=
     # reaches python/ringmm/_frameworks.py only for what the caller's framework must do itself.
     if not (_narrow.is_narrow(a) or _narrow.is_narrow(b)):
         return _entry(a, b, semiring, c, alpha, beta, trans_a, trans_b, out, return_argmax, backend, trust_inputs)
-    if _narrow.takes_int8_entry(a, b, trans_b, c, out, return_argmax, beta):
+    if _narrow.takes_int8_entry(a, b, c, out, return_argmax, beta):
         return _core.matmul_int8(a, b, semiring, alpha, trans_a, trans_b, backend, trust_inputs)
     a, b, c = _narrow.widen(a, semiring, "a"), _narrow.widen(b, semiring, "b"), _narrow.widen(c, semiring, "c")
     if out is None or _narrow.dtype_name(out) not in _narrow.FLOAT_NARROW:

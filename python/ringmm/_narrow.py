@@ -3,8 +3,8 @@ operands multiply in float32, int8 in int32.
 
 The rule is the C++ library's (include/ringmm/narrow.hpp): every narrow value widens exactly, so the
 product equals the product of the widened operands; int8 has its own 0̄ sentinel, -128 for max_plus
-(−∞) and 127 for min_plus (+∞), which widens to int32's (∓1073741823). Two int8 matrices, or
-batches of large members, with nothing added go to the C++ library as they are (takes_int8_entry),
+(−∞) and 127 for min_plus (+∞), which widens to int32's (∓1073741823). int8 matrices and batches
+of them with nothing added go to the C++ library as they are (takes_int8_entry),
 which on a GPU multiplies them as 16-bit lane pairs; other operands are widened by their own
 framework, on their own device (torch and cupy on the GPU too), into arrays as large as they are
 in float32 or int32.
@@ -33,26 +33,13 @@ def is_narrow(x):
     return dtype_name(x) in FLOAT_NARROW + ("int8",)
 
 
-# The smallest member of an int8 batch (M·N·K) that the C++ int8 gemm multiplies faster than the
-# framework's int32 copies do: on an H200, batches of 256³ members ran at 0.92× the int32 route
-# and of 512³ at 1.20× (lab/results/calls/2026-11-29-h200-int8-batches.log).
-INT8_BATCH_MEMBER_UPDATES = 512**3
-
-
-def takes_int8_entry(a, b, trans_b, c, out, return_argmax, beta):
-    """Whether ringmm.matmul gives a and b to the C++ library's int8 gemm (_core.matmul_int8): two
-    int8 matrices, or batches of members of at least INT8_BATCH_MEMBER_UPDATES, nothing added (c,
-    beta), a new result (out) and no k_star."""
-    if not (dtype_name(a) == "int8" and dtype_name(b) == "int8" and c is None and beta is None and out is None
-            and not return_argmax):
-        return False
-    a_dims, b_dims = getattr(a, "ndim", 0), getattr(b, "ndim", 0)
-    if a_dims < 2 or b_dims < 2:
-        return False
-    if a_dims == 2 and b_dims == 2:
-        return True
-    n = b.shape[-2] if trans_b else b.shape[-1]
-    return a.shape[-2] * a.shape[-1] * n >= INT8_BATCH_MEMBER_UPDATES
+def takes_int8_entry(a, b, c, out, return_argmax, beta):
+    """Whether ringmm.matmul gives a and b to the C++ library's int8 gemm (_core.matmul_int8): int8
+    matrices or batches of them (on an H200 it ran 1.7–1.9× the framework's int32 copies from
+    batches of 64³ members to single 8192³ products: lab/results/calls/2026-11-29-h200-i8-flat.log),
+    nothing added (c, beta), a new result (out) and no k_star."""
+    return (dtype_name(a) == "int8" and dtype_name(b) == "int8" and c is None and beta is None and out is None
+            and not return_argmax and getattr(a, "ndim", 0) >= 2 and getattr(b, "ndim", 0) >= 2)
 
 
 def widen(x, semiring, name):

@@ -104,8 +104,8 @@ nb::object matmul_entry(nb::handle a_object, nb::handle b_object, nb::handle sem
 // ---- ringmm.matmul of int8 operands --------------------------------------------------------------
 // The C++ library's i8 gemm (ringmm/narrow.hpp) reads int8 operands as they are: on the CUDA backend
 // they multiply as 16-bit lane pairs, twice the int32 product's rate at large sizes, every member of
-// a batch at once, and host arrays go up as bytes. ringmm.matmul takes this entry for two int8
-// matrices, or batches of large members, without c, out or return_argmax (python/ringmm/_narrow.py:
+// a batch at once, and host arrays go up as bytes. ringmm.matmul takes this entry for int8
+// matrices and batches of them without c, out or return_argmax (python/ringmm/_narrow.py:
 // takes_int8_entry); every other int8 call is widened by its framework.
 
 nb::object matmul_int8_entry(nb::handle a_object, nb::handle b_object, nb::handle semiring, nb::handle alpha_object,

@@ -128,7 +128,7 @@ def test_int8_matrices_multiply_as_they_are_on_every_layout(semiring, shape, lay
 
 
 def int8_entry(a, b, semiring, alpha=None, trans_a=False, trans_b=False, backend="auto"):
-    """The int8 entry called directly: ringmm.matmul takes it for batches of large members only."""
+    """The int8 entry called directly, with the arguments that ringmm.matmul never gives it (alpha)."""
     return ringmm._core.matmul_int8(a, b, semiring, alpha, trans_a, trans_b, backend, False)
 
 
@@ -143,7 +143,7 @@ def test_int8_batches_multiply_as_they_are(semiring, shapes):
     got = int8_entry(a, b, semiring)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, reference(semiring, wide_int8(a, semiring), wide_int8(b, semiring)))
-    np.testing.assert_array_equal(ringmm.matmul(a, b, semiring), got)  # the widened route agrees
+    np.testing.assert_array_equal(ringmm.matmul(a, b, semiring), got)  # ringmm.matmul takes the entry
     # Members read down their columns (in place), and members with a column stride (copied first).
     down_columns = np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
     column_stride = np.repeat(a, 2, axis=-1)[..., ::2]
@@ -152,23 +152,23 @@ def test_int8_batches_multiply_as_they_are(semiring, shapes):
         np.testing.assert_array_equal(int8_entry(view, b, semiring), got)
 
 
-# ringmm.matmul takes the int8 entry for matrices of any size and for batches of members of at least
-# 512³ updates, whose shapes alone decide (nothing is multiplied here).
+# ringmm.matmul takes the int8 entry for int8 matrices and batches of any size with nothing added,
+# which the arguments alone decide (nothing is multiplied here).
 def test_which_int8_calls_take_the_int8_entry():
     from ringmm import _narrow
 
-    def takes(a_shape, b_shape, trans_b=False, **kw):
+    def takes(a_shape, b_shape, **kw):
         a, b = np.empty(a_shape, np.int8), np.empty(b_shape, np.int8)
         args = {"c": None, "out": None, "return_argmax": False, "beta": None, **kw}
-        return _narrow.takes_int8_entry(a, b, trans_b, **args)
+        return _narrow.takes_int8_entry(a, b, **args)
 
     assert takes((1, 1), (1, 1)) and takes((5000, 3), (3, 2))
-    assert takes((2, 512, 512), (512, 512)) and takes((2, 512, 512), (600, 512), trans_b=True)
-    assert not takes((2, 512, 512), (512, 511)) and not takes((4096, 64, 64), (4096, 64, 64))
-    assert not takes((3,), (3, 2)) and not takes((2, 2), (2, 2), c=np.zeros((2, 2), np.int32))
+    assert takes((2, 512, 512), (512, 512)) and takes((4096, 64, 64), (4096, 64, 64)) and takes((7, 1, 2), (3, 2, 5))
+    assert not takes((3,), (3, 2)) and not takes((2, 2), (2,))
+    assert not takes((2, 2), (2, 2), c=np.zeros((2, 2), np.int32)) and not takes((2, 2), (2, 2), beta=0)
+    assert not takes((2, 2), (2, 2), out=np.zeros((2, 2), np.int32))
     assert not takes((2, 2), (2, 2), return_argmax=True)
-    assert not _narrow.takes_int8_entry(np.empty((2, 2), np.int8), np.empty((2, 2), np.int32), False, None, None, False,
-                                        None)
+    assert not _narrow.takes_int8_entry(np.empty((2, 2), np.int8), np.empty((2, 2), np.int32), None, None, False, None)
 
 
 def test_int8_matrices_are_refused_by_name():

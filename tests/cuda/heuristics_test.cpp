@@ -115,14 +115,28 @@ TEST(ChooseBorder, CopiesScaleWithElementSizeAndCopiedC) {
 
 TEST(SplitsFringe, OnlyPadModeWithARaggedEdgeAndAWholeTile) {
   const ConfigInfo& big = config_info(candidate(128));
-  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(4097, 4097, 4097)));
-  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(4096, 130, 7)));
-  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(4096, 4096, 4097)));  // K does not matter
-  EXPECT_FALSE(splits_fringe(big, Border::predicate, shape(4097, 4097, 4097)));
-  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(127, 4097, 64)));  // no whole tile of rows
+  const index_t slots = sms * 2;
+  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(4097, 4097, 4097), slots));
+  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(4096, 130, 7, 5), slots));  // 5 · 64 padded tiles, 5 · 32 whole
+  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(4096, 4096, 4097), slots));  // K does not matter
+  EXPECT_FALSE(splits_fringe(big, Border::predicate, shape(4097, 4097, 4097), slots));
+  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(127, 4097, 64), slots));  // no whole tile of rows
   Workload syrk = shape(4097, 4097, 64);
   syrk.symmetric = true;
-  EXPECT_FALSE(splits_fringe(big, Border::pad, syrk));
+  EXPECT_FALSE(splits_fringe(big, Border::pad, syrk, slots));
+}
+
+TEST(SplitsFringe, OnlyWhereWholeTilesWouldAddAWave) {
+  const ConfigInfo& big = config_info(candidate(128));
+  // 4097³: 33² = 1089 padded tiles are 5 waves of 264 slots, the 32² = 1024 whole ones 4.
+  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(4097, 4097, 4097), 264));
+  // 2000³: 16² = 256 padded tiles fit the one wave that the 15² = 225 whole ones take...
+  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(2000, 2000, 2000), 264));
+  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(4096, 130, 7), 264));
+  // ...but not on a GPU of 240 slots, and batches count their members' tiles.
+  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(2000, 2000, 2000), 240));
+  EXPECT_FALSE(splits_fringe(big, Border::pad, shape(2000, 2000, 64, 2), 264));  // 512 padded, 450 whole: 2 waves each
+  EXPECT_TRUE(splits_fringe(big, Border::pad, shape(2000, 2000, 64, 8), 264));   // 2048 padded: 8 waves; 1800 whole: 7
 }
 
 // ---- configuration --------------------------------------------------------------------------

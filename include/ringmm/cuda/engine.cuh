@@ -336,7 +336,8 @@ const unsigned* scan_signs(const Staged<S>& s, const detail::Problem<S>& p, Devi
 // The kernel route: pad or predicate, launch, and copy a padded C out.
 template <class S>
 void run_kernels(ConfigId id, Border border, Staged<S>& s, const detail::Problem<S>& p, cudaStream_t stream) {
-  const bool split = splits_fringe(config_info(id), border, workload_of(p));
+  const bool split =
+      splits_fringe(config_info(id), border, workload_of(p), index_t(multiprocessor_count()) * resident_blocks<S>(id));
   DeviceBuffer<unsigned> known;
   const unsigned* sign_known_word = scan_signs<S>(s, p, known, stream);
   DeviceBuffer<element_t<S>> c_padded;

@@ -31,13 +31,21 @@ template <class S> Workload workload_of(const detail::Problem<S>& p) {
   return {p.m(), p.n(), p.k(), p.batch, p.symmetric, sizeof(element_t<S>), std::is_same_v<S, PlusTimes<float>>};
 }
 
-// Pad mode splits off the ragged last block row and column when M, N are at least one tile: the
-// interior runs branch-free on whole tiles and the fringe runs, concurrently on a second stream,
-// as a predicated product of fringe_config() on the same packed operands. Rounding 4097 up to 33
-// tiles of 128 would otherwise add a whole wave of blocks.
-inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& w) {
-  return border == Border::pad && !w.symmetric && w.m >= cfg.bm && w.n >= cfg.bn &&
-         (w.m % cfg.bm != 0 || w.n % cfg.bn != 0);
+// Pad mode splits off the ragged last block row and column when M, N are at least one tile and
+// rounding them up to whole tiles would add a wave of blocks (`slots`: the blocks the GPU holds at
+// once): the interior runs branch-free on whole tiles and the fringe runs, concurrently on a second
+// stream, as a predicated product of fringe_config() on the same packed operands. 4097³ on 128×128
+// tiles: 1089 padded tiles take 5 waves of 264 slots, the 1024 whole ones 4. Where the padded tiles
+// fit in the whole tiles' waves, padding everything runs no longer and leaves no fringe to finish
+// beside the interior: 2000³ on 128×128 tiles runs 256 padded tiles in one wave, where the split
+// ran 225 and a fringe of 124 small blocks in the slots left (8.95 against 9.36 for the published
+// kernel on an H200, lab/results/calls/2026-11-29-h200-i8-flat.log).
+inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& w, index_t slots) {
+  if (border != Border::pad || w.symmetric || w.m < cfg.bm || w.n < cfg.bn || (w.m % cfg.bm == 0 && w.n % cfg.bn == 0))
+    return false;
+  const index_t whole = (w.m / cfg.bm) * (w.n / cfg.bn) * w.batch;
+  const index_t padded = ceil_div(w.m, cfg.bm) * ceil_div(w.n, cfg.bn) * w.batch;
+  return ceil_div(padded, std::max<index_t>(slots, 1)) > ceil_div(whole, std::max<index_t>(slots, 1));
 }
 
 // automatic: pad when the padded copies cost under a tenth of the product, or under 0.6 of it
@@ -90,13 +98,13 @@ ConfigId choose_config(const Workload& w, Border border, int sms, ResidentBlocks
   for (int i = 0; i < config_count; ++i) {
     const ConfigInfo& cfg = config_table[i];
     if (!cfg.has(use)) continue;
-    const bool split = splits_fringe(cfg, border, w);  // then only whole tiles count
+    const index_t slots = index_t(sms) * std::max(1, int(resident_blocks(ConfigId(i))));
+    const bool split = splits_fringe(cfg, border, w, slots);  // then only whole tiles count
     const double tiles_m = double(split ? w.m / cfg.bm : ceil_div(w.m, cfg.bm));
     const double tiles_n = double(split ? w.n / cfg.bn : ceil_div(w.n, cfg.bn));
     const double blocks = (w.symmetric ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n) * double(w.batch);
-    const double slots = double(sms) * std::max(1, int(resident_blocks(ConfigId(i))));
     const double rate = w.ffma ? cfg.rate_ffma : cfg.rate;
-    const double cost = std::ceil(blocks / slots) * slots * cfg.bm * cfg.bn / rate;
+    const double cost = std::ceil(blocks / double(slots)) * double(slots) * cfg.bm * cfg.bn / rate;
     if (best_cost == 0 || cost < best_cost) best = ConfigId(i), best_cost = cost;
   }
   return best;

@@ -170,10 +170,7 @@ __global__ void i8_lanes_tiled_kernel(const std::int8_t* from, index_t rows, ind
       const int tr = i % T, tc = i / T;
       const index_t r = r0 + tr, c = c0 + tc;
       std::int16_t v = zero;  // past the matrix: the high lane of an odd last column pair stays 0̄
-      if (r < rows && c < cols) {
-        const std::int8_t x = matrix[r + c * cs];
-        v = x == sentinel ? zero : std::int16_t(x);
-      }
+      if (r < rows && c < cols) v = to_lane<MaxPlusPair>(matrix[r + c * cs], sentinel);
       tile[tr][tc] = v;
     }
     __syncthreads();

@@ -239,6 +239,12 @@ unsigned flat_grid(index_t items) {
 
 bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
 
+// Whether every row of every member (`rows` × `cols`, rows `rs` apart, members `stride` apart, all in
+// elements) starts a whole number of quads after the first: the quads kernels' layouts.
+bool rows_of_quads(index_t rows, index_t cols, index_t rs, index_t batch, index_t stride) {
+  return cols % 4 == 0 && (rows == 1 || rs % 4 == 0) && (batch == 1 || stride % 4 == 0);
+}
+
 }  // namespace
 
 void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inner, index_t ld, void* to,
@@ -282,8 +288,7 @@ void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t c
     check_launch("i8_lanes_tiled_kernel");
     return;
   }
-  const bool quads = cs == 1 && cols % 4 == 0 && aligned(from, 4) && aligned(to, 16) && (rows == 1 || rs % 4 == 0) &&
-                     (batch == 1 || stride % 4 == 0);
+  const bool quads = cs == 1 && rows_of_quads(rows, cols, rs, batch, stride) && aligned(from, 4) && aligned(to, 16);
   if (quads) {
     const unsigned grid = flat_grid(batch * rows * (cols / 4));
     if (max_plus)
@@ -304,8 +309,7 @@ void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, inde
   if (m <= 0 || n <= 0 || batch <= 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   const auto* words = static_cast<const i16x2*>(product);
-  const bool quads = c_cs == 1 && n % 4 == 0 && aligned(c, 16) && aligned(product, 8) && (m == 1 || c_rs % 4 == 0) &&
-                     (batch == 1 || c_stride % 4 == 0);
+  const bool quads = c_cs == 1 && rows_of_quads(m, n, c_rs, batch, c_stride) && aligned(c, 16) && aligned(product, 8);
   if (quads) {
     const unsigned grid = flat_grid(batch * m * (n / 4));
     if (max_plus)

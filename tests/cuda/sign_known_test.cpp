@@ -3,7 +3,8 @@
 // reference on data built to stress the bit-pattern order: ±0, the semiring's 0̄ (−∞ / +∞),
 // ties, tiny and huge magnitudes; shapes past the scan's threshold, odd, rectangular, transposed,
 // strided, batched, both borders; and the same data with one value of the wrong sign (the generic
-// update). Results must be equal as floats (+0 and −0 equal) (label gpu; skips without a device).
+// update); the argmax products on the same data. Results must be equal as floats (+0 and −0
+// equal), argmax indexes identical (label gpu; skips without a device).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,6 +132,68 @@ TYPED_TEST(SignKnown, SmallShapesMatchTheReference) {
   std::uint64_t seed = 20;
   for (const Shape& s : std::vector<Shape>{{0, 5, 7}, {1, 1, 1}, {7, 33, 127}, {129, 127, 33, 3}, {64, 64, 64}})
     check<TypeParam>(s, BorderPolicy::automatic, false, seed++);
+}
+
+// The argmax product on the same data (argmax.cuh: its max kernel takes the pair step): C equal as
+// floats and K* identical to the CPU reference's, ties to the smallest k; with β = 1̄ the incoming
+// C and K* enter, and where β ⊗ C wins the entry keeps its index.
+template <class S> void check_argmax(const Shape& s, bool flip, bool with_c, std::uint64_t seed) {
+  SCOPED_TRACE(describe(s, BorderPolicy::automatic, flip) + " argmax" + (with_c ? " beta 1" : ""));
+  std::mt19937_64 rng(seed);
+  const index_t a_rows = s.trans_a ? s.k : s.m, a_cols = s.trans_a ? s.m : s.k;
+  const index_t lda = a_cols + s.pad, ldb = s.n + s.pad, ldc = s.n + s.pad;
+  const index_t stride_a = a_rows * lda, stride_b = s.k * ldb, stride_c = s.m * ldc;
+  std::vector<float> a(std::size_t(stride_a * s.batch)), b(std::size_t(stride_b * s.batch)),
+      c(std::size_t(stride_c * s.batch));
+  for (float& x : a) x = domain_value<S>(rng);
+  for (float& x : b) x = domain_value<S>(rng);
+  for (float& x : c) x = domain_value<S>(rng);
+  if (flip) a[a.size() / 3] = std::is_same_v<S, MaxPlus<float>> ? 0.25f : -0.25f;
+  std::vector<std::int32_t> k_star(c.size());
+  for (auto& k : k_star) k = std::int32_t(rng() % 5000);
+  const float beta = with_c ? S::one() : S::zero();
+
+  const Op op_a = s.trans_a ? Op::T : Op::N;
+  const MatrixView<const float> av{a.data(), a_rows, a_cols, lda, Layout::row_major};
+  const MatrixView<const float> bv{b.data(), s.k, s.n, ldb, Layout::row_major};
+  std::vector<float> want = c;
+  std::vector<std::int32_t> want_k = k_star;
+  gemm_argmax_batched<S>(cpu_context(), op_a, av, stride_a, Op::N, bv, stride_b,
+                         MatrixView<float>{want.data(), s.m, s.n, ldc, Layout::row_major}, stride_c,
+                         MatrixView<std::int32_t>{want_k.data(), s.m, s.n, ldc, Layout::row_major}, stride_c, s.batch,
+                         S::one(), beta);
+
+  DeviceCopy<float> da(a), db(b), dc(c);
+  DeviceCopy<std::int32_t> dk(k_star);
+  Context ctx;
+  ctx.backend = Backend::cuda;
+  gemm_argmax_batched<S>(ctx, op_a, da.on_device(av), stride_a, Op::N, db.on_device(bv), stride_b,
+                         MatrixView<float>{dc.ptr, s.m, s.n, ldc, Layout::row_major}, stride_c,
+                         MatrixView<std::int32_t>{dk.ptr, s.m, s.n, ldc, Layout::row_major}, stride_c, s.batch,
+                         S::one(), beta);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> got(c.size());
+  std::vector<std::int32_t> got_k(k_star.size());
+  dc.to_host(got);
+  dk.to_host(got_k);
+  index_t bad = 0;
+  std::string first;
+  for (std::size_t at = 0; at < got.size(); ++at) {
+    if (got[at] == want[at] && got_k[at] == want_k[at]) continue;  // values as floats: +0 == -0
+    if (bad++ == 0)
+      first = "element " + std::to_string(at) + ": expected " + show(want[at]) + " at k " + std::to_string(want_k[at]) +
+              ", got " + show(got[at]) + " at k " + std::to_string(got_k[at]);
+  }
+  EXPECT_EQ(bad, 0) << "first mismatch at " << first;
+}
+
+TYPED_TEST(SignKnown, ArgmaxProductsMatchTheReference) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  check_argmax<TypeParam>({513, 511, 1025}, false, false, 31);
+  check_argmax<TypeParam>({1025, 127, 1031, 1, true}, false, false, 32);
+  check_argmax<TypeParam>({300, 257, 260, 8, false, 3}, false, true, 33);
+  check_argmax<TypeParam>({129, 2049, 520}, false, true, 34);
+  check_argmax<TypeParam>({513, 511, 1025}, true, false, 35);  // one value of the other sign: generic
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "apsp_testing.hpp"
 #include "cuda_testing.hpp"
+#include "ringmm/cuda/device.hpp"
 
 namespace ringmm::testing {
 namespace {
@@ -31,6 +32,19 @@ TEST(CudaApsp, LargerGraphsMatchTheReference) {
   for (index_t block : {0, 300})
     check<float>({.n = 1100, .density = 0.004, .max_weight = 3, .negative = true, .zeros = 0.4, .undirected = true, .seed = 20},
                  block);
+}
+
+// Nonnegative weights make every product's data sign-known, so with the scan's threshold lowered
+// the argmax products take the three-input minimum (argmax.cuh): distances and walked routes still
+// match, zero-weight cycles (undirected zero edges) included.
+TEST(CudaApsp, NonnegativeWeightsTakeTheSignKnownProducts) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  const double saved = cuda_detail::sign_scan_min_updates();
+  cuda_detail::sign_scan_min_updates() = double(1 << 20);
+  for (index_t block : {0, 256})
+    check<float>({.n = 1100, .density = 0.004, .max_weight = 3, .zeros = 0.4, .undirected = true, .seed = 21}, block);
+  check<float>({.n = 700, .density = 0.2, .max_weight = 2, .zeros = 0.3, .seed = 22}, 128);
+  cuda_detail::sign_scan_min_updates() = saved;
 }
 
 TEST(CudaApsp, DevicePointersInPlace) {

@@ -10,6 +10,9 @@
 //   locate one thread per entry rescans its recorded tile (16 terms, from k-contiguous copies of
 //          A and B, so each run is four 16-byte loads) for the first term equal to the sum, then
 //          applies the epilogue to C and K*.
+// Sign-known data (gemm_kernel.cuh: sign_known; the word scan_signs writes) takes the pair step of
+// the plain kernel in max: the sums at each tile's end are the same floats (a zero may carry the
+// other sign), so the recorded tiles, the located terms and K* are the generic update's.
 // A per-update index (a compare and two selects beside each update) measured 0.23–0.28 × the
 // plain rate; the performance log has the history. An int64 K* runs both over parts of K
 // (detail::argmax_by_parts, with ArgmaxParts below).
@@ -48,6 +51,7 @@ template <class S> struct ArgmaxMaxArgs {
   std::int32_t* tile;  // the k-tile where it last rose, same layout; −1 if it never did
   index_t mp, np, kp, stride_a, stride_b;
   int tiles_n;
+  const unsigned* sign_known;  // nonzero: every value of A and B in the sign-known domain; null: generic
 };
 
 // Two blocks per SM where the registers allow (4-byte elements: 96 for the entries' state).
@@ -109,19 +113,41 @@ __global__ void __launch_bounds__(ArgmaxTile::threads, argmax_min_blocks<S>) arg
     deposit(0);
     __syncthreads();
   }
+  auto fragments = [&](int cur, int kk, operand_t<S>* fa, operand_t<S>* fb) {
+    load_fragment_shared<S, TM, Sub, Cfg::threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
+    load_fragment_shared<S, TN, Sub, Cfg::threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
+  };
+  constexpr bool pairs = sign_known<S>::available && three_input_minimum && BK % 2 == 0;
+  bool sign_known_data = false;
+  if constexpr (pairs) sign_known_data = args.sign_known && *args.sign_known;  // the same in every block
   for (index_t kt = 0; kt < k_tiles; ++kt) {
     const int cur = int(kt & 1);
     const bool more = kt + 1 < k_tiles;
     if (more) fetch();
+    if (sign_known_data) {  // only ever set where `pairs` holds
+      if constexpr (pairs) {
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      operand_t<S> fa[TM], fb[TN];
-      load_fragment_shared<S, TM, Sub, Cfg::threads_m>(fa, a_s + cur * BK * StageA::LD + kk * StageA::LD, ty);
-      load_fragment_shared<S, TN, Sub, Cfg::threads_n>(fb, b_s + cur * BK * StageB::LD + kk * StageB::LD, tx);
+        for (int kk = 0; kk < BK; kk += 2) {
+          operand_t<S> fa0[TM], fb0[TN], fa1[TM], fb1[TN];
+          fragments(cur, kk, fa0, fb0);
+          fragments(cur, kk + 1, fa1, fb1);
 #pragma unroll
-      for (int i = 0; i < TM; ++i)
+          for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
+            for (int j = 0; j < TN; ++j)
+              acc[i][j] = sign_known<S>::update2(acc[i][j], fa0[i] + fb0[j], fa1[i] + fb1[j]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        operand_t<S> fa[TM], fb[TN];
+        fragments(cur, kk, fa, fb);
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] = traits::update(acc[i][j], fa[i], fb[j]);
+      }
     }
     // The sum only rises (or stays): a rise means this tile holds a better term than all before.
 #pragma unroll
@@ -217,9 +243,11 @@ void argmax_product(const detail::Problem<S>& d, detail::Strided<std::int32_t> k
   pack(b_runs.get(), kp, kp, n, n * kp, d.b, d.stride_b, members_b, S::zero(), stream);
   DeviceBuffer<T> sum(std::size_t(mp * np * batch), stream);
   DeviceBuffer<std::int32_t> tile(std::size_t(mp * np * batch), stream);
+  DeviceBuffer<unsigned> known;
 
   ArgmaxMaxArgs<S> mx{a_pack.get(), b_pack.get(), sum.get(), tile.get(), mp, np, kp,
-                      members_a == 1 ? 0 : mp * kp, members_b == 1 ? 0 : np * kp, int(np / Cfg::BN)};
+                      members_a == 1 ? 0 : mp * kp, members_b == 1 ? 0 : np * kp, int(np / Cfg::BN),
+                      scan_signs<S>(d, known, stream)};
   constexpr std::size_t panel_bytes = ArgmaxPanels<S>::bytes;
   if constexpr (panel_bytes > 48 * 1024) {  // once a device: above the default dynamic limit
     static thread_local int raised_on = -1;

@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
-#include <tuple>
 #include <utility>
 
 #include "ringmm/context.hpp"
@@ -308,38 +307,13 @@ template <class S> KernelArgs<S> predicated_operands(const Staged<S>& s, const d
   return args;
 }
 
-// Where the product's pairs have a sign-known update (gemm_kernel.cuh: sign_known) on a GPU with
-// the three-input minimum: a device word that sign_scan_kernel clears unless every value of A and
-// B lies in its domain, so that the kernel chooses without the host waiting. Null otherwise.
-template <class S>
-const unsigned* scan_signs(const Staged<S>& s, const detail::Problem<S>& p, DeviceBuffer<unsigned>& known,
-                           cudaStream_t stream) {
-  if constexpr (!sign_known<S>::available) {
-    return nullptr;
-  } else {
-    if (double(p.m()) * double(p.n()) * double(p.k()) * double(p.batch) < sign_scan_min_updates() ||
-        compute_capability() < 90)
-      return nullptr;
-    known = DeviceBuffer<unsigned>(1, stream);
-    cuda_check(cudaMemsetAsync(known.get(), 0xff, sizeof(unsigned), stream), "cudaMemsetAsync");
-    const int blocks = 8 * multiprocessor_count();
-    for (const auto& [x, rows, cols] : {std::tuple{&s.a, p.m(), p.k()}, std::tuple{&s.b, p.k(), p.n()}}) {
-      const index_t members = x->stride == 0 ? 1 : p.batch;
-      sign_scan_kernel<S><<<blocks, 256, 0, stream>>>(known.get(), x->view.p, rows, cols, x->view.rs, x->view.cs,
-                                                      x->stride, members);
-      check_launch("sign_scan_kernel");
-    }
-    return known.get();
-  }
-}
-
 // The kernel route: pad or predicate, launch, and copy a padded C out.
 template <class S>
 void run_kernels(ConfigId id, Border border, Staged<S>& s, const detail::Problem<S>& p, cudaStream_t stream) {
   const bool split =
       splits_fringe(config_info(id), border, workload_of(p), index_t(multiprocessor_count()) * resident_blocks<S>(id));
   DeviceBuffer<unsigned> known;
-  const unsigned* sign_known_word = scan_signs<S>(s, p, known, stream);
+  const unsigned* sign_known_word = scan_signs<S>(s.on_device(p), known, stream);
   DeviceBuffer<element_t<S>> c_padded;
   KernelArgs<S> args = border == Border::pad ? pad_operands<S>(s, p, config_info(id), split, c_padded, stream)
                                              : predicated_operands<S>(s, p);

@@ -13,6 +13,7 @@
 #include "ringmm/cuda/device.hpp"
 #include "ringmm/cuda/gemm_kernel.cuh"
 #include "ringmm/detail/input_check.hpp"
+#include "ringmm/detail/problem.hpp"
 #include "ringmm/semiring.hpp"
 
 namespace ringmm::cuda_detail {
@@ -109,6 +110,32 @@ __global__ void sign_scan_kernel(unsigned* known, const element_t<S>* x, index_t
     inside = inside && sign_known<S>::in_domain(x[at]);
   }
   if (!__all_sync(0xffffffffu, inside) && threadIdx.x % 32 == 0) *known = 0;
+}
+
+// Where the product `d` (its operands in device memory) has a sign-known update
+// (gemm_kernel.cuh: sign_known) on a GPU with the three-input minimum and enough updates to pay for
+// the scan: a device word that sign_scan_kernel clears unless every value of A and B lies in the
+// domain, so that the kernels choose without the host waiting. Null otherwise.
+template <class S>
+const unsigned* scan_signs(const detail::Problem<S>& d, DeviceBuffer<unsigned>& known, cudaStream_t stream) {
+  if constexpr (!sign_known<S>::available) {
+    return nullptr;
+  } else {
+    if (double(d.m()) * double(d.n()) * double(d.k()) * double(d.batch) < sign_scan_min_updates() ||
+        compute_capability() < 90)
+      return nullptr;
+    known = DeviceBuffer<unsigned>(1, stream);
+    cuda_check(cudaMemsetAsync(known.get(), 0xff, sizeof(unsigned), stream), "cudaMemsetAsync");
+    const int blocks = 8 * multiprocessor_count();
+    auto scan = [&](const detail::Strided<const element_t<S>>& x, index_t stride) {
+      sign_scan_kernel<S><<<blocks, 256, 0, stream>>>(known.get(), x.p, x.rows, x.cols, x.rs, x.cs, stride,
+                                                      stride == 0 ? 1 : d.batch);
+      check_launch("sign_scan_kernel");
+    };
+    scan(d.a, d.stride_a);
+    scan(d.b, d.stride_b);
+    return known.get();
+  }
 }
 
 // One operand of the device input check: element (i, j) of member z at p[z·stride + i·rs + j·cs];

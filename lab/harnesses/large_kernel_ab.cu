@@ -17,6 +17,7 @@
 #include <cstring>
 #include <vector>
 
+#include "harness_data.cuh"
 #include "ringmm/cuda/gemm_kernel.cuh"
 
 namespace {
@@ -25,14 +26,10 @@ using namespace ringmm;
 using namespace ringmm::cuda_detail;
 using S = MaxPlus<float>;
 
-// Deterministic values in [-16, -1/256] (no zero, so no signed-zero difference between the
-// updates), from the index.
-__global__ void fill(float* p, long count, unsigned seed) {
-  for (long e = blockIdx.x * long(blockDim.x) + threadIdx.x; e < count; e += long(gridDim.x) * blockDim.x) {
-    unsigned h = unsigned(e) * 2654435761u ^ seed * 40503u;
-    h ^= h >> 13, h *= 0x5bd1e995u, h ^= h >> 15;
-    p[e] = -float(int(h % 4096u) + 1) / 256.0f;
-  }
+// Values in [-16, -1/256] in steps of 1/256: no zero, so no signed-zero difference between the
+// updates.
+void fill(float* p, long count, unsigned seed, cudaStream_t stream) {
+  fill_steps<<<1024, 256, 0, stream>>>(p, count, seed, -1.0f / 256, -1.0f / 256);
 }
 
 struct Variant {
@@ -93,8 +90,8 @@ int main(int argc, char** argv) {
     cudaMalloc(&a, count * 4);
     cudaMalloc(&b, count * 4);
     cudaMalloc(&c, count * 4);
-    fill<<<1024, 256, 0, stream>>>(a, count, 1);
-    fill<<<1024, 256, 0, stream>>>(b, count, 2);
+    fill(a, count, 1, stream);
+    fill(b, count, 2, stream);
     KernelArgs<S> args{};
     args.a = a, args.a_rs = 1, args.a_cs = e;  // pad mode: A stored k-major
     args.b = b, args.b_rs = e, args.b_cs = 1;

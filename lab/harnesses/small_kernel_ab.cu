@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "harness_data.cuh"
 #include "ringmm/cuda/small_kernel.cuh"
 
 namespace {
@@ -22,13 +23,9 @@ using namespace ringmm;
 using namespace ringmm::cuda_detail;
 using S = MaxPlus<float>;
 
-// Deterministic values in [-8, 8) with a few ties, from the index.
-__global__ void fill(float* p, long count, unsigned seed) {
-  for (long e = blockIdx.x * long(blockDim.x) + threadIdx.x; e < count; e += long(gridDim.x) * blockDim.x) {
-    unsigned h = unsigned(e) * 2654435761u ^ seed * 40503u;
-    h ^= h >> 13, h *= 0x5bd1e995u, h ^= h >> 15;
-    p[e] = float(int(h % 4096u) - 2048) / 256.0f;
-  }
+// Values in [-8, 8) in steps of 1/256.
+void fill(float* p, long count, unsigned seed, cudaStream_t stream) {
+  fill_steps<<<1024, 256, 0, stream>>>(p, count, seed, 1.0f / 256, -8.0f);
 }
 
 struct Shape {
@@ -69,8 +66,8 @@ int main() {
     cudaMalloc(&a, a_count * 4);
     cudaMalloc(&b, b_count * 4);
     cudaMalloc(&c, c_count * 4);
-    fill<<<1024, 256, 0, stream>>>(a, a_count, 1);
-    fill<<<1024, 256, 0, stream>>>(b, b_count, 2);
+    fill(a, a_count, 1, stream);
+    fill(b, b_count, 2, stream);
     detail::Problem<S> p{};
     p.a = {a, sh.m, sh.k, sh.k, 1};
     p.b = {b, sh.k, sh.n, sh.n, 1};

@@ -10,14 +10,13 @@
 // docs/performance-log.md has the variants measured.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include "harness_data.cuh"
+#include "harness_common.cuh"
 #include "ringmm/cuda/gemm_kernel.cuh"
 
 namespace {
@@ -76,9 +75,6 @@ int main(int argc, char** argv) {
 
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
   unsigned* known;  // the sign scan's word: nonzero = every value in the domain
   cudaMalloc(&known, sizeof(unsigned));
   cudaMemset(known, 0xff, sizeof(unsigned));
@@ -136,18 +132,7 @@ int main(int argc, char** argv) {
           check = "DIFFERS";
           ++failures;
         }
-        std::vector<float> times;
-        for (int rep = 0; rep < reps; ++rep) {
-          cudaEventRecord(start, stream);
-          v.launch(args, stream);
-          cudaEventRecord(stop, stream);
-          cudaEventSynchronize(stop);
-          float ms = 0;
-          cudaEventElapsedTime(&ms, start, stop);
-          if (rep >= 2) times.push_back(ms);
-        }
-        std::sort(times.begin(), times.end());
-        const double ms = times[times.size() / 2];
+        const double ms = median_ms([&] { v.launch(args, stream); }, stream, reps - 2, 2);
         printf("%-6ld %-24s %-8s %10.3f %8.2f  %s\n", long(e), v.name, sign_known_update ? "sign" : "generic", ms,
                double(e) * double(e) * double(e) / ms / 1e9, check);
         fflush(stdout);

@@ -9,12 +9,11 @@
 // (lab/device/calls_run.sh smallab). docs/performance-log.md has the variants measured.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
-#include "harness_data.cuh"
+#include "harness_common.cuh"
 #include "ringmm/cuda/small_kernel.cuh"
 
 namespace {
@@ -54,9 +53,6 @@ int main() {
                               variant<SmallTile<32>>("T32 BK16 3/SM"), variant<SmallTile<16>>("T16 BK8 3/SM")};
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
   int failures = 0;
   printf("%-14s %-20s %10s %8s  %s\n", "shape", "variant", "us", "Tupd/s", "C vs default");
   for (const Shape& sh : shapes) {
@@ -91,18 +87,7 @@ int main() {
         ++failures;
       }
       first = false;
-      std::vector<float> times;
-      for (int rep = 0; rep < 60; ++rep) {
-        cudaEventRecord(start, stream);
-        v.launch(args, stream);
-        cudaEventRecord(stop, stream);
-        cudaEventSynchronize(stop);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, start, stop);
-        if (rep >= 10) times.push_back(ms);
-      }
-      std::sort(times.begin(), times.end());
-      const double us = 1000.0 * times[times.size() / 2];
+      const double us = 1000.0 * median_ms([&] { v.launch(args, stream); }, stream, 50, 10);
       const double updates = double(sh.m) * double(sh.n) * double(sh.k) * double(sh.batch);
       printf("%-14s %-20s %10.2f %8.2f  %s\n", sh.name, v.name, us, updates / us / 1e6, check);
     }

@@ -32,7 +32,7 @@ template <class Ask> int per_device(std::atomic<int> (&known)[64], Ask&& ask) {
   if (kept) known[device].store(value, std::memory_order_relaxed);
   return value;
 }
-// Products of at least this many updates scan A and B for the sign-known update (engine.cuh:
+// Products of at least this many updates scan A and B for the sign-known update (support_kernels.cuh:
 // scan_signs): 2³² by default, where the scan's few microseconds are about 1 % of the product.
 // Process-wide and not synchronised: tests lower it, before any call, from one thread.
 double& sign_scan_min_updates();

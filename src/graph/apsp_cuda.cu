@@ -59,15 +59,20 @@ __global__ void __launch_bounds__(1024)
     d[e] = gd[i * ld_dist + j];
     nx[e] = gn[i * ld_next + j];
   }
+  // Thread t keeps column j = t mod sb of rows t / sb, t / sb + step, …: its entries' places are
+  // fixed, so the k loop divides nothing, and D[k][j] is read once per k.
+  const int step = int(blockDim.x) / sb, j = int(threadIdx.x) % sb, first = int(threadIdx.x) / sb;
+  const bool works = first < step;  // the threads past step·sb only keep the barriers
   for (int k = 0; k < sb; ++k) {
     __syncthreads();
-    for (int j = int(threadIdx.x); j < sb; j += int(blockDim.x)) snapshot[k * sb + j] = d[k * sb + j];
-    for (int e = int(threadIdx.x); e < cells; e += int(blockDim.x)) {
-      const int i = e / sb, j = e - i * sb;
-      const T term = d[i * sb + k] + d[k * sb + j];
-      if (improves(term, d[e], longest)) {
-        d[e] = term;
-        nx[e] = nx[i * sb + k];
+    if (int(threadIdx.x) < sb) snapshot[k * sb + threadIdx.x] = d[k * sb + threadIdx.x];
+    if (!works) continue;
+    const T dkj = d[k * sb + j];
+    for (int i = first; i < sb; i += step) {
+      const T term = d[i * sb + k] + dkj;
+      if (improves(term, d[i * sb + j], longest)) {
+        d[i * sb + j] = term;
+        nx[i * sb + j] = nx[i * sb + k];
       }
     }
   }
@@ -142,16 +147,30 @@ template <class T> __global__ void copy_rows_kernel(const FwBuffers<T> b, index_
       b.row[r * cols + j] = b.dist[(r0 + r) * b.ld_dist + c0 + j];
 }
 
-__global__ void gather_kernel(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows,
-                              index_t cols, const std::int32_t* next_col, index_t ld_col) {
-  for (index_t i = blockIdx.y; i < rows; i += gridDim.y)
-    for (index_t j = index_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols; j += index_t(gridDim.x) * blockDim.x) {
-      std::int32_t& c = k[i * ld_k + j];
-      if (c >= 0) {  // improved this round through vertex k0 + c: its first hop is the first hop to k0 + c
+// Where rows of k allow (16-byte aligned), a thread reads four winners at once and skips all four
+// when none improved, as most have not in later rounds.
+__global__ void gather_kernel(std::int32_t* __restrict__ next, index_t ld_next, std::int32_t* __restrict__ k, index_t ld_k,
+                              index_t rows, index_t cols, const std::int32_t* __restrict__ next_col, index_t ld_col) {
+  const bool quads = ld_k % 4 == 0 && reinterpret_cast<std::uintptr_t>(k) % 16 == 0;
+  const index_t width = quads ? 4 : 1, units = (cols + width - 1) / width;
+  for (index_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    std::int32_t* const k_row = k + i * ld_k;
+    // improved this round through vertex k0 + c: its first hop is the first hop to k0 + c
+    const auto take = [&](index_t j) {
+      if (const std::int32_t c = k_row[j]; c >= 0) {
         next[i * ld_next + j] = next_col[i * ld_col + c];
-        c = -1;
+        k_row[j] = -1;
       }
+    };
+    for (index_t u = index_t(blockIdx.x) * blockDim.x + threadIdx.x; u < units; u += index_t(gridDim.x) * blockDim.x) {
+      const index_t j0 = u * width;
+      if (quads && j0 + 4 <= cols) {
+        const int4 w = *reinterpret_cast<const int4*>(k_row + j0);
+        if ((w.x & w.y & w.z & w.w) < 0) continue;  // all four −1
+      }
+      for (index_t j = j0; j < j0 + width && j < cols; ++j) take(j);
     }
+  }
 }
 
 // A grid over rows × cols for the kernels above.
@@ -209,8 +228,14 @@ void cuda_copy_rows(const FwBuffers<T>& b, index_t r0, index_t rows, index_t c0,
 
 void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t ld_k, index_t rows, index_t cols,
                  const std::int32_t* next_col, index_t ld_col, void* stream) {
-  gather_kernel<<<grid_2d(rows, cols), threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(next, ld_next, k, ld_k, rows,
-                                                                                          cols, next_col, ld_col);
+  if (rows <= 0 || cols <= 0) return;
+  // Columns in runs of four across x; on y, enough rows for two waves of blocks, each thread
+  // walking its column down the rest (a block a row made launches of a million blocks).
+  const index_t across = (cols + 4 * threads_2d - 1) / (4 * threads_2d);
+  const index_t down = std::clamp<index_t>(16 * cuda_detail::multiprocessor_count() / across, 1, std::min<index_t>(rows, 65535));
+  const dim3 grid(unsigned(std::min<index_t>(across, 1 << 16)), unsigned(std::max<index_t>(down, 1)));
+  gather_kernel<<<grid, threads_2d, 0, static_cast<cudaStream_t>(stream)>>>(next, ld_next, k, ld_k, rows, cols, next_col,
+                                                                           ld_col);
   cuda_detail::check_launch("apsp gather_kernel");
 }
 

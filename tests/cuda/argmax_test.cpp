@@ -122,6 +122,58 @@ TYPED_TEST(CudaArgmax, TiesGoToTheSmallestK) {
     for (index_t j = 0; j < n; ++j) ASSERT_EQ(ks[std::size_t(i * n + j)], i == 3 ? -1 : 0) << i << "," << j;
 }
 
+// β ⊗ C tied with the product, ahead of it or behind it, entry by entry (ties: the product's own
+// value; the others: another entry's): where it stays ahead or ties, the GPU skips the rescan and
+// leaves K* and unchanged C alone (argmax.cuh), and C and K* still match the CPU's bit for bit, on
+// device pointers and on host ones.
+TYPED_TEST(CudaArgmax, IncomingAheadTiedOrBehind) {
+  RINGMM_SKIP_WITHOUT_GPU();
+  using S = TypeParam;
+  using T = typename S::value_type;
+  std::mt19937_64 rng(9);
+  for (const auto& [m, n, k] : {std::tuple<index_t, index_t, index_t>{131, 77, 45}, {1000, 33, 1025}}) {
+    const auto a = random_matrix<S>(m, k, Layout::row_major, 0, rng, k), b = random_matrix<S>(k, n, Layout::row_major, 0, rng, k);
+    const MatrixView<const T> av{a.storage.data(), m, k, k, Layout::row_major}, bv{b.storage.data(), k, n, n, Layout::row_major};
+    std::vector<T> product(std::size_t(m * n));
+    std::vector<std::int32_t> unused(product.size());
+    gemm_argmax<S>(on(Backend::cpu), Op::N, av, Op::N, bv, MatrixView<T>{product.data(), m, n, n, Layout::row_major},
+                   MatrixView<std::int32_t>{unused.data(), m, n, n, Layout::row_major});
+    std::vector<T> c_in(product.size());
+    std::vector<std::int32_t> k_in(product.size());
+    for (std::size_t e = 0; e < c_in.size(); ++e) {
+      c_in[e] = e % 3 == 0 ? product[e] : e % 3 == 1 ? product[(e * 7919 + 13) % product.size()] : S::zero();
+      k_in[e] = std::int32_t(e % 1000);
+    }
+    for (const bool device : {true, false}) {
+      std::vector<T> c_cpu = c_in, c_gpu = c_in;
+      std::vector<std::int32_t> k_cpu = k_in, k_gpu = k_in;
+      auto run = [&](Backend backend, T* c, std::int32_t* ks, const T* pa, const T* pb) {
+        gemm_argmax<S>(on(backend), Op::N, MatrixView<const T>{pa, m, k, k, Layout::row_major}, Op::N,
+                       MatrixView<const T>{pb, k, n, n, Layout::row_major}, MatrixView<T>{c, m, n, n, Layout::row_major},
+                       MatrixView<std::int32_t>{ks, m, n, n, Layout::row_major}, S::one(), S::one());
+      };
+      run(Backend::cpu, c_cpu.data(), k_cpu.data(), a.storage.data(), b.storage.data());
+      if (device) {
+        DeviceCopy<T> da(a.storage), db(b.storage), dc(c_gpu);
+        DeviceCopy<std::int32_t> dk(k_gpu);
+        run(Backend::cuda, dc.ptr, dk.ptr, da.ptr, db.ptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        dc.to_host(c_gpu);
+        dk.to_host(k_gpu);
+      } else {
+        run(Backend::cuda, c_gpu.data(), k_gpu.data(), a.storage.data(), b.storage.data());
+      }
+      const std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + (device ? " device" : " host");
+      EXPECT_TRUE(same_bits(c_cpu, c_gpu)) << what;
+      EXPECT_EQ(k_cpu, k_gpu) << what;
+      // Every tie kept its incoming index (keeps_incoming; a NaN incoming would not, and none is here).
+      std::size_t moved = 0;
+      for (std::size_t e = 0; e < k_cpu.size(); e += 3) moved += product[e] == product[e] && k_cpu[e] != k_in[e];
+      EXPECT_EQ(moved, 0u) << what;
+    }
+  }
+}
+
 template <class S> class CudaArgmaxNanIncoming : public ::testing::Test {};
 TYPED_TEST_SUITE(CudaArgmaxNanIncoming, NanProductSelectingSemirings, SemiringNames);
 

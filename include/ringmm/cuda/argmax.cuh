@@ -9,7 +9,8 @@
 //          never raise the sum, so the recorded tile holds the first winning term.
 //   locate one thread per entry rescans its recorded tile (16 terms, from k-contiguous copies of
 //          A and B, so each run is four 16-byte loads) for the first term equal to the sum, then
-//          applies the epilogue to C and K*.
+//          applies the epilogue to C and K*. Entries where β ⊗ C stays ahead keep their index and
+//          skip the rescan: in blocked APSP's later rounds that is most of them.
 // Sign-known data (gemm_kernel.cuh: sign_known; the word scan_signs writes) takes the pair step of
 // the plain kernel in max: the sums at each tile's end are the same floats (a zero may carry the
 // other sign), so the recorded tiles, the located terms and K* are the generic update's.
@@ -189,6 +190,16 @@ template <class S> struct ArgmaxLocateArgs {
 
 constexpr int argmax_locate_threads = 256;
 
+template <class T> __device__ __forceinline__ bool same_bits(const T& x, const T& y) {
+  unsigned char a[sizeof(T)], b[sizeof(T)];
+  memcpy(a, &x, sizeof(T));
+  memcpy(b, &y, sizeof(T));
+#pragma unroll
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 template <class S> __global__ void __launch_bounds__(argmax_locate_threads) argmax_locate_kernel(const ArgmaxLocateArgs<S> args) {
   using T = element_t<S>;
   using traits = semiring_traits<S>;
@@ -200,6 +211,15 @@ template <class S> __global__ void __launch_bounds__(argmax_locate_threads) argm
     for (index_t i = blockIdx.y; i < args.c.rows; i += gridDim.y) {
       const index_t at = member * args.mp * args.np + i * args.np + j;
       const T value = args.sum[at];
+      T* const c = args.c.p + member * args.stride_c + i * args.c.rs + j * args.c.cs;
+      if (reads_c) {  // where β ⊗ C stays ahead, K* keeps its index: no rescan, and C is stored only if it changes
+        const T incoming = *c;
+        const detail::Incoming<S> in = detail::argmax_incoming<S>(value, args.alpha, args.beta, incoming);
+        if (in.kept) {
+          if (!same_bits(in.c, incoming)) *c = in.c;
+          continue;
+        }
+      }
       std::int32_t winner = -1;
       if (!(value == S::zero())) {
         const index_t k0 = index_t(args.tile[at]) * BK;
@@ -218,8 +238,7 @@ template <class S> __global__ void __launch_bounds__(argmax_locate_threads) argm
         }
       }
       detail::argmax_store<S>(value, winner < 0 ? winner : std::int32_t(winner + args.k_offset), args.alpha, args.beta,
-                              reads_c, args.c.p + member * args.stride_c + i * args.c.rs + j * args.c.cs,
-                              args.k_star.p + member * args.stride_k + i * args.k_star.rs + j * args.k_star.cs);
+                              reads_c, c, args.k_star.p + member * args.stride_k + i * args.k_star.rs + j * args.k_star.cs);
     }
 }
 

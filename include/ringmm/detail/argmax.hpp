@@ -17,10 +17,24 @@ inline Error argmax_needs_selection() {
   return Error(Errc::unsupported, "semiring", "argmax products need a semiring whose ⊕ selects one term");
 }
 
+// β ⊗ C's side of one entry's epilogue (argmax_store with β ≠ 0̄): whether the entry keeps its
+// incoming index, β ⊗ C winning or tying, since it stands for terms of an earlier part of K
+// (semiring_traits::keeps_incoming), and the value C takes. Where it keeps it, the entry needs no
+// winner, so a backend may skip looking for one.
+template <class S> struct Incoming {
+  bool kept;
+  element_t<S> c;
+};
+template <class S>
+RINGMM_HD Incoming<S> argmax_incoming(element_t<S> sum, scalar_t<S> alpha, scalar_t<S> beta, element_t<S> c) {
+  using traits = semiring_traits<S>;
+  const element_t<S> result = traits::scale(alpha, sum), incoming = traits::scale(beta, c);
+  return {traits::keeps_incoming(result, incoming), S::add(result, incoming)};
+}
+
 // The epilogue of one entry: `sum` is the finalized ⊕-sum of its terms and `winner` the k (k
 // offset included) of the first best one, or −1 where none won. α applies here, a 0̄ result
-// gets −1, and with β ≠ 0̄ (reads_c) β ⊗ C keeps its incoming index where it wins, ties
-// included, since it stands for terms of an earlier part of K (semiring_traits::keeps_incoming).
+// gets −1, and with β ≠ 0̄ (reads_c) argmax_incoming decides.
 template <class S, class I>
 RINGMM_HD void argmax_store(element_t<S> sum, I winner, scalar_t<S> alpha, scalar_t<S> beta, bool reads_c,
                             element_t<S>* c, I* k_star) {
@@ -28,9 +42,9 @@ RINGMM_HD void argmax_store(element_t<S> sum, I winner, scalar_t<S> alpha, scala
   element_t<S> result = traits::scale(alpha, sum);
   I index = (result == S::zero() || winner < 0) ? I(-1) : winner;
   if (reads_c) {
-    const element_t<S> incoming = traits::scale(beta, *c);
-    if (traits::keeps_incoming(result, incoming)) index = *k_star;
-    result = S::add(result, incoming);
+    const Incoming<S> in = argmax_incoming<S>(sum, alpha, beta, *c);
+    if (in.kept) index = *k_star;
+    result = in.c;
   }
   *c = result;
   *k_star = index;

@@ -66,6 +66,9 @@ template <class E> constexpr cuda_detail::NarrowElement narrow_element() {
 // A view's elements as runs along its contiguous axis: rows when row-major, columns otherwise.
 struct Runs {
   index_t outer, inner;
+  // Whether members `stride` apart follow each other at the runs' pitch (both in elements, or both
+  // in bytes), so that they can be taken as one matrix of outer × members runs.
+  bool members_follow_on(std::size_t stride, std::size_t pitch) const { return stride == pitch * std::size_t(outer); }
 };
 template <class T> Runs runs_of(const MatrixView<T>& v) {
   return v.layout == Layout::row_major ? Runs{v.rows, v.cols} : Runs{v.cols, v.rows};
@@ -113,8 +116,7 @@ WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& 
   const index_t members = stride == 0 ? 1 : batch;
   auto w = wide_buffer<element_t<S>>(ctx, v, on_device, name, members);
   Runs runs = runs_of(v);
-  // Members that follow each other at the runs' own pitch are widened as one matrix of their runs.
-  const bool even = members > 1 && stride == runs.outer * v.ld;
+  const bool even = members > 1 && runs.members_follow_on(std::size_t(stride), std::size_t(v.ld));
   if (even) runs.outer *= members;
   for (index_t member = 0; member < (even ? 1 : members); ++member) {
     const E* from = v.data + member * stride;
@@ -139,8 +141,7 @@ WideBuffer<element_t<S>> widened(const Context& ctx, const MatrixView<const E>& 
 inline void copy_members(const void* from, void* to, bool to_device, std::size_t host_pitch, std::size_t host_stride,
                          Runs runs, std::size_t element_bytes, index_t members, void* stream) {
   const std::size_t run_bytes = std::size_t(runs.inner) * element_bytes, matrix_bytes = run_bytes * std::size_t(runs.outer);
-  // Members that follow each other at the runs' own pitch are one copy.
-  const bool even = members == 1 || host_stride == host_pitch * std::size_t(runs.outer);
+  const bool even = members == 1 || runs.members_follow_on(host_stride, host_pitch);
   const index_t copies = even ? 1 : members, runs_each = even ? members * runs.outer : runs.outer;
   for (index_t i = 0; i < copies; ++i) {
     const std::size_t host_at = std::size_t(i) * host_stride, device_at = std::size_t(i) * matrix_bytes;

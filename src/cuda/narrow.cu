@@ -273,6 +273,15 @@ void widen_runs(NarrowElement type, const void* from, index_t outer, index_t inn
   check_launch("widen_kernel");
 }
 
+// The lane kernels take max-plus or min-plus as a template flag: f(std::true_type{}) or
+// f(std::false_type{}), whose value names the instantiation to launch.
+namespace {
+template <class F> void with_semiring_flag(bool max_plus, F&& f) {
+  if (max_plus) f(std::true_type{});
+  else f(std::false_type{});
+}
+}  // namespace
+
 void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t cols, index_t rs, index_t cs,
                  index_t batch, index_t stride, bool pairs, std::int8_t sentinel, void* to, void* stream) {
   if (rows <= 0 || cols <= 0 || batch <= 0) return;
@@ -281,26 +290,25 @@ void i8_to_lanes(bool max_plus, const std::int8_t* from, index_t rows, index_t c
   if (rs == 1 && cols > 1) {
     const index_t tiles = batch * ((rows + lanes_tile - 1) / lanes_tile);
     const dim3 grid(unsigned((cols + lanes_tile - 1) / lanes_tile), unsigned(std::min<index_t>(tiles, 65535)));
-    if (max_plus)
-      i8_lanes_tiled_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, cs, batch, stride, pairs, sentinel, words);
-    else
-      i8_lanes_tiled_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, cs, batch, stride, pairs, sentinel, words);
+    with_semiring_flag(max_plus, [&](auto mp) {
+      i8_lanes_tiled_kernel<mp()><<<grid, threads, 0, s>>>(from, rows, cols, cs, batch, stride, pairs, sentinel, words);
+    });
     check_launch("i8_lanes_tiled_kernel");
     return;
   }
   const bool quads = cs == 1 && rows_of_quads(rows, cols, rs, batch, stride) && aligned(from, 4) && aligned(to, 16);
   if (quads) {
     const unsigned grid = flat_grid(batch * rows * (cols / 4));
-    if (max_plus)
-      i8_lanes_quads_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, batch, stride, pairs, sentinel, words);
-    else
-      i8_lanes_quads_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, batch, stride, pairs, sentinel, words);
+    with_semiring_flag(max_plus, [&](auto mp) {
+      i8_lanes_quads_kernel<mp()><<<grid, threads, 0, s>>>(from, rows, cols, rs, batch, stride, pairs, sentinel, words);
+    });
     check_launch("i8_lanes_quads_kernel");
     return;
   }
   const unsigned grid = flat_grid(batch * rows * (pairs ? (cols + 1) / 2 : cols));
-  if (max_plus) i8_lanes_kernel<true><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, batch, stride, pairs, sentinel, words);
-  else i8_lanes_kernel<false><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, batch, stride, pairs, sentinel, words);
+  with_semiring_flag(max_plus, [&](auto mp) {
+    i8_lanes_kernel<mp()><<<grid, threads, 0, s>>>(from, rows, cols, rs, cs, batch, stride, pairs, sentinel, words);
+  });
   check_launch("i8_lanes_kernel");
 }
 
@@ -312,16 +320,16 @@ void lanes_to_i32(bool max_plus, const void* product, index_t m, index_t n, inde
   const bool quads = c_cs == 1 && rows_of_quads(m, n, c_rs, batch, c_stride) && aligned(c, 16) && aligned(product, 8);
   if (quads) {
     const unsigned grid = flat_grid(batch * m * (n / 4));
-    if (max_plus)
-      lanes_to_i32_quads_kernel<true><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_stride, alpha, beta);
-    else
-      lanes_to_i32_quads_kernel<false><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_stride, alpha, beta);
+    with_semiring_flag(max_plus, [&](auto mp) {
+      lanes_to_i32_quads_kernel<mp()><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_stride, alpha, beta);
+    });
     check_launch("lanes_to_i32_quads_kernel");
     return;
   }
   const unsigned grid = flat_grid(batch * m * n);
-  if (max_plus) lanes_to_i32_kernel<true><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_cs, c_stride, alpha, beta);
-  else lanes_to_i32_kernel<false><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_cs, c_stride, alpha, beta);
+  with_semiring_flag(max_plus, [&](auto mp) {
+    lanes_to_i32_kernel<mp()><<<grid, threads, 0, s>>>(words, m, n, batch, c, c_rs, c_cs, c_stride, alpha, beta);
+  });
   check_launch("lanes_to_i32_kernel");
 }
 

@@ -7,10 +7,10 @@
 //          At the end of every k-tile of 16, an entry whose running ⊕-sum rose records that
 //          tile: three instructions per entry per tile, against two per update in the loop. Ties
 //          never raise the sum, so the recorded tile holds the first winning term.
-//   locate rescans each entry's recorded tile (16 terms, from k-contiguous copies of A and B, by
-//          a group of lanes, each one 16-byte piece of both runs) for the first term equal to the
-//          sum, then applies the epilogue to C and K*. Entries where β ⊗ C stays ahead keep their
-//          index and skip the rescan: in blocked APSP's later rounds about half of them do.
+//   locate one thread per entry rescans its recorded tile (16 terms, from k-contiguous copies of
+//          A and B, so each run is four 16-byte loads) for the first term equal to the sum, then
+//          applies the epilogue to C and K*. Entries where β ⊗ C stays ahead keep their index and
+//          skip the rescan (about half of them in the rounds of `ringmm apsp --bench`).
 // Sign-known data (gemm_kernel.cuh: sign_known; the word scan_signs writes) takes the pair step of
 // the plain kernel in max: the sums at each tile's end are the same floats (a zero may carry the
 // other sign), so the recorded tiles, the located terms and K* are the generic update's.
@@ -200,69 +200,45 @@ template <class T> __device__ __forceinline__ bool same_bits(const T& x, const T
   return true;
 }
 
-// A warp holds 32 entries of one row, one a lane. The entries that need their winner are rescanned
-// a few at a time, `lanes` lanes an entry (each one 16-byte piece of the A run and of the B run), so
-// that a load instruction touches one line an entry rather than one a lane.
 template <class S> __global__ void __launch_bounds__(argmax_locate_threads) argmax_locate_kernel(const ArgmaxLocateArgs<S> args) {
   using T = element_t<S>;
   using traits = semiring_traits<S>;
-  constexpr int BK = ArgmaxTile::BK, V = vec16<T>, lanes = BK / V, per_round = 32 / lanes;
-  static_assert(BK % V == 0 && 32 % lanes == 0);
-  constexpr unsigned all = 0xffffffffu;
+  constexpr int BK = ArgmaxTile::BK, V = vec16<T>;
   const index_t j = index_t(blockIdx.x) * argmax_locate_threads + threadIdx.x;
-  const bool live = j < args.c.cols;  // the others only join the warp's shuffles
-  const int lane = int(threadIdx.x % 32), piece = lane % lanes;
+  if (j >= args.c.cols) return;
   const bool reads_c = !(args.beta == scalar_t<S>(S::zero()));
   for (index_t member = blockIdx.z; member < args.batch; member += gridDim.z)
     for (index_t i = blockIdx.y; i < args.c.rows; i += gridDim.y) {
       const index_t at = member * args.mp * args.np + i * args.np + j;
-      T value = S::zero();
-      T* c = nullptr;
-      bool stores = live, rescans = false;
-      if (live) {
-        value = args.sum[at];
-        c = args.c.p + member * args.stride_c + i * args.c.rs + j * args.c.cs;
-        if (reads_c) {  // where β ⊗ C stays ahead, K* keeps its index: no rescan, and C is stored only if it changes
-          const T incoming = *c;
-          const detail::Incoming<S> in = detail::argmax_incoming<S>(value, args.alpha, args.beta, incoming);
-          if (in.kept) {
-            if (!same_bits(in.c, incoming)) *c = in.c;
-            stores = false;
-          }
+      const T value = args.sum[at];
+      T* const c = args.c.p + member * args.stride_c + i * args.c.rs + j * args.c.cs;
+      if (reads_c) {  // where β ⊗ C stays ahead, K* keeps its index: no rescan, and C is stored only if it changes
+        const T incoming = *c;
+        const detail::Incoming<S> in = detail::argmax_incoming<S>(value, args.alpha, args.beta, incoming);
+        if (in.kept) {
+          if (!same_bits(in.c, incoming)) *c = in.c;
+          continue;
         }
-        rescans = stores && !(value == S::zero());
       }
-      const index_t k0 = rescans ? index_t(args.tile[at]) * BK : 0;
-      const unsigned pending = __ballot_sync(all, rescans);
-      const int rank = __popc(pending & ((1u << lane) - 1u));  // among the lanes that rescan
       std::int32_t winner = -1;
-      const T* const a_row = args.a_runs + member * args.stride_a + i * args.kp;
-      for (int first = 0; first < __popc(pending); first += per_round) {
-        // Lane group g (lanes g·lanes …) scans the entry of rank first + g.
-        const unsigned source = __fns(pending, 0, first + lane / lanes + 1);
-        const int from = source == ~0u ? lane : int(source);
-        const index_t kf = __shfl_sync(all, k0, from), jf = __shfl_sync(all, j, from);
-        const T vf = __shfl_sync(all, value, from);
-        int found = BK;
-        if (source != ~0u) {
-          const Vec<T, V> x = reinterpret_cast<const Vec<T, V>*>(a_row + kf)[piece];
-          const Vec<T, V> y = reinterpret_cast<const Vec<T, V>*>(args.b_runs + member * args.stride_b + jf * args.kp + kf)[piece];
+      if (!(value == S::zero())) {
+        const index_t k0 = index_t(args.tile[at]) * BK;
+        const T* a_run = args.a_runs + member * args.stride_a + i * args.kp + k0;
+        const T* b_run = args.b_runs + member * args.stride_b + j * args.kp + k0;
 #pragma unroll
-          for (int e = V - 1; e >= 0; --e) {
+        for (int v = 0; v < BK / V; ++v) {
+          const Vec<T, V> x = reinterpret_cast<const Vec<T, V>*>(a_run)[v], y = reinterpret_cast<const Vec<T, V>*>(b_run)[v];
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
             // The term as the max kernel formed it (the hardware form), so equality is exact.
             const T term = traits::finalize(traits::from_register(
                 traits::update(traits::initial_register(), traits::to_register(x.v[e]), traits::to_register(y.v[e]))));
-            if (term == vf) found = piece * V + e;
+            if (winner < 0 && term == value) winner = std::int32_t(k0 + v * V + e);
           }
         }
-#pragma unroll
-        for (int d = 1; d < lanes; d *= 2) found = min(found, __shfl_xor_sync(all, found, d));  // the first in the tile
-        const int taken = __shfl_sync(all, found, ((rank - first) & (per_round - 1)) * lanes);
-        if (rescans && rank >= first && rank < first + per_round && taken < BK) winner = std::int32_t(k0 + taken);
       }
-      if (stores)
-        detail::argmax_store<S>(value, winner < 0 ? winner : std::int32_t(winner + args.k_offset), args.alpha, args.beta,
-                                reads_c, c, args.k_star.p + member * args.stride_k + i * args.k_star.rs + j * args.k_star.cs);
+      detail::argmax_store<S>(value, winner < 0 ? winner : std::int32_t(winner + args.k_offset), args.alpha, args.beta,
+                              reads_c, c, args.k_star.p + member * args.stride_k + i * args.k_star.rs + j * args.k_star.cs);
     }
 }
 

@@ -148,7 +148,7 @@ template <class T> __global__ void copy_rows_kernel(const FwBuffers<T> b, index_
 }
 
 // Where rows of k allow (16-byte aligned), a thread reads four winners at once and skips all four
-// when none improved, as most have not in later rounds.
+// when none improved.
 __global__ void gather_kernel(std::int32_t* __restrict__ next, index_t ld_next, std::int32_t* __restrict__ k, index_t ld_k,
                               index_t rows, index_t cols, const std::int32_t* __restrict__ next_col, index_t ld_col) {
   const bool quads = ld_k % 4 == 0 && reinterpret_cast<std::uintptr_t>(k) % 16 == 0;
@@ -230,7 +230,7 @@ void cuda_gather(std::int32_t* next, index_t ld_next, std::int32_t* k, index_t l
                  const std::int32_t* next_col, index_t ld_col, void* stream) {
   if (rows <= 0 || cols <= 0) return;
   // Columns in runs of four across x; on y, enough rows for two waves of blocks, each thread
-  // walking its column down the rest (a block a row made launches of a million blocks).
+  // walking its column down the rest, rather than a block a row (a million blocks at 16384).
   const index_t across = (cols + 4 * threads_2d - 1) / (4 * threads_2d);
   const index_t down = std::clamp<index_t>(16 * cuda_detail::multiprocessor_count() / across, 1, std::min<index_t>(rows, 65535));
   const dim3 grid(unsigned(std::min<index_t>(across, 1 << 16)), unsigned(std::max<index_t>(down, 1)));

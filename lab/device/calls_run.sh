@@ -20,6 +20,9 @@
 #   largeab  lab/harnesses/large_kernel_ab.cu: the large kernel's tile variants on the sign-known and
 #            the generic f32 max-plus update (LARGEAB_EDGES: the squares), checked against the
 #            engine's tile and timed; needs no build step
+#   argmaxab  lab/harnesses/argmax_max_ab.cu: the argmax max kernel's tiles and blocks per SM on
+#             min-plus data >= 0 (ARGMAXAB_SHAPES: MxNxK or N each), sign-known and generic, checked
+#             against the library's tile and timed; needs no build step
 #   largeprofile  ncu's stall reasons of the largeab launches numbered in LARGEPROFILE_LAUNCHES (at
 #                 one edge, variant v's generic launches start at 2·v·(reps + 1), its sign-known ones
 #                 reps + 1 later; 21 reps below 8192); needs the largeab step
@@ -174,6 +177,13 @@ for step in "$@"; do
         /tmp/large_ab ${LARGEAB_EDGES:-} > "$res/large_ab.log" 2>&1
       note "large kernel A/B rc=$?"
       tee -a "$summary" < "$res/large_ab.log"
+      ;;
+    argmaxab)
+      nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$root/include" -o /tmp/argmax_ab \
+        "$root/lab/harnesses/argmax_max_ab.cu" > "$res/argmax_ab-build.log" 2>&1 &&
+        /tmp/argmax_ab ${ARGMAXAB_SHAPES:-} > "$res/argmax_ab.log" 2>&1
+      note "argmax max kernel A/B rc=$?"
+      tee -a "$summary" < "$res/argmax_ab.log"
       ;;
     largeprofile)
       for launch in ${LARGEPROFILE_LAUNCHES:-0 22}; do

@@ -37,12 +37,14 @@
 
 namespace ringmm::cuda_detail {
 
-// The max kernel's tile: BM×BN entries per block, TM×TN per thread (two 4-element runs along m,
-// one along n), k-tiles of BK.
-struct ArgmaxTile {
-  static constexpr int BM = 128, BN = 64, BK = 16, TM = 8, TN = 4, Sub = 4;
+// A max kernel's tile: BM×BN entries per block, TM×TN per thread (in 4-element runs), k-tiles of
+// 16. The library's is ArgmaxTile; lab/harnesses/argmax_max_ab.cu times others.
+template <int BM_, int BN_, int TM_, int TN_> struct ArgmaxTileOf {
+  static constexpr int BM = BM_, BN = BN_, BK = 16, TM = TM_, TN = TN_, Sub = 4;
   static constexpr int threads_m = BM / TM, threads_n = BN / TN, threads = threads_m * threads_n;
 };
+// Two 4-element runs along m a thread, one along n.
+using ArgmaxTile = ArgmaxTileOf<128, 64, 8, 4>;
 
 template <class S> struct ArgmaxMaxArgs {
   using T = element_t<S>;
@@ -61,25 +63,24 @@ template <class S> inline constexpr int argmax_min_blocks = sizeof(element_t<S>)
 // The max kernel's double-buffered panels of A and B, in dynamic shared memory: 49 KiB for 8-byte
 // elements, past the 48 KiB a kernel may declare statically (ptxas refuses that for sm_100 and
 // sm_120); the launch raises the kernel's limit where it needs to.
-template <class S> struct ArgmaxPanels {
-  using A = PanelStage<S, ArgmaxTile::BM, ArgmaxTile::BK, ArgmaxTile::threads, Border::pad>;
-  using B = PanelStage<S, ArgmaxTile::BN, ArgmaxTile::BK, ArgmaxTile::threads, Border::pad>;
-  static constexpr int a_elements = 2 * ArgmaxTile::BK * A::LD, b_elements = 2 * ArgmaxTile::BK * B::LD;
+template <class S, class Cfg = ArgmaxTile> struct ArgmaxPanels {
+  using A = PanelStage<S, Cfg::BM, Cfg::BK, Cfg::threads, Border::pad>;
+  using B = PanelStage<S, Cfg::BN, Cfg::BK, Cfg::threads, Border::pad>;
+  static constexpr int a_elements = 2 * Cfg::BK * A::LD, b_elements = 2 * Cfg::BK * B::LD;
   static constexpr std::size_t bytes = std::size_t(a_elements + b_elements) * sizeof(element_t<S>);
 };
 
-template <class S>
-__global__ void __launch_bounds__(ArgmaxTile::threads, argmax_min_blocks<S>) argmax_max_kernel(const ArgmaxMaxArgs<S> args) {
+template <class S, class Cfg = ArgmaxTile, int MinBlocks = argmax_min_blocks<S>>
+__global__ void __launch_bounds__(Cfg::threads, MinBlocks) argmax_max_kernel(const ArgmaxMaxArgs<S> args) {
   using T = element_t<S>;
   using R = reg_t<S>;
   using traits = semiring_traits<S>;
-  using Cfg = ArgmaxTile;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN, Sub = Cfg::Sub;
-  using StageA = typename ArgmaxPanels<S>::A;
-  using StageB = typename ArgmaxPanels<S>::B;
+  using StageA = typename ArgmaxPanels<S, Cfg>::A;
+  using StageB = typename ArgmaxPanels<S, Cfg>::B;
   extern __shared__ __align__(16) unsigned char argmax_panels[];
   T* const a_s = reinterpret_cast<T*>(argmax_panels);
-  T* const b_s = a_s + ArgmaxPanels<S>::a_elements;
+  T* const b_s = a_s + ArgmaxPanels<S, Cfg>::a_elements;
 
   const index_t i0 = index_t(blockIdx.x / unsigned(args.tiles_n)) * BM, j0 = index_t(blockIdx.x % unsigned(args.tiles_n)) * BN;
   const index_t member = blockIdx.z;

@@ -18,14 +18,9 @@ UNITS = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "m
 
 def kernel_name(demangled):
     """The function's name without namespaces, template arguments or parameters."""
-    name = re.sub(r"\((anonymous namespace)\)::|<unnamed>::", "", demangled)
+    name = re.sub(r"\(anonymous namespace\)::|<unnamed>::", "", demangled)
     name = re.sub(r"^void ", "", name)
-    depth, cut = 0, len(name)
-    for i, ch in enumerate(name):  # the first '<' or '(' outside brackets ends the qualified name
-        if ch in "<(" and depth == 0:
-            cut = i
-            break
-    return name[:cut].split("::")[-1]
+    return re.split(r"[<(]", name, maxsplit=1)[0].split("::")[-1]
 
 
 def main():

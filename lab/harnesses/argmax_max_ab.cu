@@ -116,18 +116,13 @@ int main(int argc, char** argv) {
         v.launch(args, blocks, stream);
         cudaMemcpyAsync(got_sum.data(), sum, c_count * 4, cudaMemcpyDeviceToHost, stream);
         cudaMemcpyAsync(got_tile.data(), tile, c_count * 4, cudaMemcpyDeviceToHost, stream);
-        const cudaError_t err = cudaStreamSynchronize(stream);
-        if (err != cudaSuccess) {
-          printf("%s: %s\n", v.name, cudaGetErrorString(err));
-          return 2;
-        }
+        if (!finished(stream, v.name)) return 2;
         const char* check = "same bits";
         if (first) {
           ref_sum = got_sum, ref_tile = got_tile;
           check = "(reference: 64 entries against the host)";
-          for (int t = 0; t < 64; ++t) {  // spread over the matrix, corners included
-            const index_t i = t == 0 ? 0 : t == 63 ? s.m - 1 : (index_t(t) * 7919 * 131) % s.m;
-            const index_t j = t == 0 ? 0 : t == 63 ? s.n - 1 : (index_t(t) * 104729) % s.n;
+          for (int t = 0; t < 64; ++t) {  // corners included
+            const index_t i = spot(t, s.m, 7919 * 131), j = spot(t, s.n, 104729);
             float best = INFINITY;
             index_t first_k = -1;
             for (index_t k = 0; k < s.k; ++k)

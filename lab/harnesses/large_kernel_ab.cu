@@ -107,18 +107,13 @@ int main(int argc, char** argv) {
         cudaMemsetAsync(c, 0xff, count * 4, stream);  // NaN: every entry must be written
         v.launch(args, stream);
         cudaMemcpyAsync(result.data(), c, count * 4, cudaMemcpyDeviceToHost, stream);
-        const cudaError_t err = cudaStreamSynchronize(stream);
-        if (err != cudaSuccess) {
-          printf("%s: %s\n", v.name, cudaGetErrorString(err));
-          return 2;
-        }
+        if (!finished(stream, v.name)) return 2;
         const char* check = "same bits";
         if (first) {
           reference = result;
           check = "(reference: 64 entries against the host)";
-          for (int t = 0; t < 64; ++t) {  // spread over the matrix, corners included
-            const index_t i = t == 0 ? 0 : t == 63 ? e - 1 : (index_t(t) * 7919 * 131) % e;
-            const index_t j = t == 0 ? 0 : t == 63 ? e - 1 : (index_t(t) * 104729) % e;
+          for (int t = 0; t < 64; ++t) {  // corners included
+            const index_t i = spot(t, e, 7919 * 131), j = spot(t, e, 104729);
             float best = -INFINITY;
             for (index_t k = 0; k < e; ++k) best = std::fmax(best, host_a[k * e + i] + host_b[k * e + j]);
             if (best != reference[i * e + j]) {

@@ -53,6 +53,16 @@ configure() {  # <cmake options...>: the native 90a build in $build, without BLA
     -DRINGMM_ENABLE_CUDA=ON -DRINGMM_ENABLE_BLAS=OFF -DRINGMM_ENABLE_MPI=OFF -DRINGMM_BUILD_LAB=OFF \
     -DRINGMM_BUILD_EXAMPLES=OFF "$@" > "$res/configure.log" 2>&1
 }
+# Builds lab/harnesses/<source>.cu into /tmp/<binary> (nvcc alone: no build step needed) and runs it
+# with the remaining arguments; its output goes to $res/<binary>.log and to the summary.
+run_harness() {
+  local source=$1 binary=$2 label=$3
+  shift 3
+  nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$root/include" -o "/tmp/$binary" \
+    "$root/lab/harnesses/$source.cu" > "$res/$binary-build.log" 2>&1 && "/tmp/$binary" "$@" > "$res/$binary.log" 2>&1
+  note "$label rc=$?"
+  tee -a "$summary" < "$res/$binary.log"
+}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee -a "$summary"
 for step in "$@"; do
   start=$SECONDS
@@ -172,18 +182,10 @@ for step in "$@"; do
         "$res/ncu-small.csv" | awk -F'","' '{print $(NF-2) " = " $NF}' | tr -d '"' | head -24 | tee -a "$summary"
       ;;
     largeab)
-      nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$root/include" -o /tmp/large_ab \
-        "$root/lab/harnesses/large_kernel_ab.cu" > "$res/large_ab-build.log" 2>&1 &&
-        /tmp/large_ab ${LARGEAB_EDGES:-} > "$res/large_ab.log" 2>&1
-      note "large kernel A/B rc=$?"
-      tee -a "$summary" < "$res/large_ab.log"
+      run_harness large_kernel_ab large_ab "large kernel A/B" ${LARGEAB_EDGES:-}
       ;;
     argmaxab)
-      nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$root/include" -o /tmp/argmax_ab \
-        "$root/lab/harnesses/argmax_max_ab.cu" > "$res/argmax_ab-build.log" 2>&1 &&
-        /tmp/argmax_ab ${ARGMAXAB_SHAPES:-} > "$res/argmax_ab.log" 2>&1
-      note "argmax max kernel A/B rc=$?"
-      tee -a "$summary" < "$res/argmax_ab.log"
+      run_harness argmax_max_ab argmax_ab "argmax max kernel A/B" ${ARGMAXAB_SHAPES:-}
       ;;
     largeprofile)
       for launch in ${LARGEPROFILE_LAUNCHES:-0 22}; do
@@ -198,10 +200,7 @@ for step in "$@"; do
     smallab)
       # the small kernel's tile variants (lab/harnesses/small_kernel_ab.cu, nvcc alone: no build
       # step needed), their SASS, and ncu's stall reasons of each variant's first launch at 1000^3
-      nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$root/include" -o /tmp/small_ab \
-        "$root/lab/harnesses/small_kernel_ab.cu" > "$res/small_ab-build.log" 2>&1 && /tmp/small_ab > "$res/small_ab.log" 2>&1
-      note "small kernel A/B rc=$?"
-      tee -a "$summary" < "$res/small_ab.log"
+      run_harness small_kernel_ab small_ab "small kernel A/B"
       if [ -n "${SMALLAB_BEFORE:-}" ]; then  # the same harness on another tree's headers (a commit before)
         nvcc -std=c++20 -O3 -arch="${CUDA_ARCH:-sm_90a}" --expt-relaxed-constexpr -I "$SMALLAB_BEFORE" \
           -o /tmp/small_ab_before "$root/lab/harnesses/small_kernel_ab.cu" > "$res/small_ab_before-build.log" 2>&1 &&

@@ -32,7 +32,7 @@ struct Shape {
 
 struct Variant {
   const char* name;
-  int bm, bn, threads;
+  int bm, bn;
   std::size_t panel_bytes;
   void (*launch)(const ArgmaxMaxArgs<S>&, unsigned blocks, cudaStream_t);
   cudaFuncAttributes attributes;
@@ -46,7 +46,7 @@ template <class Cfg, int MinBlocks> Variant variant(const char* name) {
   constexpr std::size_t bytes = ArgmaxPanels<S, Cfg>::bytes;
   if (bytes > 48 * 1024)
     cudaFuncSetAttribute(argmax_max_kernel<S, Cfg, MinBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  Variant v{name, Cfg::BM, Cfg::BN, Cfg::threads, bytes, &launch_tile<Cfg, MinBlocks>, {}};
+  Variant v{name, Cfg::BM, Cfg::BN, bytes, &launch_tile<Cfg, MinBlocks>, {}};
   cudaFuncGetAttributes(&v.attributes, argmax_max_kernel<S, Cfg, MinBlocks>);
   return v;
 }

@@ -191,6 +191,8 @@ template <class S> struct ArgmaxLocateArgs {
 
 constexpr int argmax_locate_threads = 256;
 
+// Equal bit for bit (unlike ==, +0 differs from −0 and a NaN equals its own bits): the test for
+// whether a kept entry's C changes.
 template <class T> __device__ __forceinline__ bool same_bits(const T& x, const T& y) {
   unsigned char a[sizeof(T)], b[sizeof(T)];
   memcpy(a, &x, sizeof(T));

@@ -37,9 +37,8 @@ template <class S> Workload workload_of(const detail::Problem<S>& p) {
 // stream, as a predicated product of fringe_config() on the same packed operands. 4097³ on 128×128
 // tiles: 1089 padded tiles take 5 waves of 264 slots, the 1024 whole ones 4. Where the padded tiles
 // fit in the whole tiles' waves, padding everything runs no longer and leaves no fringe to finish
-// beside the interior: 2000³ on 128×128 tiles runs 256 padded tiles in one wave at 10.4 × 10¹²
-// updates/s on an H200, where the split ran 225 whole tiles and a fringe of 124 small blocks at
-// 8.95 (lab/results/calls/2026-11-29-h200-fringe-waves.log).
+// beside the interior (2000³ on 128×128 tiles: 256 padded tiles, one wave; docs/performance-log.md
+// has the measurements).
 inline bool splits_fringe(const ConfigInfo& cfg, Border border, const Workload& w, index_t slots) {
   if (border != Border::pad || w.symmetric || w.m < cfg.bm || w.n < cfg.bn || (w.m % cfg.bm == 0 && w.n % cfg.bn == 0))
     return false;
